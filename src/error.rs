@@ -1,0 +1,60 @@
+//! The crate's one error type: every failure names what is wrong and where.
+
+use std::path::PathBuf;
+
+use crate::clip::ClipError;
+
+/// Result with the crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in cinestream.
+///
+/// Messages start with the component (`bvh:`, `gltf:`, ...) and name the
+/// source and the place in it (a line, a JSON path, a page), so a user can
+/// find the problem without a debugger.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Reading or writing a file failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// A BVH file is malformed.
+    #[error("bvh: {source_name} line {line}: {message}")]
+    Bvh {
+        /// File name or label of the text.
+        source_name: String,
+        /// 1-based line number where the problem is.
+        line: usize,
+        /// What was expected and what was found.
+        message: String,
+    },
+    /// A glTF file is malformed or unsupported.
+    #[error("gltf: {source_name} at {location}: {message}")]
+    Gltf {
+        /// File name or label of the document.
+        source_name: String,
+        /// JSON path of the offending element, e.g. `animations[0].channels[2]`.
+        location: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The imported data does not make a valid clip.
+    #[error("{source_name}: {source}")]
+    InvalidClip {
+        /// File name or label.
+        source_name: String,
+        /// What the clip model rejected.
+        source: ClipError,
+    },
+    /// A file whose extension is none of `.bvh`, `.gltf`, `.glb`.
+    #[error("{}: unknown clip format (expected .bvh, .gltf or .glb)", path.display())]
+    UnknownFormat {
+        /// The file.
+        path: PathBuf,
+    },
+}

@@ -1,0 +1,21 @@
+//! cinestream compresses skeletal animation and streams it from disk while a
+//! cinematic plays.
+//!
+//! The pipeline, one module each:
+//!
+//! - [`import`]: BVH and glTF 2.0 files into clips;
+//! - [`clip`]: the clip model every other part shares;
+//! - [`metric`]: the object-space error every codec decision is judged by;
+//! - [`procedural`]: a built-in humanoid cinematic, so nothing outside the
+//!   repository is needed to try or test cinestream.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod clip;
+pub mod error;
+pub mod import;
+pub mod metric;
+pub mod procedural;
+
+pub use clip::{Bone, Clip, ClipError, LengthUnit, LoopMode, Skeleton, TrackKind, Transform};
+pub use error::{Error, Result};
