@@ -57,4 +57,10 @@ pub enum Error {
         /// The file.
         path: PathBuf,
     },
+    /// Two inputs that must match (a raw and a decoded clip) do not.
+    #[error("incompatible inputs: {message}")]
+    Incompatible {
+        /// What differs.
+        message: String,
+    },
 }

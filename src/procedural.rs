@@ -1,1 +1,323 @@
-//! procedural
+//! The embedded default: procedural humanoid cinematics of any length.
+//!
+//! A 22-bone humanoid (the joint layout of common motion-capture rigs, in
+//! centimetres, y up) walks along a winding path with arm swing, hip bob,
+//! head turns and slow, non-repeating gesture drift. Some bones never move
+//! (the neck stays at its bind pose, the shoulders hold a constant pose), the
+//! root and hips translate. Several actors can share one clip under a scene
+//! root, as the cast of one cinematic. Everything is a pure function of the
+//! [`CinematicSpec`], so demos, tests and benchmarks need no files.
+
+use std::f32::consts::TAU;
+use std::sync::Arc;
+
+use glam::{EulerRot, Quat, Vec3};
+
+use crate::clip::{Bone, Clip, LengthUnit, Skeleton, Transform};
+
+/// Bones of one humanoid actor.
+pub const HUMANOID_BONES: usize = 22;
+
+/// What to generate.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct CinematicSpec {
+    /// Number of actors. With more than one, bone 0 is a still scene root. Default: 1.
+    pub actors: usize,
+    /// Length in seconds. Default: 10.
+    pub seconds: f64,
+    /// Samples per second. Default: 30.
+    pub sample_rate: f32,
+    /// Varies each actor's gait, pace and gestures. Default: 1.
+    pub seed: u64,
+}
+
+impl Default for CinematicSpec {
+    fn default() -> Self {
+        CinematicSpec {
+            actors: 1,
+            seconds: 10.0,
+            sample_rate: 30.0,
+            seed: 1,
+        }
+    }
+}
+
+impl CinematicSpec {
+    /// Sets the number of actors (at least 1).
+    pub fn with_actors(mut self, actors: usize) -> Self {
+        self.actors = actors.max(1);
+        self
+    }
+
+    /// Sets the length in seconds.
+    pub fn with_seconds(mut self, seconds: f64) -> Self {
+        self.seconds = seconds;
+        self
+    }
+
+    /// Sets the sample rate.
+    pub fn with_sample_rate(mut self, rate: f32) -> Self {
+        self.sample_rate = rate;
+        self
+    }
+
+    /// Sets the seed.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Number of samples: one every 1/rate seconds, both ends included.
+    pub fn num_samples(&self) -> usize {
+        (self.seconds.max(0.0) * self.sample_rate as f64).round() as usize + 1
+    }
+}
+
+/// Name, parent (index within the actor) and bind offset of each humanoid bone.
+const HUMANOID: [(&str, Option<usize>, [f32; 3]); HUMANOID_BONES] = [
+    ("joint_Root", None, [0.0, 0.0, 0.0]),
+    ("Hips", Some(0), [0.0, 94.0, 0.0]),
+    ("Spine", Some(1), [0.0, 15.7, 0.0]),
+    ("Chest", Some(2), [0.0, 9.0, -0.4]),
+    ("Neck", Some(3), [0.0, 16.4, 0.0]),
+    ("Head", Some(4), [0.0, 6.5, 0.0]),
+    ("Shoulder_L", Some(3), [5.0, 13.0, -0.2]),
+    ("UpperArm_L", Some(6), [5.3, 0.0, 0.0]),
+    ("LowerArm_L", Some(7), [24.3, 0.0, 0.0]),
+    ("Hand_L", Some(8), [22.3, 0.0, 0.0]),
+    ("Shoulder_R", Some(3), [-5.0, 13.0, -0.2]),
+    ("UpperArm_R", Some(10), [-5.3, 0.0, 0.0]),
+    ("LowerArm_R", Some(11), [-24.3, 0.0, 0.0]),
+    ("Hand_R", Some(12), [-22.3, 0.0, 0.0]),
+    ("UpperLeg_L", Some(1), [9.5, -6.5, 0.0]),
+    ("LowerLeg_L", Some(14), [0.0, -39.1, 0.0]),
+    ("Foot_L", Some(15), [0.0, -41.0, 0.0]),
+    ("Toes_L", Some(16), [0.0, -6.0, 10.5]),
+    ("UpperLeg_R", Some(1), [-9.5, -6.5, 0.0]),
+    ("LowerLeg_R", Some(18), [0.0, -39.1, 0.0]),
+    ("Foot_R", Some(19), [0.0, -41.0, 0.0]),
+    ("Toes_R", Some(20), [0.0, -6.0, 10.5]),
+];
+
+/// The skeleton of `actors` humanoids; with more than one, they hang under a scene root.
+pub fn humanoid_skeleton(actors: usize) -> Skeleton {
+    let actors = actors.max(1);
+    let mut bones = Vec::with_capacity(actors * HUMANOID_BONES + 1);
+    let scene = actors > 1;
+    if scene {
+        bones.push(Bone {
+            name: "Scene".into(),
+            parent: None,
+            bind: Transform::IDENTITY,
+        });
+    }
+    for actor in 0..actors {
+        let base = bones.len();
+        for (name, parent, offset) in HUMANOID {
+            let name = if scene {
+                format!("actor{actor}/{name}")
+            } else {
+                name.to_string()
+            };
+            let parent = match parent {
+                Some(p) => Some(base + p),
+                None if scene => Some(0),
+                None => None,
+            };
+            let bind = Transform::from_rotation_translation(Quat::IDENTITY, Vec3::from(offset));
+            bones.push(Bone { name, parent, bind });
+        }
+    }
+    // The table above is well formed: parents precede children and nothing is
+    // non-finite, so validation cannot fail.
+    Skeleton::new(bones).unwrap_or_else(|e| unreachable!("built-in humanoid is valid: {e}"))
+}
+
+/// A procedural cinematic: every actor walks its own path for `spec.seconds`.
+pub fn cinematic(spec: &CinematicSpec) -> Clip {
+    let actors = spec.actors.max(1);
+    let skeleton = Arc::new(humanoid_skeleton(actors));
+    let samples = spec.num_samples();
+    let bones = skeleton.len();
+    let first_actor_bone = usize::from(actors > 1);
+    let styles: Vec<Style> = (0..actors)
+        .map(|a| Style::new(spec.seed, a as u64, actors))
+        .collect();
+
+    let mut poses = Vec::with_capacity(samples * bones);
+    let mut pose = skeleton.bind_pose();
+    for sample in 0..samples {
+        let time = sample as f32 / spec.sample_rate;
+        for (actor, style) in styles.iter().enumerate() {
+            let base = first_actor_bone + actor * HUMANOID_BONES;
+            style.pose(time, &mut pose[base..base + HUMANOID_BONES]);
+        }
+        poses.extend_from_slice(&pose);
+    }
+    let name = format!("procedural-{actors}x{:.0}s", spec.seconds);
+    Clip::from_poses(name, skeleton, spec.sample_rate, LengthUnit::CENTIMETRE, poses)
+        .unwrap_or_else(|e| unreachable!("procedural motion is finite and well formed: {e}"))
+}
+
+/// One actor's gait and gestures.
+struct Style {
+    start: Vec3,
+    heading: f32,
+    pace: f32,
+    stride: f32,
+    turn_rate: f32,
+    gesture: [f32; 6],
+    phase: f32,
+}
+
+impl Style {
+    fn new(seed: u64, actor: u64, actors: usize) -> Style {
+        let mut rng = SplitMix64(seed ^ actor.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut r = |lo: f32, hi: f32| lo + (hi - lo) * rng.next_f32();
+        let ring = TAU * actor as f32 / actors as f32;
+        Style {
+            start: Vec3::new(300.0 * ring.cos(), 0.0, 300.0 * ring.sin()) * (actors > 1) as u8 as f32,
+            heading: r(0.0, TAU),
+            pace: r(0.8, 1.1),
+            stride: r(0.8, 1.2),
+            turn_rate: r(-0.25, 0.25),
+            gesture: [
+                r(0.05, 0.2),
+                r(0.07, 0.3),
+                r(0.11, 0.4),
+                r(0.13, 0.5),
+                r(0.17, 0.6),
+                r(0.19, 0.7),
+            ],
+            phase: r(0.0, TAU),
+        }
+    }
+
+    fn pose(&self, t: f32, out: &mut [Transform]) {
+        let g = |i: usize, amp: f32| amp * (TAU * self.gesture[i] * t + self.phase * (i + 1) as f32).sin();
+        // Gait phase: one full cycle per two steps.
+        let cycle = TAU * self.pace * t + self.phase;
+        let s = cycle.sin();
+        let c = cycle.cos();
+        let stride = self.stride;
+
+        // Root motion: walk along a slowly curving path at about 1.1 m/s.
+        let heading = self.heading + self.turn_rate * t + g(0, 0.3);
+        let speed = 110.0 * self.pace * stride;
+        let distance = speed * t;
+        let path = Vec3::new(heading.sin(), 0.0, heading.cos()) * distance;
+        out[0].translation = self.start + path;
+        out[0].rotation = Quat::from_rotation_y(heading);
+
+        // Hips bob twice per cycle and sway side to side.
+        out[1].translation = Vec3::new(2.0 * s, 94.0 + 2.5 * (2.0 * cycle).cos(), 0.0);
+        out[1].rotation = Quat::from_euler(EulerRot::YXZ, 0.12 * s, 0.05 + g(1, 0.04), 0.06 * c);
+        out[2].rotation = Quat::from_euler(EulerRot::YXZ, -0.08 * s, 0.04 + g(2, 0.05), -0.03 * c);
+        out[3].rotation = Quat::from_euler(EulerRot::YXZ, -0.06 * s + g(3, 0.1), 0.02, 0.0);
+        // Neck (4) stays at its bind pose; the head looks around.
+        out[5].rotation = Quat::from_euler(EulerRot::YXZ, g(4, 0.5), g(5, 0.15), 0.0);
+
+        // Shoulders hold a constant, non-bind pose; arms swing against the legs.
+        out[6].rotation = Quat::from_rotation_z(-0.08);
+        out[10].rotation = Quat::from_rotation_z(0.08);
+        for (side, sign) in [(7usize, 1.0f32), (11, -1.0)] {
+            let swing = -sign * 0.45 * stride * s;
+            out[side].rotation = Quat::from_euler(
+                EulerRot::XYZ,
+                swing + g(2, 0.1),
+                0.0,
+                -sign * (1.2 + g(3, 0.08)),
+            );
+            out[side + 1].rotation = Quat::from_rotation_y(sign * (0.35 + 0.25 * (1.0 - sign * s)));
+            out[side + 2].rotation = Quat::from_rotation_x(0.2 * c + g(5, 0.1));
+        }
+
+        // Legs: hip flexion, knee bend in swing, ankle roll, toe push-off.
+        for (leg, sign) in [(14usize, 1.0f32), (18, -1.0)] {
+            let phase = sign * s;
+            let swing = (sign * c).max(0.0);
+            out[leg].rotation = Quat::from_euler(EulerRot::XYZ, -0.5 * stride * phase, 0.0, sign * 0.03);
+            out[leg + 1].rotation = Quat::from_rotation_x(0.1 + 0.9 * swing * swing);
+            out[leg + 2].rotation = Quat::from_rotation_x(-0.25 * phase + 0.1 * swing);
+            out[leg + 3].rotation = Quat::from_rotation_x(0.4 * (-phase).max(0.0));
+        }
+    }
+}
+
+/// A tiny deterministic generator, so the default motion never depends on a crate's version.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn next_f32(&mut self) -> f32 {
+        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clip::TrackKind;
+
+    #[test]
+    fn one_actor_has_22_bones_and_the_requested_length() {
+        let clip = cinematic(&CinematicSpec::default().with_seconds(4.0));
+        assert_eq!(clip.num_bones(), HUMANOID_BONES);
+        assert_eq!(clip.num_samples(), 121);
+        assert!((clip.duration() - 4.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn actors_hang_under_one_scene_root() {
+        let clip = cinematic(&CinematicSpec::default().with_actors(3).with_seconds(1.0));
+        let skeleton = clip.skeleton();
+        assert_eq!(skeleton.len(), 1 + 3 * HUMANOID_BONES);
+        assert_eq!(skeleton.parent(0), None);
+        for actor in 0..3 {
+            let root = 1 + actor * HUMANOID_BONES;
+            assert_eq!(skeleton.parent(root), Some(0));
+            assert_eq!(skeleton.bones()[root].name, format!("actor{actor}/joint_Root"));
+        }
+        // Actors move differently.
+        let a = clip.pose(10)[1 + 1].rotation;
+        let b = clip.pose(10)[1 + HUMANOID_BONES + 1].rotation;
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn some_bones_are_still_some_translate_and_motion_is_smooth() {
+        let clip = cinematic(&CinematicSpec::default().with_seconds(3.0));
+        let kinds = clip.exact_track_kinds();
+        assert_eq!(kinds[4][0], TrackKind::Default, "neck rotation");
+        assert_eq!(kinds[6][0], TrackKind::Constant, "shoulder rotation");
+        assert_eq!(kinds[0][1], TrackKind::Animated, "root motion");
+        assert_eq!(kinds[1][1], TrackKind::Animated, "hip bob");
+        assert_eq!(kinds[2][1], TrackKind::Default, "spine translation");
+        assert!(kinds.iter().all(|k| k[2] == TrackKind::Default), "no scale");
+        // Smooth: no bone turns faster than 9 rad/s (0.3 rad a sample at 30 Hz).
+        for s in 1..clip.num_samples() {
+            for (bone, (a, b)) in clip.pose(s - 1).iter().zip(clip.pose(s)).enumerate() {
+                let step = a.rotation.angle_between(b.rotation);
+                assert!(step < 0.3, "bone {bone} turns {step} rad at sample {s}");
+            }
+        }
+    }
+
+    #[test]
+    fn generation_is_deterministic_and_seeded() {
+        let spec = CinematicSpec::default().with_seconds(1.0).with_seed(7);
+        assert_eq!(cinematic(&spec), cinematic(&spec));
+        assert_ne!(
+            cinematic(&spec).poses(),
+            cinematic(&spec.clone().with_seed(8)).poses()
+        );
+    }
+}

@@ -98,8 +98,10 @@ pub fn collect_inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
             }
             found.sort();
             files.extend(found);
-        } else {
+        } else if path.exists() {
             files.push(path.clone());
+        } else {
+            return Err(io_error(std::io::ErrorKind::NotFound.into()));
         }
     }
     Ok(files)

@@ -1,1 +1,46 @@
-fn main() {}
+//! `cinestream`: the command-line program.
+//!
+//! One subcommand per file under `cmd/`, each with its `Args` and `run`.
+//! Failures print one line (`error: what and where`) and exit non-zero.
+
+mod cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Compress skeletal animation and stream it from disk.
+#[derive(Parser)]
+#[command(name = "cinestream", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Demo(cmd::demo::Args),
+    Stats(cmd::stats::Args),
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("CINESTREAM_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Demo(args) => cmd::demo::run(args),
+        Command::Stats(args) => cmd::stats::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

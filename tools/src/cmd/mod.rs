@@ -1,0 +1,4 @@
+//! The subcommands.
+
+pub mod demo;
+pub mod stats;
