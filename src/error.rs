@@ -63,4 +63,16 @@ pub enum Error {
         /// What differs.
         message: String,
     },
+    /// Settings out of their valid range.
+    #[error("invalid settings: {message}")]
+    InvalidSettings {
+        /// Which setting and what it must be.
+        message: String,
+    },
+    /// A broken internal invariant: a bug in cinestream, reported instead of hidden.
+    #[error("internal error (please report): {message}")]
+    Internal {
+        /// What went wrong.
+        message: String,
+    },
 }

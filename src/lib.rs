@@ -6,16 +6,24 @@
 //! - [`import`]: BVH and glTF 2.0 files into clips;
 //! - [`clip`]: the clip model every other part shares;
 //! - [`metric`]: the object-space error every codec decision is judged by;
+//! - [`compress`]: the variable-bit-rate codec, clip in, [`CompressedClip`] out;
+//! - [`compressed`]: the compressed clip shared by compressor, container and sampler;
+//! - [`sample`]: the stateless sampler and the decode kernel it shares with the compressor;
 //! - [`procedural`]: a built-in humanoid cinematic, so nothing outside the
 //!   repository is needed to try or test cinestream.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod clip;
+pub mod compress;
+pub mod compressed;
 pub mod error;
 pub mod import;
 pub mod metric;
 pub mod procedural;
+pub mod sample;
 
 pub use clip::{Bone, Clip, ClipError, LengthUnit, LoopMode, Skeleton, TrackKind, Transform};
+pub use compress::{compress, CompressSettings, CompressStats, LoopPolicy};
+pub use compressed::CompressedClip;
 pub use error::{Error, Result};

@@ -19,6 +19,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    Batch(cmd::batch::Args),
     Demo(cmd::demo::Args),
     Stats(cmd::stats::Args),
 }
@@ -33,6 +34,7 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Batch(args) => cmd::batch::run(args),
         Command::Demo(args) => cmd::demo::run(args),
         Command::Stats(args) => cmd::stats::run(args),
     };

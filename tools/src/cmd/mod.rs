@@ -1,4 +1,5 @@
 //! The subcommands.
 
+pub mod batch;
 pub mod demo;
 pub mod stats;

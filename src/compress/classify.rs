@@ -1,0 +1,208 @@
+//! Track classification by object-space error.
+//!
+//! A sub-track is stored as the bind pose (default) or as one value
+//! (constant) only when replacing all its samples by that value keeps every
+//! bone's object-space error within the budget. Choices accumulate: each is
+//! measured together with every replacement already accepted, bones in
+//! hierarchy order, so their sum cannot overshoot. The budget is a share of
+//! the threshold; the bit-rate search works within what remains.
+
+use glam::{DVec4, Vec3};
+
+use super::{channel_value, Context};
+use crate::clip::{TrackKind, Transform};
+use crate::compressed::{constant_rotation, Channel, ConstantTrack};
+use crate::metric::{vertex_error, DTransform};
+
+/// The outcome: a kind per sub-track and the constant values.
+#[derive(Clone, Debug)]
+pub(crate) struct Classes {
+    pub kinds: Vec<[TrackKind; 3]>,
+    pub constants: Vec<ConstantTrack>,
+}
+
+impl Classes {
+    pub fn counts(&self) -> super::TrackCounts {
+        let mut counts = super::TrackCounts::default();
+        for kind in self.kinds.iter().flatten() {
+            match kind {
+                TrackKind::Default => counts.default += 1,
+                TrackKind::Constant => counts.constant += 1,
+                TrackKind::Animated => counts.animated += 1,
+            }
+        }
+        counts
+    }
+}
+
+/// A candidate single value: what it decodes to, and what is stored.
+struct Candidate {
+    kind: TrackKind,
+    stored: Vec3,
+    decoded: Transform,
+}
+
+pub(crate) fn classify(ctx: &Context, budget: f64) -> Classes {
+    let bones = ctx.bones;
+    let samples = ctx.samples;
+    let skeleton = ctx.clip.skeleton();
+    let mut lossy: Vec<Transform> = ctx.clip.poses()[..samples * bones].to_vec();
+    let mut object = ctx.raw_object.clone();
+    let mut kinds = vec![[TrackKind::Animated; 3]; bones];
+    let mut constants = Vec::new();
+
+    for bone in 0..bones {
+        let bind = skeleton.bones()[bone].bind;
+        for channel in Channel::ALL {
+            let raw_track = |s: usize| ctx.clip.pose(s)[bone];
+            for candidate in candidates(ctx, bone, channel, &bind) {
+                let exact = (0..samples).all(|s| {
+                    same_channel(&raw_track(s), &candidate.decoded, channel)
+                });
+                for s in 0..samples {
+                    set_channel(&mut lossy[s * bones + bone], &candidate.decoded, channel);
+                }
+                let fits = exact || {
+                    let (worst, reached) = subtree_error(ctx, &lossy, &mut object, bone, budget);
+                    if worst > budget {
+                        for s in 0..samples {
+                            set_channel(&mut lossy[s * bones + bone], &raw_track(s), channel);
+                        }
+                        refresh(ctx, &lossy, &mut object, bone, reached);
+                        false
+                    } else {
+                        true
+                    }
+                };
+                if fits {
+                    kinds[bone][channel as usize] = candidate.kind;
+                    if candidate.kind == TrackKind::Constant {
+                        constants.push(ConstantTrack {
+                            bone: bone as u16,
+                            channel,
+                            value: candidate.stored,
+                        });
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    Classes { kinds, constants }
+}
+
+/// The bind value first, then the value that best stands for the whole track.
+fn candidates(ctx: &Context, bone: usize, channel: Channel, bind: &Transform) -> [Candidate; 2] {
+    let samples = ctx.samples;
+    let track = || (0..samples).map(|s| ctx.clip.pose(s)[bone]);
+    let default = Candidate {
+        kind: TrackKind::Default,
+        stored: channel_value(bind, channel),
+        decoded: *bind,
+    };
+    let mut decoded = *bind;
+    let stored = match channel {
+        Channel::Rotation => {
+            // The mean of the samples, all on the first sample's hemisphere.
+            let first = ctx.clip.pose(0)[bone].rotation.as_dquat();
+            let sum = track().fold(DVec4::ZERO, |sum, t| {
+                let q = t.rotation.as_dquat();
+                let q = if q.dot(first) < 0.0 { -q } else { q };
+                sum + DVec4::from(q)
+            });
+            let mean = sum.normalize_or_zero();
+            let mean = if mean.w < 0.0 { -mean } else { mean };
+            let stored = mean.truncate().as_vec3();
+            decoded.rotation = constant_rotation(stored);
+            stored
+        }
+        Channel::Translation | Channel::Scale => {
+            // The middle of the range: it minimizes the largest deviation.
+            let values = track().map(|t| channel_value(&t, channel));
+            let min = values.clone().fold(Vec3::splat(f32::INFINITY), Vec3::min);
+            let max = values.fold(Vec3::splat(f32::NEG_INFINITY), Vec3::max);
+            let mid = min + (max - min) * 0.5;
+            set_channel_value(&mut decoded, channel, mid);
+            mid
+        }
+    };
+    [
+        default,
+        Candidate {
+            kind: TrackKind::Constant,
+            stored,
+            decoded,
+        },
+    ]
+}
+
+fn same_channel(a: &Transform, b: &Transform, channel: Channel) -> bool {
+    match channel {
+        Channel::Rotation => a.rotation == b.rotation,
+        Channel::Translation => a.translation == b.translation,
+        Channel::Scale => a.scale == b.scale,
+    }
+}
+
+fn set_channel(target: &mut Transform, from: &Transform, channel: Channel) {
+    match channel {
+        Channel::Rotation => target.rotation = from.rotation,
+        Channel::Translation => target.translation = from.translation,
+        Channel::Scale => target.scale = from.scale,
+    }
+}
+
+fn set_channel_value(target: &mut Transform, channel: Channel, value: Vec3) {
+    match channel {
+        Channel::Rotation => unreachable!("rotations are set through constant_rotation"),
+        Channel::Translation => target.translation = value,
+        Channel::Scale => target.scale = value,
+    }
+}
+
+/// Recomputes the subtree of `bone` from `lossy` and returns its largest
+/// error, stopping after the first sample that exceeds `limit`; also returns
+/// how many samples were recomputed.
+fn subtree_error(
+    ctx: &Context,
+    lossy: &[Transform],
+    object: &mut [DTransform],
+    bone: usize,
+    limit: f64,
+) -> (f64, usize) {
+    let bones = ctx.bones;
+    let skeleton = ctx.clip.skeleton();
+    let mut worst = 0.0f64;
+    for s in 0..ctx.samples {
+        let row = s * bones;
+        for &b in &ctx.subtrees[bone] {
+            let local = DTransform::from_f32(&lossy[row + b]);
+            object[row + b] = match skeleton.parent(b) {
+                Some(p) => local.then_parent(&object[row + p]),
+                None => local,
+            };
+            let e = vertex_error(&ctx.raw_object[row + b], &object[row + b], ctx.shells[b]);
+            worst = worst.max(e);
+        }
+        if worst > limit {
+            return (worst, s + 1);
+        }
+    }
+    (worst, ctx.samples)
+}
+
+/// Recomputes the subtree of `bone` for the first `samples` samples.
+fn refresh(ctx: &Context, lossy: &[Transform], object: &mut [DTransform], bone: usize, samples: usize) {
+    let bones = ctx.bones;
+    let skeleton = ctx.clip.skeleton();
+    for s in 0..samples {
+        let row = s * bones;
+        for &b in &ctx.subtrees[bone] {
+            let local = DTransform::from_f32(&lossy[row + b]);
+            object[row + b] = match skeleton.parent(b) {
+                Some(p) => local.then_parent(&object[row + p]),
+                None => local,
+            };
+        }
+    }
+}

@@ -1,0 +1,438 @@
+//! The compressor: a clip in, a [`CompressedClip`] and its statistics out.
+//!
+//! The design is ACL's: every sample is kept, sub-tracks that a single value
+//! can stand for are stored once ([`classify`]), the others are range-reduced
+//! over the clip and again per segment, and every animated track gets its own
+//! bit rate in every segment, chosen by the object-space error of the values
+//! the sampler will decode ([`search`]). Segments are searched in parallel
+//! (rayon); each search is deterministic, so the bytes do not depend on the
+//! number of threads.
+//!
+//! After the search, every stored sample is decoded through the sampler and
+//! measured with [`crate::metric`]; a bone over the threshold gets more bits
+//! (up to raw `f32`) until none is. The returned statistics are that
+//! measurement, not an estimate.
+
+mod classify;
+mod search;
+
+use std::time::Instant;
+
+use glam::Vec3;
+use rayon::prelude::*;
+
+use crate::clip::{Clip, LoopMode, Transform};
+use crate::compressed::{AnimatedTrack, Channel, ClipMeta, CompressedClip, SegmentLayout};
+use crate::error::{Error, Result};
+use crate::metric::{self, local_to_object, vertex_error, DTransform, ErrorReport, MetricSettings};
+use crate::sample::decode::{ClipRange, NUM_RATES, RATE_FULL_PRECISION};
+
+/// Bytes per bone per sample of an uncompressed clip, as ACL counts raw size:
+/// rotation (4 floats), translation (3) and scale (3).
+pub const RAW_BYTES_PER_BONE_SAMPLE: usize = 40;
+
+/// Whether to store a clip as a loop.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LoopPolicy {
+    /// Wrap only when every bone's first and last samples agree within the
+    /// threshold (then the last sample is dropped); clamp otherwise.
+    #[default]
+    Auto,
+    /// Always clamp; every sample is kept.
+    Clamp,
+    /// Always wrap: the last sample is taken to repeat the first and dropped.
+    Wrap,
+}
+
+/// Compression settings.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct CompressSettings {
+    /// Largest object-space error allowed, in centimetres. Default: 0.01.
+    pub threshold_cm: f64,
+    /// Virtual-vertex distance from each joint, in centimetres. Default: 3.
+    pub shell_cm: f64,
+    /// Samples per segment (at most). Default: 16.
+    pub segment_samples: usize,
+    /// Looping. Default: [`LoopPolicy::Auto`].
+    pub loop_policy: LoopPolicy,
+    /// Share of the threshold that dropping tracks to a single value may use;
+    /// quantization of the animated tracks gets the rest. Default: 0.5.
+    pub constant_share: f64,
+}
+
+impl Default for CompressSettings {
+    fn default() -> Self {
+        CompressSettings {
+            threshold_cm: 0.01,
+            shell_cm: 3.0,
+            segment_samples: 16,
+            loop_policy: LoopPolicy::Auto,
+            constant_share: 0.5,
+        }
+    }
+}
+
+impl CompressSettings {
+    /// Sets the threshold.
+    pub fn with_threshold_cm(mut self, cm: f64) -> Self {
+        self.threshold_cm = cm;
+        self
+    }
+
+    /// Sets the shell distance.
+    pub fn with_shell_cm(mut self, cm: f64) -> Self {
+        self.shell_cm = cm;
+        self
+    }
+
+    /// Sets the segment length.
+    pub fn with_segment_samples(mut self, samples: usize) -> Self {
+        self.segment_samples = samples;
+        self
+    }
+
+    /// Sets the loop policy.
+    pub fn with_loop_policy(mut self, policy: LoopPolicy) -> Self {
+        self.loop_policy = policy;
+        self
+    }
+
+    /// Sets the share of the threshold that constant tracks may use.
+    pub fn with_constant_share(mut self, share: f64) -> Self {
+        self.constant_share = share;
+        self
+    }
+
+    /// The metric settings these imply.
+    pub fn metric(&self) -> MetricSettings {
+        MetricSettings::default()
+            .with_shell_distance_cm(self.shell_cm)
+            .with_threshold_cm(self.threshold_cm)
+    }
+
+    fn validate(&self) -> Result<()> {
+        let bad = |what: &str, value: String| {
+            Err(Error::InvalidSettings {
+                message: format!("{what} must be {value}"),
+            })
+        };
+        if !(self.threshold_cm.is_finite() && self.threshold_cm > 0.0) {
+            return bad("threshold", format!("positive, not {}", self.threshold_cm));
+        }
+        if !(self.shell_cm.is_finite() && self.shell_cm > 0.0) {
+            return bad("shell distance", format!("positive, not {}", self.shell_cm));
+        }
+        if !(1..=4096).contains(&self.segment_samples) {
+            return bad("segment samples", format!("in 1..=4096, not {}", self.segment_samples));
+        }
+        if !(0.0..=1.0).contains(&self.constant_share) {
+            return bad("constant share", format!("in [0, 1], not {}", self.constant_share));
+        }
+        Ok(())
+    }
+}
+
+/// What a compression did, measured.
+#[derive(Clone, Debug)]
+pub struct CompressStats {
+    /// Raw size as ACL counts it: 40 bytes per bone per sample of the source clip.
+    pub raw_bytes: usize,
+    /// [`CompressedClip::codec_size`].
+    pub compressed_bytes: usize,
+    /// Error of every stored sample decoded through the sampler.
+    pub error: ErrorReport,
+    /// (track, segment) pairs at each bit-rate index.
+    pub rate_histogram: [u64; NUM_RATES as usize],
+    /// Default, constant and animated sub-tracks.
+    pub track_counts: TrackCounts,
+    /// Loop mode chosen.
+    pub loop_mode: LoopMode,
+    /// Wall time of the whole compression, verification included.
+    pub seconds: f64,
+}
+
+impl CompressStats {
+    /// Raw size over compressed size.
+    pub fn ratio(&self) -> f64 {
+        self.raw_bytes as f64 / self.compressed_bytes.max(1) as f64
+    }
+
+    /// Raw KiB compressed per second.
+    pub fn kib_per_s(&self) -> f64 {
+        self.raw_bytes as f64 / 1024.0 / self.seconds.max(1e-9)
+    }
+}
+
+/// How many sub-tracks are of each kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TrackCounts {
+    /// Equal to the bind pose within the error budget.
+    pub default: usize,
+    /// One value within the error budget.
+    pub constant: usize,
+    /// Stored per sample.
+    pub animated: usize,
+}
+
+/// One animated track's samples, ready for the segment searches.
+pub(crate) struct TrackSamples {
+    pub track: AnimatedTrack,
+    /// The value stored per sample (x, y, z of a w-positive rotation), per stored sample.
+    pub values: Vec<Vec3>,
+    /// `values` normalized into the clip range, in [0, 1].
+    pub normalized: Vec<Vec3>,
+}
+
+/// What every search needs about the clip.
+pub(crate) struct Context<'a> {
+    pub clip: &'a Clip,
+    pub samples: usize,
+    pub bones: usize,
+    /// Shell distance per bone, clip units.
+    pub shells: Vec<f64>,
+    /// Threshold in clip units.
+    pub threshold: f64,
+    /// Raw object-space transforms, `[sample * bones + bone]`.
+    pub raw_object: Vec<DTransform>,
+    /// Each bone followed by its descendants, parents before children.
+    pub subtrees: Vec<Vec<usize>>,
+}
+
+impl<'a> Context<'a> {
+    fn new(clip: &'a Clip, samples: usize, settings: &CompressSettings) -> Context<'a> {
+        let bones = clip.num_bones();
+        let skeleton = clip.skeleton();
+        let identity = DTransform::from_f32(&Transform::IDENTITY);
+        let mut raw_object = vec![identity; samples * bones];
+        for (sample, object) in raw_object.chunks_exact_mut(bones).enumerate() {
+            local_to_object(skeleton, clip.pose(sample), object);
+        }
+        let mut subtrees: Vec<Vec<usize>> = (0..bones).map(|b| vec![b]).collect();
+        for bone in (0..bones).rev() {
+            if let Some(parent) = skeleton.parent(bone) {
+                let child = std::mem::take(&mut subtrees[bone]);
+                subtrees[parent].extend_from_slice(&child);
+                subtrees[bone] = child;
+            }
+        }
+        for subtree in &mut subtrees {
+            subtree.sort_unstable();
+        }
+        Context {
+            clip,
+            samples,
+            bones,
+            shells: settings.metric().shell_distances(clip),
+            threshold: clip.unit().from_cm(settings.threshold_cm),
+            raw_object,
+            subtrees,
+        }
+    }
+}
+
+/// Compresses a clip: classification, ranges, segments, bit-rate search,
+/// then a full decode to measure the error and enforce the threshold.
+pub fn compress(clip: &Clip, settings: &CompressSettings) -> Result<(CompressedClip, CompressStats)> {
+    settings.validate()?;
+    let start = Instant::now();
+    let bones = clip.num_bones();
+    let source_samples = clip.num_samples();
+    let all = Context::new(clip, source_samples, settings);
+    let loop_mode = choose_loop_mode(&all, settings.loop_policy);
+    let samples = match loop_mode {
+        LoopMode::Wrap if source_samples > 1 => source_samples - 1,
+        _ => source_samples,
+    };
+    let mut ctx = all;
+    ctx.samples = samples;
+    ctx.raw_object.truncate(samples * bones);
+
+    let classes = classify::classify(&ctx, settings.constant_share * ctx.threshold);
+    let tracks = gather_tracks(&ctx, &classes.kinds);
+    let layout = SegmentLayout::new(samples as u32, settings.segment_samples as u32);
+    let meta = ClipMeta::new(
+        clip.name().to_string(),
+        clip.skeleton().clone(),
+        clip.sample_rate(),
+        loop_mode,
+        clip.unit(),
+        classes.kinds.clone(),
+        classes.constants.clone(),
+        tracks.iter().map(|t| t.track).collect(),
+        layout,
+    );
+    let mut segments: Vec<search::SegmentResult> = (0..layout.count())
+        .into_par_iter()
+        .map(|segment| search::search_segment(&ctx, &meta, &tracks, segment, &[]))
+        .collect();
+    let stored = clip_prefix(clip, samples, loop_mode)?;
+
+    // The promise: measure what the sampler decodes; give bits where a bone is over.
+    let mut compressed;
+    let mut report;
+    let mut rounds = 0;
+    loop {
+        compressed = CompressedClip::new(meta.clone(), segments.iter().map(|s| s.bytes.clone()).collect());
+        report = metric::measure_error(&stored, &compressed, &settings.metric())?;
+        let over = over_threshold(&report, &ctx, settings.threshold_cm);
+        if over.is_empty() {
+            break;
+        }
+        rounds += 1;
+        if rounds > 2 {
+            return Err(Error::Internal {
+                message: format!(
+                    "'{}': error {:.5} cm at bone {} sample {} stays over the threshold at full precision",
+                    clip.name(),
+                    report.max_cm,
+                    report.worst.0,
+                    report.worst.1
+                ),
+            });
+        }
+        tracing::warn!(clip = clip.name(), pairs = over.len(), "raising bit rates after verification");
+        let mut by_segment: Vec<Vec<usize>> = vec![Vec::new(); layout.count()];
+        for (bone, sample) in over {
+            let (segment, _) = layout.locate(sample);
+            let mut cursor = Some(bone);
+            while let Some(b) = cursor {
+                by_segment[segment].push(b);
+                cursor = clip.skeleton().parent(b);
+            }
+        }
+        for (segment, pinned) in by_segment.iter().enumerate() {
+            if !pinned.is_empty() {
+                segments[segment] = search::search_segment(&ctx, &meta, &tracks, segment, pinned);
+            }
+        }
+    }
+
+    let mut rate_histogram = [0u64; NUM_RATES as usize];
+    for s in &segments {
+        for &r in &s.rates {
+            rate_histogram[r as usize] += 1;
+        }
+    }
+    let track_counts = classes.counts();
+    let stats = CompressStats {
+        raw_bytes: RAW_BYTES_PER_BONE_SAMPLE * bones * source_samples,
+        compressed_bytes: compressed.codec_size(),
+        error: report,
+        rate_histogram,
+        track_counts,
+        loop_mode,
+        seconds: start.elapsed().as_secs_f64(),
+    };
+    Ok((compressed, stats))
+}
+
+/// The (bone, sample) pairs over the threshold, by the metric's measurement.
+fn over_threshold(report: &ErrorReport, ctx: &Context, threshold_cm: f64) -> Vec<(usize, usize)> {
+    if report.max_cm <= threshold_cm {
+        return Vec::new();
+    }
+    // The report keeps per-bone maxima only; find the samples again.
+    let mut over = Vec::new();
+    for (bone, &max) in report.max_per_bone_cm.iter().enumerate() {
+        if max > threshold_cm {
+            for sample in 0..ctx.samples {
+                over.push((bone, sample));
+            }
+        }
+    }
+    over
+}
+
+/// The clip as stored: without its last sample when it wraps.
+fn clip_prefix(clip: &Clip, samples: usize, loop_mode: LoopMode) -> Result<Clip> {
+    if samples == clip.num_samples() {
+        return Ok(clip.clone().with_loop_mode(loop_mode));
+    }
+    let bones = clip.num_bones();
+    Clip::from_poses(
+        clip.name(),
+        clip.skeleton().clone(),
+        clip.sample_rate(),
+        clip.unit(),
+        clip.poses()[..samples * bones].to_vec(),
+    )
+    .map(|c| c.with_loop_mode(loop_mode))
+    .map_err(|source| Error::InvalidClip {
+        source_name: clip.name().to_string(),
+        source,
+    })
+}
+
+fn choose_loop_mode(ctx: &Context, policy: LoopPolicy) -> LoopMode {
+    match policy {
+        LoopPolicy::Clamp => LoopMode::Clamp,
+        LoopPolicy::Wrap => LoopMode::Wrap,
+        LoopPolicy::Auto => {
+            let n = ctx.samples;
+            if n < 3 {
+                return LoopMode::Clamp;
+            }
+            let first = &ctx.raw_object[..ctx.bones];
+            let last = &ctx.raw_object[(n - 1) * ctx.bones..n * ctx.bones];
+            let loops = (0..ctx.bones)
+                .all(|b| vertex_error(&first[b], &last[b], ctx.shells[b]) <= ctx.threshold);
+            if loops {
+                LoopMode::Wrap
+            } else {
+                LoopMode::Clamp
+            }
+        }
+    }
+}
+
+/// The stored value of a channel: rotations as x, y, z with w >= 0.
+pub(crate) fn channel_value(t: &Transform, channel: Channel) -> Vec3 {
+    match channel {
+        Channel::Rotation => {
+            let q = if t.rotation.w < 0.0 { -t.rotation } else { t.rotation };
+            Vec3::new(q.x, q.y, q.z)
+        }
+        Channel::Translation => t.translation,
+        Channel::Scale => t.scale,
+    }
+}
+
+fn gather_tracks(ctx: &Context, kinds: &[[crate::clip::TrackKind; 3]]) -> Vec<TrackSamples> {
+    let mut tracks = Vec::new();
+    for (bone, kind) in kinds.iter().enumerate() {
+        for channel in Channel::ALL {
+            if kind[channel as usize] != crate::clip::TrackKind::Animated {
+                continue;
+            }
+            let values: Vec<Vec3> = (0..ctx.samples)
+                .map(|s| channel_value(&ctx.clip.pose(s)[bone], channel))
+                .collect();
+            let min = values.iter().copied().fold(Vec3::splat(f32::INFINITY), Vec3::min);
+            let max = values.iter().copied().fold(Vec3::splat(f32::NEG_INFINITY), Vec3::max);
+            let extent = max - min;
+            let normalized = values
+                .iter()
+                .map(|v| {
+                    let n = (*v - min) / extent;
+                    Vec3::select(extent.cmpgt(Vec3::ZERO), n, Vec3::ZERO)
+                        .clamp(Vec3::ZERO, Vec3::ONE)
+                })
+                .collect();
+            tracks.push(TrackSamples {
+                track: AnimatedTrack {
+                    bone: bone as u16,
+                    channel,
+                    range: ClipRange { min, extent },
+                },
+                values,
+                normalized,
+            });
+        }
+    }
+    tracks
+}
+
+/// Rates are raised to this index for pinned bones when verification fails.
+pub(crate) const PINNED_RATE: u8 = RATE_FULL_PRECISION;
+

@@ -1,0 +1,271 @@
+//! The bit-rate search of one segment, and the segment's bytes.
+//!
+//! Every candidate rate is judged by the object-space error of the values
+//! the sampler will decode: the search quantizes with
+//! [`SegmentTrackDecoder::quantize`] and decodes with
+//! [`SegmentTrackDecoder::value`], the very function the sampler runs.
+//!
+//! The search, after ACL: all tracks start at the highest quantized rate
+//! (raw `f32` if even that is over the threshold); all but the roots' tracks
+//! step down together while the error allows; then each track, leaves first,
+//! steps down on its own as far as its subtree's error allows.
+
+use glam::Vec3;
+
+use super::{Context, TrackSamples, PINNED_RATE};
+use crate::clip::Transform;
+use crate::compressed::{Channel, ClipMeta, SegmentView};
+use crate::metric::{vertex_error, DTransform};
+use crate::sample::decode::{
+    bits_of, finish_rotation, max_quantized, rotation_from_xyz, unit_from_quantized, write_bits,
+    SegmentTrackDecoder, CONSTANT_VALUE_BITS, RANGE_SLOT_BYTES, RATE_CONSTANT,
+    RATE_FULL_PRECISION, RATE_HIGHEST_QUANTIZED, SEGMENT_RANGE_BITS,
+};
+
+/// A searched segment: its rates and its bytes.
+pub(crate) struct SegmentResult {
+    pub rates: Vec<u8>,
+    pub bytes: Vec<u8>,
+}
+
+/// The 8-bit segment range of one track, rounded outward so that every
+/// normalized sample lies inside it as the decoder computes it.
+pub(crate) fn segment_range_slot(normalized: &[Vec3]) -> [u8; RANGE_SLOT_BYTES] {
+    let max_q = max_quantized(SEGMENT_RANGE_BITS);
+    let unit = |q: u32| unit_from_quantized(q, SEGMENT_RANGE_BITS);
+    let mut slot = [0u8; RANGE_SLOT_BYTES];
+    for c in 0..3 {
+        let lo = normalized.iter().map(|v| v[c]).fold(f32::INFINITY, f32::min);
+        let hi = normalized.iter().map(|v| v[c]).fold(f32::NEG_INFINITY, f32::max);
+        let mut min_q = ((lo * max_q as f32).floor().max(0.0) as u32).min(max_q);
+        while min_q > 0 && unit(min_q) > lo {
+            min_q -= 1;
+        }
+        let mut end_q = ((hi * max_q as f32).ceil().max(0.0) as u32).clamp(min_q, max_q);
+        while end_q < max_q && unit(min_q) + unit(end_q - min_q) < hi {
+            end_q += 1;
+        }
+        slot[c] = min_q as u8;
+        slot[c + 3] = (end_q - min_q) as u8;
+    }
+    slot
+}
+
+/// The rate-0 slot: the middle of the segment's values at 16 bits per component.
+fn constant_slot(normalized: &[Vec3]) -> [u8; RANGE_SLOT_BYTES] {
+    let max_q = max_quantized(CONSTANT_VALUE_BITS) as f32;
+    let mut slot = [0u8; RANGE_SLOT_BYTES];
+    for c in 0..3 {
+        let lo = normalized.iter().map(|v| v[c]).fold(f32::INFINITY, f32::min);
+        let hi = normalized.iter().map(|v| v[c]).fold(f32::NEG_INFINITY, f32::max);
+        let q = ((lo + hi) * 0.5 * max_q).round().clamp(0.0, max_q) as u16;
+        slot[2 * c..2 * c + 2].copy_from_slice(&q.to_le_bytes());
+    }
+    slot
+}
+
+struct Search<'a> {
+    ctx: &'a Context<'a>,
+    tracks: &'a [TrackSamples],
+    first: usize,
+    len: usize,
+    range_slots: Vec<[u8; RANGE_SLOT_BYTES]>,
+    constant_slots: Vec<[u8; RANGE_SLOT_BYTES]>,
+    rates: Vec<u8>,
+    /// Decoded local pose, `[sample * bones + bone]`.
+    local: Vec<Transform>,
+    /// Decoded object-space pose.
+    object: Vec<DTransform>,
+}
+
+impl<'a> Search<'a> {
+    fn slot(&self, t: usize, rate: u8) -> &[u8; RANGE_SLOT_BYTES] {
+        match rate {
+            RATE_CONSTANT => &self.constant_slots[t],
+            _ => &self.range_slots[t],
+        }
+    }
+
+    fn decoder(&self, t: usize) -> SegmentTrackDecoder {
+        let rate = self.rates[t];
+        SegmentTrackDecoder::new(&self.tracks[t].track.range, rate, self.slot(t, rate))
+    }
+
+    /// Decodes track `t` at its current rate into the local pose.
+    fn apply(&mut self, t: usize) {
+        let decoder = self.decoder(t);
+        let track = &self.tracks[t];
+        let bone = track.track.bone as usize;
+        let bones = self.ctx.bones;
+        for s in 0..self.len {
+            let v = decoder.value(decoder.quantize(track.values[self.first + s]));
+            let local = &mut self.local[s * bones + bone];
+            match track.track.channel {
+                Channel::Rotation => local.rotation = finish_rotation(rotation_from_xyz(v)),
+                Channel::Translation => local.translation = v,
+                Channel::Scale => local.scale = v,
+            }
+        }
+    }
+
+    /// Recomputes the given bones (parents first) and returns their largest error.
+    fn error_of(&mut self, bones_to_check: &[usize]) -> f64 {
+        let bones = self.ctx.bones;
+        let skeleton = self.ctx.clip.skeleton();
+        let mut worst = 0.0f64;
+        for s in 0..self.len {
+            let row = s * bones;
+            let raw_row = (self.first + s) * bones;
+            for &b in bones_to_check {
+                let local = DTransform::from_f32(&self.local[row + b]);
+                let object = match skeleton.parent(b) {
+                    Some(p) => local.then_parent(&self.object[row + p]),
+                    None => local,
+                };
+                self.object[row + b] = object;
+                let e = vertex_error(&self.ctx.raw_object[raw_row + b], &object, self.ctx.shells[b]);
+                // A NaN must fail the check, never pass it.
+                worst = if e.is_nan() { f64::INFINITY } else { worst.max(e) };
+            }
+        }
+        worst
+    }
+
+    fn error_all(&mut self) -> f64 {
+        let all: Vec<usize> = (0..self.ctx.bones).collect();
+        self.error_of(&all)
+    }
+
+    fn set_all(&mut self, rate: u8, which: impl Fn(usize) -> bool) {
+        for t in 0..self.tracks.len() {
+            if which(t) {
+                self.rates[t] = rate;
+                self.apply(t);
+            }
+        }
+    }
+
+    /// Lowers track `t` one step at a time while its subtree stays within the threshold.
+    fn lower(&mut self, t: usize) {
+        let bone = self.tracks[t].track.bone as usize;
+        let subtree = &self.ctx.subtrees[bone];
+        while self.rates[t] > RATE_CONSTANT {
+            self.rates[t] -= 1;
+            self.apply(t);
+            if self.error_of(subtree) <= self.ctx.threshold {
+                continue;
+            }
+            self.rates[t] += 1;
+            self.apply(t);
+            self.error_of(subtree);
+            break;
+        }
+    }
+
+    fn run(&mut self, pinned: &[usize]) {
+        let threshold = self.ctx.threshold;
+        let is_pinned = |t: usize, tracks: &[TrackSamples]| pinned.contains(&(tracks[t].track.bone as usize));
+        self.set_all(RATE_HIGHEST_QUANTIZED, |_| true);
+        let mut top = RATE_HIGHEST_QUANTIZED;
+        if self.error_all() > threshold {
+            top = RATE_FULL_PRECISION;
+            self.set_all(top, |_| true);
+            self.error_all();
+        }
+        let tracks = self.tracks;
+        if !pinned.is_empty() {
+            self.set_all(PINNED_RATE, |t| is_pinned(t, tracks));
+        }
+        let skeleton = self.ctx.clip.skeleton();
+        let free = |t: usize| {
+            skeleton.parent(tracks[t].track.bone as usize).is_some() && !is_pinned(t, tracks)
+        };
+
+        // Phase 1: every track but the roots' steps down together.
+        let mut rate = top;
+        while rate > RATE_CONSTANT {
+            self.set_all(rate - 1, free);
+            if self.error_all() <= threshold {
+                rate -= 1;
+            } else {
+                self.set_all(rate, free);
+                self.error_all();
+                break;
+            }
+        }
+
+        // Phase 2: each track on its own, leaves first.
+        for t in (0..self.tracks.len()).rev() {
+            if !is_pinned(t, tracks) {
+                self.lower(t);
+            }
+        }
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        let tracks = self.tracks.len();
+        let mut bytes = vec![0u8; SegmentView::encoded_len(&self.rates, self.len)];
+        bytes[..tracks].copy_from_slice(&self.rates);
+        for t in 0..tracks {
+            let start = tracks + t * RANGE_SLOT_BYTES;
+            let slot = match self.rates[t] {
+                RATE_FULL_PRECISION => &[0u8; RANGE_SLOT_BYTES],
+                rate => self.slot(t, rate),
+            };
+            bytes[start..start + RANGE_SLOT_BYTES].copy_from_slice(slot);
+        }
+        let keys = tracks * (1 + RANGE_SLOT_BYTES);
+        let decoders: Vec<SegmentTrackDecoder> = (0..tracks).map(|t| self.decoder(t)).collect();
+        let mut bit = keys * 8;
+        for s in 0..self.len {
+            for (t, decoder) in decoders.iter().enumerate() {
+                let bits = bits_of(self.rates[t]);
+                if bits == 0 {
+                    continue;
+                }
+                for q in decoder.quantize(self.tracks[t].values[self.first + s]) {
+                    write_bits(&mut bytes, bit, bits, q);
+                    bit += bits as usize;
+                }
+            }
+        }
+        bytes
+    }
+}
+
+/// Searches the bit rates of one segment and encodes it. Tracks of `pinned`
+/// bones are held at full precision (used when verification finds a bone over).
+pub(crate) fn search_segment(
+    ctx: &Context,
+    meta: &ClipMeta,
+    tracks: &[TrackSamples],
+    segment: usize,
+    pinned: &[usize],
+) -> SegmentResult {
+    let (first, len) = meta.segments.segment(segment);
+    let bones = ctx.bones;
+    let mut local = Vec::with_capacity(len * bones);
+    for _ in 0..len {
+        local.extend_from_slice(meta.base_pose());
+    }
+    let identity = DTransform::from_f32(&Transform::IDENTITY);
+    fn window(t: &TrackSamples, first: usize, len: usize) -> &[Vec3] {
+        &t.normalized[first..first + len]
+    }
+    let mut search = Search {
+        ctx,
+        tracks,
+        first,
+        len,
+        range_slots: tracks.iter().map(|t| segment_range_slot(window(t, first, len))).collect(),
+        constant_slots: tracks.iter().map(|t| constant_slot(window(t, first, len))).collect(),
+        rates: vec![RATE_HIGHEST_QUANTIZED; tracks.len()],
+        local,
+        object: vec![identity; len * bones],
+    };
+    search.run(pinned);
+    SegmentResult {
+        bytes: search.encode(),
+        rates: search.rates,
+    }
+}

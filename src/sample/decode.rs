@@ -1,0 +1,301 @@
+//! The decode kernel: bit rates, bit reading and dequantization.
+//!
+//! Everything that turns stored bits into a track value lives here, and both
+//! the runtime sampler and the compressor's error search call it, so the
+//! error the compressor measures is the error the player gets, bit for bit.
+//!
+//! A value of an animated track in one segment is decoded as
+//! `base + u * scale` per component, where `u = q / (2^bits - 1)` is the
+//! stored integer normalised to `[0, 1]`, and `base` / `scale` fold the
+//! segment range (8-bit minimum and extent inside the clip range) into the
+//! clip range (`f32` minimum and extent). Two rates are special: 0 bits
+//! (the track does not move in this segment; its value is stored at 16 bits
+//! per component in the segment-range slot) and 32 bits (raw `f32`, no ranges).
+
+use glam::{Quat, Vec3, Vec4};
+
+/// Bits per component for each bit-rate index a segment may use.
+pub const BIT_RATES: [u8; 19] = [0, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 32];
+
+/// Index of the 0-bit rate: constant within the segment.
+pub const RATE_CONSTANT: u8 = 0;
+
+/// Index of the highest quantized rate (19 bits).
+pub const RATE_HIGHEST_QUANTIZED: u8 = 17;
+
+/// Index of the full-precision rate: raw `f32` per component.
+pub const RATE_FULL_PRECISION: u8 = 18;
+
+/// Number of bit-rate indices.
+pub const NUM_RATES: u8 = BIT_RATES.len() as u8;
+
+/// Bytes of the per-track range slot in a segment: 8-bit minimum and extent
+/// per component, or a 16-bit value per component at rate 0.
+pub const RANGE_SLOT_BYTES: usize = 6;
+
+/// Bits of the value stored in the range slot at rate 0.
+pub const CONSTANT_VALUE_BITS: u32 = 16;
+
+/// Bits of each segment-range minimum and extent.
+pub const SEGMENT_RANGE_BITS: u32 = 8;
+
+/// `1 / (2^bits - 1)` for every bit count up to 19 (0 for 0 bits).
+const INV_MAX: [f32; 20] = {
+    let mut table = [0.0f32; 20];
+    let mut bits = 1;
+    while bits < 20 {
+        table[bits] = 1.0 / ((1u32 << bits) - 1) as f32;
+        bits += 1;
+    }
+    table
+};
+
+/// Bits per component of a rate index (0 for an index out of range).
+#[inline]
+pub fn bits_of(rate: u8) -> u32 {
+    BIT_RATES.get(rate as usize).copied().unwrap_or(0) as u32
+}
+
+/// Largest integer a `bits`-bit value holds.
+#[inline]
+pub fn max_quantized(bits: u32) -> u32 {
+    if bits >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << bits) - 1
+    }
+}
+
+/// `q / (2^bits - 1)` for `1 <= bits <= 19`.
+#[inline]
+pub fn unit_from_quantized(q: u32, bits: u32) -> f32 {
+    q as f32 * INV_MAX[bits as usize]
+}
+
+/// Reads `count` (at most 32) bits starting at bit `bit` of `data`, least
+/// significant bit first. Bits past the end of `data` read as zero; callers
+/// check segment sizes before decoding, so this never hides corruption.
+#[inline]
+pub fn read_bits(data: &[u8], bit: usize, count: u32) -> u32 {
+    let byte = bit >> 3;
+    let shift = (bit & 7) as u32;
+    let word = match data.get(byte..byte + 8) {
+        Some(bytes) => {
+            let mut buf = [0u8; 8];
+            buf.copy_from_slice(bytes);
+            u64::from_le_bytes(buf)
+        }
+        None => {
+            let mut buf = [0u8; 8];
+            let tail = data.get(byte..).unwrap_or(&[]);
+            buf[..tail.len()].copy_from_slice(tail);
+            u64::from_le_bytes(buf)
+        }
+    };
+    let mask = if count >= 32 {
+        u32::MAX as u64
+    } else {
+        (1u64 << count) - 1
+    };
+    ((word >> shift) & mask) as u32
+}
+
+/// Writes the low `count` bits of `value` at bit `bit` of `data` (which must be
+/// large enough), least significant bit first. The encoder's twin of [`read_bits`].
+pub fn write_bits(data: &mut [u8], bit: usize, count: u32, value: u32) {
+    for i in 0..count as usize {
+        if value >> i & 1 == 1 {
+            let b = bit + i;
+            data[b >> 3] |= 1 << (b & 7);
+        }
+    }
+}
+
+/// The clip range of one animated track: per-component minimum and extent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClipRange {
+    /// Smallest value of each component over the clip.
+    pub min: Vec3,
+    /// Largest minus smallest value of each component.
+    pub extent: Vec3,
+}
+
+/// How to turn one track's stored integers in one segment into values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SegmentTrackDecoder {
+    bits: u32,
+    base: Vec3,
+    scale: Vec3,
+}
+
+impl SegmentTrackDecoder {
+    /// Builds the decoder of a track at `rate` with its segment `range_slot`.
+    #[inline]
+    pub fn new(clip: &ClipRange, rate: u8, range_slot: &[u8; RANGE_SLOT_BYTES]) -> Self {
+        let bits = bits_of(rate);
+        match bits {
+            0 => {
+                let value = |i: usize| {
+                    let q = u16::from_le_bytes([range_slot[2 * i], range_slot[2 * i + 1]]) as u32;
+                    unit_from_quantized(q, CONSTANT_VALUE_BITS)
+                };
+                let u = Vec3::new(value(0), value(1), value(2));
+                SegmentTrackDecoder {
+                    bits,
+                    base: clip.min + u * clip.extent,
+                    scale: Vec3::ZERO,
+                }
+            }
+            32 => SegmentTrackDecoder {
+                bits,
+                base: Vec3::ZERO,
+                scale: Vec3::ONE,
+            },
+            _ => {
+                let unit = |q: u8| unit_from_quantized(q as u32, SEGMENT_RANGE_BITS);
+                let seg_min = Vec3::new(unit(range_slot[0]), unit(range_slot[1]), unit(range_slot[2]));
+                let seg_extent =
+                    Vec3::new(unit(range_slot[3]), unit(range_slot[4]), unit(range_slot[5]));
+                SegmentTrackDecoder {
+                    bits,
+                    base: clip.min + seg_min * clip.extent,
+                    scale: seg_extent * clip.extent,
+                }
+            }
+        }
+    }
+
+    /// Bits per component.
+    #[inline]
+    pub fn bits(&self) -> u32 {
+        self.bits
+    }
+
+    /// The value of three stored integers.
+    #[inline]
+    pub fn value(&self, q: [u32; 3]) -> Vec3 {
+        match self.bits {
+            0 => self.base,
+            32 => Vec3::new(f32::from_bits(q[0]), f32::from_bits(q[1]), f32::from_bits(q[2])),
+            bits => {
+                let u = Vec3::new(
+                    unit_from_quantized(q[0], bits),
+                    unit_from_quantized(q[1], bits),
+                    unit_from_quantized(q[2], bits),
+                );
+                self.base + u * self.scale
+            }
+        }
+    }
+
+    /// The stored integers whose [`value`](Self::value) is nearest `v`, per
+    /// component: the encoder's inverse of the decode above.
+    #[inline]
+    pub fn quantize(&self, v: Vec3) -> [u32; 3] {
+        match self.bits {
+            0 => [0; 3],
+            32 => [v.x.to_bits(), v.y.to_bits(), v.z.to_bits()],
+            bits => {
+                let max = max_quantized(bits) as f32;
+                let one = |v: f32, base: f32, scale: f32| {
+                    if scale > 0.0 {
+                        (((v - base) / scale).clamp(0.0, 1.0) * max).round() as u32
+                    } else {
+                        0
+                    }
+                };
+                [
+                    one(v.x, self.base.x, self.scale.x),
+                    one(v.y, self.base.y, self.scale.y),
+                    one(v.z, self.base.z, self.scale.z),
+                ]
+            }
+        }
+    }
+
+    /// Reads the three integers of a key at bit `bit` of `data` and decodes them.
+    #[inline]
+    pub fn read(&self, data: &[u8], bit: usize) -> Vec3 {
+        let bits = self.bits;
+        if bits == 0 {
+            return self.base;
+        }
+        let q = [
+            read_bits(data, bit, bits),
+            read_bits(data, bit + bits as usize, bits),
+            read_bits(data, bit + 2 * bits as usize, bits),
+        ];
+        self.value(q)
+    }
+}
+
+/// A rotation from the x, y, z of a quaternion whose w is non-negative.
+///
+/// The result is not normalized: the sampler normalizes after interpolating,
+/// and [`finish_rotation`] does it for a key on its own.
+#[inline]
+pub fn rotation_from_xyz(xyz: Vec3) -> Vec4 {
+    let w = (1.0 - xyz.length_squared()).max(0.0).sqrt();
+    xyz.extend(w)
+}
+
+/// Normalizes an (interpolated) rotation into a unit quaternion.
+#[inline]
+pub fn finish_rotation(v: Vec4) -> Quat {
+    Quat::from_vec4(v * v.length_recip())
+}
+
+/// Normalized lerp along the shortest arc; exact `a` (normalized) at `alpha == 0`.
+#[inline]
+pub fn nlerp(a: Vec4, b: Vec4, alpha: f32) -> Quat {
+    let b = if a.dot(b) < 0.0 { -b } else { b };
+    finish_rotation(a + (b - a) * alpha)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bits_round_trip_at_every_offset_and_width() {
+        let mut data = vec![0u8; 64];
+        let mut bit = 0;
+        let mut written = Vec::new();
+        for (i, &count) in [3u32, 7, 19, 32, 1, 16, 5, 32, 13].iter().enumerate() {
+            let value = (0x9E37_79B9u32.wrapping_mul(i as u32 + 1)) & max_quantized(count);
+            write_bits(&mut data, bit, count, value);
+            written.push((bit, count, value));
+            bit += count as usize;
+        }
+        for (bit, count, value) in written {
+            assert_eq!(read_bits(&data, bit, count), value, "at bit {bit}");
+        }
+        // Reading at the very end pads with zeros instead of failing.
+        let short = [0xFFu8, 0x01];
+        assert_eq!(read_bits(&short, 4, 8), 0x1F);
+    }
+
+    #[test]
+    fn constant_rate_decodes_the_range_slot_value() {
+        let clip = ClipRange {
+            min: Vec3::new(-1.0, 0.0, 2.0),
+            extent: Vec3::new(2.0, 0.0, 4.0),
+        };
+        let slot = [0xFF, 0xFF, 0, 0, 0x00, 0x80];
+        let d = SegmentTrackDecoder::new(&clip, RATE_CONSTANT, &slot);
+        let v = d.read(&[], 0);
+        assert_eq!(v.x, 1.0);
+        assert_eq!(v.y, 0.0);
+        assert!((v.z - (2.0 + 4.0 * 32768.0 / 65535.0)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn nlerp_takes_the_shortest_arc_and_is_exact_at_zero() {
+        let a = Quat::from_rotation_z(0.3);
+        let b = -Quat::from_rotation_z(0.5);
+        let mid = nlerp(Vec4::from(a), Vec4::from(b), 0.5);
+        assert!(mid.angle_between(Quat::from_rotation_z(0.4)) < 1e-5);
+        let start = nlerp(Vec4::from(a), Vec4::from(b), 0.0);
+        assert_eq!(start, finish_rotation(Vec4::from(a)));
+    }
+}

@@ -1,0 +1,274 @@
+//! The stateless sampler: any time, any order, any number of threads.
+//!
+//! Sampling finds the two samples bracketing a time by arithmetic, decodes
+//! only those two keys of each animated track (of one bone for
+//! [`sample_bone`]), interpolates (lerp for translation and scale, normalized
+//! lerp along the shortest arc for rotation) and writes local transforms over
+//! the base pose (bind pose with constant tracks). Nothing persists between
+//! calls, so forward, backward and random access cost the same, and nothing
+//! is allocated.
+
+pub mod decode;
+
+use glam::Vec3;
+
+use crate::clip::{LoopMode, Skeleton, Transform};
+use crate::compressed::{Channel, ClipMeta, CompressedClip, SegmentFault, SegmentView};
+use decode::{nlerp, rotation_from_xyz, SegmentTrackDecoder};
+
+/// How a time between two samples is turned into a pose.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SampleRounding {
+    /// Interpolate between the two samples.
+    #[default]
+    None,
+    /// The earlier sample.
+    Floor,
+    /// The later sample.
+    Ceil,
+    /// The nearer sample.
+    Nearest,
+}
+
+/// Where a sample time falls: the two bracketing samples and the blend.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KeyPair {
+    /// The earlier sample.
+    pub a: usize,
+    /// The later sample (the first one when a wrapping clip loops back).
+    pub b: usize,
+    /// Blend from `a` (0) to `b` (1).
+    pub alpha: f32,
+}
+
+/// Sample positions this close to a whole sample (plus the rounding of an
+/// `f32` time) snap to it, so that a time computed as `i / rate` decodes key
+/// `i` exactly.
+const SNAP: f64 = 1.0e-4;
+
+/// The two samples around `time` (seconds) and the blend between them.
+pub fn locate(meta: &ClipMeta, time: f32, rounding: SampleRounding) -> KeyPair {
+    let n = meta.num_samples();
+    let last = n - 1;
+    let mut position = time as f64 * meta.sample_rate as f64;
+    if !position.is_finite() {
+        position = 0.0;
+    }
+    let nearest = position.round();
+    let time_rounding = time.abs() as f64 * f32::EPSILON as f64 * meta.sample_rate as f64;
+    if (position - nearest).abs() < SNAP + 2.0 * time_rounding {
+        position = nearest;
+    }
+    let (a, b, alpha) = match meta.loop_mode {
+        LoopMode::Clamp => {
+            let position = position.clamp(0.0, last as f64);
+            let a = (position.floor() as usize).min(last);
+            (a, (a + 1).min(last), (position - a as f64) as f32)
+        }
+        LoopMode::Wrap => {
+            let position = position.rem_euclid(n as f64);
+            let a = (position.floor() as usize).min(last);
+            (a, if a == last { 0 } else { a + 1 }, (position - a as f64) as f32)
+        }
+    };
+    let alpha = match rounding {
+        SampleRounding::None => alpha,
+        SampleRounding::Floor => 0.0,
+        SampleRounding::Ceil if alpha > 0.0 => 1.0,
+        SampleRounding::Ceil => 0.0,
+        SampleRounding::Nearest => alpha.round(),
+    };
+    KeyPair { a, b, alpha }
+}
+
+/// Gives a sampler the bytes of a segment: a clip in memory, or a stream's pages.
+pub trait SegmentSource {
+    /// Error when a segment is unavailable or corrupt.
+    type Error: From<SampleError>;
+    /// The bytes of segment `index`.
+    fn segment(&self, index: usize) -> Result<&[u8], Self::Error>;
+}
+
+/// A segment that cannot be decoded.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("segment {segment}: {fault}")]
+pub struct SampleError {
+    /// Segment index.
+    pub segment: usize,
+    /// What is wrong with it.
+    pub fault: SegmentFault,
+}
+
+impl SegmentSource for CompressedClip {
+    type Error = SampleError;
+
+    fn segment(&self, index: usize) -> Result<&[u8], SampleError> {
+        Ok(self.segment_bytes(index))
+    }
+}
+
+/// A key's segment, checked, and its bit offset.
+struct KeyCursor<'a> {
+    view: SegmentView<'a>,
+    bit: usize,
+}
+
+fn cursor<'a, S: SegmentSource>(
+    meta: &ClipMeta,
+    source: &'a S,
+    sample: usize,
+) -> Result<KeyCursor<'a>, S::Error> {
+    let (segment, local) = meta.segments.locate(sample);
+    let bytes = source.segment(segment)?;
+    let (_, len) = meta.segments.segment(segment);
+    let view = SegmentView::new(bytes, meta.animated.len(), len)
+        .map_err(|fault| SampleError { segment, fault })?;
+    Ok(KeyCursor {
+        bit: view.key_bit(local),
+        view,
+    })
+}
+
+/// Samples every bone at `time` into `pose` (`pose.len()` = bones).
+pub fn sample_pose<S: SegmentSource>(
+    meta: &ClipMeta,
+    source: &S,
+    time: f32,
+    rounding: SampleRounding,
+    pose: &mut [Transform],
+) -> Result<(), S::Error> {
+    decode_keys(meta, source, locate(meta, time, rounding), pose)
+}
+
+/// Decodes the pose blended between two samples (see [`locate`]).
+pub fn decode_keys<S: SegmentSource>(
+    meta: &ClipMeta,
+    source: &S,
+    keys: KeyPair,
+    pose: &mut [Transform],
+) -> Result<(), S::Error> {
+    pose.copy_from_slice(meta.base_pose());
+    if meta.animated.is_empty() {
+        return Ok(());
+    }
+    let mut a = cursor(meta, source, keys.a)?;
+    let mut b = cursor(meta, source, keys.b)?;
+    let keys_a = a.view.keys();
+    let keys_b = b.view.keys();
+    for (t, track) in meta.animated.iter().enumerate() {
+        let dec_a = SegmentTrackDecoder::new(&track.range, a.view.rate(t), a.view.range_slot(t));
+        let dec_b = SegmentTrackDecoder::new(&track.range, b.view.rate(t), b.view.range_slot(t));
+        let va = dec_a.read(keys_a, a.bit);
+        let vb = dec_b.read(keys_b, b.bit);
+        a.bit += 3 * dec_a.bits() as usize;
+        b.bit += 3 * dec_b.bits() as usize;
+        blend_into(&mut pose[track.bone as usize], track.channel, va, vb, keys.alpha);
+    }
+    Ok(())
+}
+
+/// Samples one bone's local transform at `time`, decoding only its tracks.
+pub fn sample_bone<S: SegmentSource>(
+    meta: &ClipMeta,
+    source: &S,
+    bone: usize,
+    time: f32,
+    rounding: SampleRounding,
+) -> Result<Transform, S::Error> {
+    let mut out = meta.base_pose()[bone];
+    let first = meta.animated.partition_point(|t| (t.bone as usize) < bone);
+    let end = first
+        + meta.animated[first..]
+            .iter()
+            .take_while(|t| t.bone as usize == bone)
+            .count();
+    if first == end {
+        return Ok(out);
+    }
+    let keys = locate(meta, time, rounding);
+    let a = cursor(meta, source, keys.a)?;
+    let b = cursor(meta, source, keys.b)?;
+    let skip = |view: &SegmentView| -> usize {
+        view.rates()[..first]
+            .iter()
+            .map(|&r| 3 * decode::bits_of(r) as usize)
+            .sum()
+    };
+    let mut bit_a = a.bit + skip(&a.view);
+    let mut bit_b = b.bit + skip(&b.view);
+    for (t, track) in meta.animated.iter().enumerate().take(end).skip(first) {
+        let dec_a = SegmentTrackDecoder::new(&track.range, a.view.rate(t), a.view.range_slot(t));
+        let dec_b = SegmentTrackDecoder::new(&track.range, b.view.rate(t), b.view.range_slot(t));
+        let va = dec_a.read(a.view.keys(), bit_a);
+        let vb = dec_b.read(b.view.keys(), bit_b);
+        bit_a += 3 * dec_a.bits() as usize;
+        bit_b += 3 * dec_b.bits() as usize;
+        blend_into(&mut out, track.channel, va, vb, keys.alpha);
+    }
+    Ok(out)
+}
+
+#[inline]
+fn blend_into(out: &mut Transform, channel: Channel, a: Vec3, b: Vec3, alpha: f32) {
+    match channel {
+        Channel::Rotation => {
+            out.rotation = nlerp(rotation_from_xyz(a), rotation_from_xyz(b), alpha);
+        }
+        Channel::Translation => out.translation = a + (b - a) * alpha,
+        Channel::Scale => out.scale = a + (b - a) * alpha,
+    }
+}
+
+/// Combines local transforms down the hierarchy into object space (`f32`).
+pub fn local_to_object(skeleton: &Skeleton, local: &[Transform], object: &mut [Transform]) {
+    for (bone, l) in local.iter().enumerate() {
+        object[bone] = match skeleton.parent(bone) {
+            Some(p) => {
+                let parent = object[p];
+                Transform {
+                    rotation: parent.rotation * l.rotation,
+                    translation: parent.rotation * (parent.scale * l.translation)
+                        + parent.translation,
+                    scale: parent.scale * l.scale,
+                }
+            }
+            None => *l,
+        };
+    }
+}
+
+impl CompressedClip {
+    /// Samples every bone at `time` (seconds) with interpolation.
+    pub fn sample(&self, time: f32, pose: &mut [Transform]) {
+        // A clip built in memory by the compressor is consistent by construction.
+        if sample_pose(self.meta(), self, time, SampleRounding::None, pose).is_err() {
+            unreachable!("in-memory compressed clip is consistent");
+        }
+    }
+
+    /// Decodes the stored sample `index` exactly.
+    pub fn decode_sample(&self, index: usize, pose: &mut [Transform]) {
+        let keys = KeyPair {
+            a: index,
+            b: index,
+            alpha: 0.0,
+        };
+        if decode_keys(self.meta(), self, keys, pose).is_err() {
+            unreachable!("in-memory compressed clip is consistent");
+        }
+    }
+}
+
+impl crate::metric::PoseSource for CompressedClip {
+    fn num_samples(&self) -> usize {
+        self.meta().num_samples()
+    }
+
+    fn num_bones(&self) -> usize {
+        self.meta().num_bones()
+    }
+
+    fn sample_pose(&self, sample: usize, out: &mut [Transform]) {
+        self.decode_sample(sample, out);
+    }
+}

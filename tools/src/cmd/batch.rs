@@ -1,0 +1,166 @@
+//! `cinestream batch`: compress every clip on its own and report the totals.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Context as _;
+use cinestream::compress::{compress, CompressSettings, CompressStats};
+use cinestream::import::{self, ImportOptions};
+use cinestream::metric::Percentiles;
+use rayon::prelude::*;
+use serde_json::json;
+
+/// Compress every clip of the given files or directories on its own and print
+/// a per-clip table and the aggregate: sizes, ratio, decoded error, speed.
+///
+/// Raw size is counted as ACL counts it (40 bytes per bone per sample);
+/// compressed size is the codec output with its metadata; the error is
+/// measured on what the sampler decodes, every bone at every sample.
+///
+/// Example: cinestream batch ../shared/data/bandai-namco-1 --json
+#[derive(clap::Args)]
+pub struct Args {
+    /// BVH, glTF or GLB files, or directories holding them.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// Largest object-space error allowed, in centimetres.
+    #[arg(long, default_value_t = 0.01)]
+    threshold_cm: f64,
+    /// Virtual-vertex distance from each joint, in centimetres.
+    #[arg(long, default_value_t = 3.0)]
+    shell_cm: f64,
+    /// Worker threads (default: every core).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Print one JSON object with the aggregate (and the clips) instead of tables.
+    #[arg(long)]
+    json: bool,
+    /// Share of the threshold that single-value tracks may use.
+    #[arg(long, default_value_t = 0.5, hide = true)]
+    constant_share: f64,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let files = import::collect_inputs(&args.inputs)?;
+    anyhow::ensure!(!files.is_empty(), "no .bvh, .gltf or .glb files in the given inputs");
+    let mut pool = rayon::ThreadPoolBuilder::new();
+    if let Some(jobs) = args.jobs {
+        anyhow::ensure!(jobs >= 1, "--jobs must be at least 1");
+        pool = pool.num_threads(jobs);
+    }
+    let pool = pool.build().context("starting worker threads")?;
+    let options = ImportOptions::default();
+    let clips = files
+        .iter()
+        .map(|f| import::import_file(f, &options))
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>();
+    let settings = CompressSettings::default()
+        .with_threshold_cm(args.threshold_cm)
+        .with_shell_cm(args.shell_cm)
+        .with_constant_share(args.constant_share);
+
+    let start = Instant::now();
+    let results: Vec<CompressStats> = pool.install(|| {
+        clips
+            .par_iter()
+            .map(|clip| compress(clip, &settings).map(|(_, stats)| stats))
+            .collect::<Result<Vec<_>, _>>()
+    })?;
+    let seconds = start.elapsed().as_secs_f64();
+
+    let total_raw: usize = results.iter().map(|s| s.raw_bytes).sum();
+    let total_compressed: usize = results.iter().map(|s| s.compressed_bytes).sum();
+    let mut all_errors: Vec<f64> = results.iter().flat_map(|s| s.error.errors_cm.iter().copied()).collect();
+    let percentiles = Percentiles::of(&mut all_errors);
+    let over = results.iter().filter(|s| s.error.max_cm > args.threshold_cm).count();
+    let mut histogram = [0u64; cinestream::sample::decode::NUM_RATES as usize];
+    for s in &results {
+        for (h, v) in histogram.iter_mut().zip(s.rate_histogram) {
+            *h += v;
+        }
+    }
+    let ratio = total_raw as f64 / total_compressed.max(1) as f64;
+    let kib_per_s = total_raw as f64 / 1024.0 / seconds;
+    let mut clip_ratios: Vec<f64> = results.iter().map(CompressStats::ratio).collect();
+    let median_ratio = Percentiles::of(&mut clip_ratios).p50;
+
+    if args.json {
+        let per_clip: Vec<_> = clips
+            .iter()
+            .zip(&results)
+            .map(|(clip, s)| {
+                json!({
+                    "clip": clip.name(),
+                    "bones": clip.num_bones(),
+                    "samples": clip.num_samples(),
+                    "raw_bytes": s.raw_bytes,
+                    "compressed_bytes": s.compressed_bytes,
+                    "ratio": s.ratio(),
+                    "max_error_cm": s.error.max_cm,
+                    "p99_error_cm": s.error.percentiles_cm.p99,
+                    "loop": format!("{:?}", s.loop_mode).to_lowercase(),
+                    "seconds": s.seconds,
+                })
+            })
+            .collect();
+        let object = json!({
+            "clips": results.len(),
+            "total_raw_bytes": total_raw,
+            "total_compressed_bytes": total_compressed,
+            "ratio": ratio,
+            "median_clip_ratio": median_ratio,
+            "max_error_cm": percentiles.max,
+            "p99_error_cm": percentiles.p99,
+            "p999_error_cm": percentiles.p999,
+            "clips_over_threshold": over,
+            "threshold_cm": args.threshold_cm,
+            "shell_cm": args.shell_cm,
+            "seconds": seconds,
+            "kib_per_s": kib_per_s,
+            "threads": pool.current_num_threads(),
+            "rate_histogram": histogram.to_vec(),
+            "per_clip": per_clip,
+        });
+        println!("{object}");
+    } else {
+        println!(
+            "{:<44} {:>7} {:>10} {:>9} {:>7} {:>10} {:>10}",
+            "clip", "samples", "raw B", "comp B", "ratio", "max cm", "p99 cm"
+        );
+        for (clip, s) in clips.iter().zip(&results) {
+            println!(
+                "{:<44} {:>7} {:>10} {:>9} {:>7.2} {:>10.5} {:>10.5}",
+                clip.name(),
+                clip.num_samples(),
+                s.raw_bytes,
+                s.compressed_bytes,
+                s.ratio(),
+                s.error.max_cm,
+                s.error.percentiles_cm.p99
+            );
+        }
+        println!();
+        println!("clips                {}", results.len());
+        println!("total raw            {} bytes ({:.2} MiB)", total_raw, total_raw as f64 / 1048576.0);
+        println!("total compressed     {} bytes ({:.3} MiB)", total_compressed, total_compressed as f64 / 1048576.0);
+        println!("ratio                {ratio:.3} : 1 (median clip {median_ratio:.2} : 1)");
+        println!("max error            {:.5} cm", percentiles.max);
+        println!("p99 / p99.9 error    {:.5} / {:.5} cm", percentiles.p99, percentiles.p999);
+        println!("clips over {:.4} cm  {over}", args.threshold_cm);
+        println!("time                 {seconds:.2} s on {} threads, {kib_per_s:.0} raw KiB/s", pool.current_num_threads());
+        let rates = cinestream::sample::decode::BIT_RATES;
+        let total: u64 = histogram.iter().sum();
+        let line: Vec<String> = rates
+            .iter()
+            .zip(histogram)
+            .filter(|(_, n)| *n > 0)
+            .map(|(bits, n)| format!("{bits}b:{:.1}%", 100.0 * n as f64 / total.max(1) as f64))
+            .collect();
+        println!("bit rates            {}", line.join(" "));
+    }
+    Ok(if over == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
