@@ -22,7 +22,7 @@ use glam::Vec3;
 
 use crate::clip::{LengthUnit, LoopMode, Skeleton, TrackKind, Transform};
 use crate::sample::decode::{
-    bits_of, finish_rotation, rotation_from_xyz, ClipRange, NUM_RATES, RANGE_SLOT_BYTES,
+    finish_rotation, key_bits, rotation_from_xyz, ClipRange, NUM_RATES, RANGE_SLOT_BYTES,
 };
 
 /// Which part of a bone's transform a track animates.
@@ -51,6 +51,11 @@ impl Channel {
 }
 
 /// A sub-track stored per sample.
+///
+/// A rotation track stores its samples relative to a reference rotation (the
+/// track's mean): `q = reference * stored`. Stored rotations then stay near
+/// identity, where rebuilding w from x, y, z is well conditioned, however far
+/// the bone itself is turned (a thigh near 180 degrees has w near 0).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AnimatedTrack {
     /// Bone index.
@@ -59,6 +64,32 @@ pub struct AnimatedTrack {
     pub channel: Channel,
     /// Clip range of its components.
     pub range: ClipRange,
+    /// x, y, z (w >= 0 rebuilt) of the reference rotation; zero for other channels.
+    pub reference_xyz: Vec3,
+    reference: glam::Quat,
+}
+
+impl AnimatedTrack {
+    /// A track; `reference_xyz` is ignored (taken as zero) unless it is a rotation.
+    pub fn new(bone: u16, channel: Channel, range: ClipRange, reference_xyz: Vec3) -> Self {
+        let reference_xyz = match channel {
+            Channel::Rotation => reference_xyz,
+            _ => Vec3::ZERO,
+        };
+        AnimatedTrack {
+            bone,
+            channel,
+            range,
+            reference_xyz,
+            reference: constant_rotation(reference_xyz),
+        }
+    }
+
+    /// The decoded reference rotation.
+    #[inline]
+    pub fn reference(&self) -> glam::Quat {
+        self.reference
+    }
 }
 
 /// A sub-track stored once: one value for the whole clip.
@@ -281,18 +312,23 @@ pub struct SegmentView<'a> {
 impl<'a> SegmentView<'a> {
     /// Checks rate indices and length for a segment of `samples` samples.
     #[inline]
-    pub fn new(bytes: &'a [u8], tracks: usize, samples: usize) -> Result<Self, SegmentFault> {
+    pub fn new(
+        bytes: &'a [u8],
+        animated: &[AnimatedTrack],
+        samples: usize,
+    ) -> Result<Self, SegmentFault> {
+        let tracks = animated.len();
         let header = tracks * (1 + RANGE_SLOT_BYTES);
         let rates = bytes.get(..tracks).ok_or(SegmentFault::TooShort {
             needed: header,
             found: bytes.len(),
         })?;
         let mut sample_bits = 0usize;
-        for (track, &rate) in rates.iter().enumerate() {
+        for (track, (&rate, t)) in rates.iter().zip(animated).enumerate() {
             if rate >= NUM_RATES {
                 return Err(SegmentFault::BadRate { track, rate });
             }
-            sample_bits += 3 * bits_of(rate) as usize;
+            sample_bits += key_bits(rate, t.channel);
         }
         let needed = header + (sample_bits * samples).div_ceil(8);
         if bytes.len() < needed {
@@ -309,8 +345,12 @@ impl<'a> SegmentView<'a> {
     }
 
     /// Bytes a segment of these rates and samples occupies.
-    pub fn encoded_len(rates: &[u8], samples: usize) -> usize {
-        let sample_bits: usize = rates.iter().map(|&r| 3 * bits_of(r) as usize).sum();
+    pub fn encoded_len(rates: &[u8], animated: &[AnimatedTrack], samples: usize) -> usize {
+        let sample_bits: usize = rates
+            .iter()
+            .zip(animated)
+            .map(|(&r, t)| key_bits(r, t.channel))
+            .sum();
         rates.len() * (1 + RANGE_SLOT_BYTES) + (sample_bits * samples).div_ceil(8)
     }
 
@@ -449,14 +489,22 @@ mod tests {
     #[test]
     fn segment_view_rejects_short_bytes_and_bad_rates() {
         let rates = [3u8, 0];
-        let len = SegmentView::encoded_len(&rates, 4);
+        let range = ClipRange {
+            min: Vec3::ZERO,
+            extent: Vec3::ONE,
+        };
+        let tracks = [
+            AnimatedTrack::new(0, Channel::Rotation, range, Vec3::ZERO),
+            AnimatedTrack::new(0, Channel::Translation, range, Vec3::ZERO),
+        ];
+        let len = SegmentView::encoded_len(&rates, &tracks, 4);
         // 2 rate bytes + 12 slot bytes + 4 samples * 3 components * 5 bits (rate 3 = 5 bits).
         assert_eq!(len, 2 + 12 + (4 * 3 * 5usize).div_ceil(8));
         let mut bytes = vec![0u8; len];
         bytes[..2].copy_from_slice(&rates);
-        assert!(SegmentView::new(&bytes, 2, 4).is_ok());
+        assert!(SegmentView::new(&bytes, &tracks, 4).is_ok());
         assert_eq!(
-            SegmentView::new(&bytes[..len - 1], 2, 4).unwrap_err(),
+            SegmentView::new(&bytes[..len - 1], &tracks, 4).unwrap_err(),
             SegmentFault::TooShort {
                 needed: len,
                 found: len - 1
@@ -464,7 +512,7 @@ mod tests {
         );
         bytes[1] = NUM_RATES;
         assert_eq!(
-            SegmentView::new(&bytes, 2, 4).unwrap_err(),
+            SegmentView::new(&bytes, &tracks, 4).unwrap_err(),
             SegmentFault::BadRate {
                 track: 1,
                 rate: NUM_RATES

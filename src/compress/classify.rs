@@ -7,7 +7,7 @@
 //! hierarchy order, so their sum cannot overshoot. The budget is a share of
 //! the threshold; the bit-rate search works within what remains.
 
-use glam::{DVec4, Vec3};
+use glam::{DVec4, Quat, Vec3};
 
 use super::{channel_value, Context};
 use crate::clip::{TrackKind, Transform};
@@ -103,16 +103,7 @@ fn candidates(ctx: &Context, bone: usize, channel: Channel, bind: &Transform) ->
     let mut decoded = *bind;
     let stored = match channel {
         Channel::Rotation => {
-            // The mean of the samples, all on the first sample's hemisphere.
-            let first = ctx.clip.pose(0)[bone].rotation.as_dquat();
-            let sum = track().fold(DVec4::ZERO, |sum, t| {
-                let q = t.rotation.as_dquat();
-                let q = if q.dot(first) < 0.0 { -q } else { q };
-                sum + DVec4::from(q)
-            });
-            let mean = sum.normalize_or_zero();
-            let mean = if mean.w < 0.0 { -mean } else { mean };
-            let stored = mean.truncate().as_vec3();
+            let stored = mean_rotation_xyz(track().map(|t| t.rotation));
             decoded.rotation = constant_rotation(stored);
             stored
         }
@@ -205,4 +196,19 @@ fn refresh(ctx: &Context, lossy: &[Transform], object: &mut [DTransform], bone: 
             };
         }
     }
+}
+
+/// x, y, z of the normalized mean of rotations (each taken on the first one's
+/// hemisphere), with w >= 0.
+pub(crate) fn mean_rotation_xyz(rotations: impl Iterator<Item = Quat>) -> Vec3 {
+    let mut first = None;
+    let sum = rotations.fold(DVec4::ZERO, |sum, q| {
+        let q = q.as_dquat();
+        let reference = *first.get_or_insert(q);
+        let q = if q.dot(reference) < 0.0 { -q } else { q };
+        sum + DVec4::from(q)
+    });
+    let mean = sum.normalize_or_zero();
+    let mean = if mean.w < 0.0 { -mean } else { mean };
+    mean.truncate().as_vec3()
 }

@@ -18,7 +18,7 @@ mod search;
 
 use std::time::Instant;
 
-use glam::Vec3;
+use glam::{Vec3, Vec4};
 use rayon::prelude::*;
 
 use crate::clip::{Clip, LoopMode, Transform};
@@ -178,8 +178,9 @@ pub struct TrackCounts {
 /// One animated track's samples, ready for the segment searches.
 pub(crate) struct TrackSamples {
     pub track: AnimatedTrack,
-    /// The value stored per sample (x, y, z of a w-positive rotation), per stored sample.
-    pub values: Vec<Vec3>,
+    /// The value stored per sample: a w-positive rotation relative to the
+    /// track's reference, or x, y, z and a zero w.
+    pub values: Vec<Vec4>,
     /// `values` normalized into the clip range, in [0, 1].
     pub normalized: Vec<Vec3>,
 }
@@ -405,26 +406,38 @@ fn gather_tracks(ctx: &Context, kinds: &[[crate::clip::TrackKind; 3]]) -> Vec<Tr
             if kind[channel as usize] != crate::clip::TrackKind::Animated {
                 continue;
             }
-            let values: Vec<Vec3> = (0..ctx.samples)
-                .map(|s| channel_value(&ctx.clip.pose(s)[bone], channel))
+            let reference_xyz = match channel {
+                Channel::Rotation => {
+                    classify::mean_rotation_xyz((0..ctx.samples).map(|s| ctx.clip.pose(s)[bone].rotation))
+                }
+                _ => Vec3::ZERO,
+            };
+            let inverse_reference = crate::compressed::constant_rotation(reference_xyz).conjugate();
+            let values: Vec<Vec4> = (0..ctx.samples)
+                .map(|s| {
+                    let t = ctx.clip.pose(s)[bone];
+                    match channel {
+                        Channel::Rotation => {
+                            let q = inverse_reference * t.rotation;
+                            Vec4::from(if q.w < 0.0 { -q } else { q })
+                        }
+                        _ => channel_value(&t, channel).extend(0.0),
+                    }
+                })
                 .collect();
-            let min = values.iter().copied().fold(Vec3::splat(f32::INFINITY), Vec3::min);
-            let max = values.iter().copied().fold(Vec3::splat(f32::NEG_INFINITY), Vec3::max);
+            let min = values.iter().map(|v| v.truncate()).fold(Vec3::splat(f32::INFINITY), Vec3::min);
+            let max = values.iter().map(|v| v.truncate()).fold(Vec3::splat(f32::NEG_INFINITY), Vec3::max);
             let extent = max - min;
             let normalized = values
                 .iter()
                 .map(|v| {
-                    let n = (*v - min) / extent;
+                    let n = (v.truncate() - min) / extent;
                     Vec3::select(extent.cmpgt(Vec3::ZERO), n, Vec3::ZERO)
                         .clamp(Vec3::ZERO, Vec3::ONE)
                 })
                 .collect();
             tracks.push(TrackSamples {
-                track: AnimatedTrack {
-                    bone: bone as u16,
-                    channel,
-                    range: ClipRange { min, extent },
-                },
+                track: AnimatedTrack::new(bone as u16, channel, ClipRange { min, extent }, reference_xyz),
                 values,
                 normalized,
             });

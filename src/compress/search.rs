@@ -17,7 +17,7 @@ use crate::clip::Transform;
 use crate::compressed::{Channel, ClipMeta, SegmentView};
 use crate::metric::{vertex_error, DTransform};
 use crate::sample::decode::{
-    bits_of, finish_rotation, max_quantized, rotation_from_xyz, unit_from_quantized, write_bits,
+    finish_rotation, max_quantized, unit_from_quantized, write_bits,
     SegmentTrackDecoder, CONSTANT_VALUE_BITS, RANGE_SLOT_BYTES, RATE_CONSTANT,
     RATE_FULL_PRECISION, RATE_HIGHEST_QUANTIZED, SEGMENT_RANGE_BITS,
 };
@@ -88,7 +88,8 @@ impl<'a> Search<'a> {
 
     fn decoder(&self, t: usize) -> SegmentTrackDecoder {
         let rate = self.rates[t];
-        SegmentTrackDecoder::new(&self.tracks[t].track.range, rate, self.slot(t, rate))
+        let track = &self.tracks[t].track;
+        SegmentTrackDecoder::new(&track.range, track.channel, rate, self.slot(t, rate))
     }
 
     /// Decodes track `t` at its current rate into the local pose.
@@ -101,9 +102,9 @@ impl<'a> Search<'a> {
             let v = decoder.value(decoder.quantize(track.values[self.first + s]));
             let local = &mut self.local[s * bones + bone];
             match track.track.channel {
-                Channel::Rotation => local.rotation = finish_rotation(rotation_from_xyz(v)),
-                Channel::Translation => local.translation = v,
-                Channel::Scale => local.scale = v,
+                Channel::Rotation => local.rotation = track.track.reference() * finish_rotation(v),
+                Channel::Translation => local.translation = v.truncate(),
+                Channel::Scale => local.scale = v.truncate(),
             }
         }
     }
@@ -204,7 +205,8 @@ impl<'a> Search<'a> {
 
     fn encode(&self) -> Vec<u8> {
         let tracks = self.tracks.len();
-        let mut bytes = vec![0u8; SegmentView::encoded_len(&self.rates, self.len)];
+        let animated: Vec<_> = self.tracks.iter().map(|t| t.track).collect();
+        let mut bytes = vec![0u8; SegmentView::encoded_len(&self.rates, &animated, self.len)];
         bytes[..tracks].copy_from_slice(&self.rates);
         for t in 0..tracks {
             let start = tracks + t * RANGE_SLOT_BYTES;
@@ -219,11 +221,9 @@ impl<'a> Search<'a> {
         let mut bit = keys * 8;
         for s in 0..self.len {
             for (t, decoder) in decoders.iter().enumerate() {
-                let bits = bits_of(self.rates[t]);
-                if bits == 0 {
-                    continue;
-                }
-                for q in decoder.quantize(self.tracks[t].values[self.first + s]) {
+                let bits = decoder.bits();
+                let q = decoder.quantize(self.tracks[t].values[self.first + s]);
+                for &q in &q[..decoder.components()] {
                     write_bits(&mut bytes, bit, bits, q);
                     bit += bits as usize;
                 }

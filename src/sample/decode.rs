@@ -14,6 +14,8 @@
 
 use glam::{Quat, Vec3, Vec4};
 
+use crate::compressed::Channel;
+
 /// Bits per component for each bit-rate index a segment may use.
 pub const BIT_RATES: [u8; 19] = [0, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 32];
 
@@ -120,10 +122,27 @@ pub struct ClipRange {
     pub extent: Vec3,
 }
 
+/// Bits one key of a track takes: three components at the rate's bits, and a
+/// fourth (w) for a rotation at full precision, which is then stored whole
+/// rather than rebuilt.
+#[inline]
+pub fn key_bits(rate: u8, channel: Channel) -> usize {
+    let bits = bits_of(rate) as usize;
+    if bits == 32 && channel == Channel::Rotation {
+        4 * bits
+    } else {
+        3 * bits
+    }
+}
+
 /// How to turn one track's stored integers in one segment into values.
+///
+/// Values travel as `Vec4`: a rotation as its (not yet normalized)
+/// quaternion, a translation or scale as x, y, z and a zero w.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SegmentTrackDecoder {
     bits: u32,
+    rotation: bool,
     base: Vec3,
     scale: Vec3,
 }
@@ -131,8 +150,14 @@ pub struct SegmentTrackDecoder {
 impl SegmentTrackDecoder {
     /// Builds the decoder of a track at `rate` with its segment `range_slot`.
     #[inline]
-    pub fn new(clip: &ClipRange, rate: u8, range_slot: &[u8; RANGE_SLOT_BYTES]) -> Self {
+    pub fn new(
+        clip: &ClipRange,
+        channel: Channel,
+        rate: u8,
+        range_slot: &[u8; RANGE_SLOT_BYTES],
+    ) -> Self {
         let bits = bits_of(rate);
+        let rotation = channel == Channel::Rotation;
         match bits {
             0 => {
                 let value = |i: usize| {
@@ -142,22 +167,26 @@ impl SegmentTrackDecoder {
                 let u = Vec3::new(value(0), value(1), value(2));
                 SegmentTrackDecoder {
                     bits,
+                    rotation,
                     base: clip.min + u * clip.extent,
                     scale: Vec3::ZERO,
                 }
             }
             32 => SegmentTrackDecoder {
                 bits,
+                rotation,
                 base: Vec3::ZERO,
                 scale: Vec3::ONE,
             },
             _ => {
                 let unit = |q: u8| unit_from_quantized(q as u32, SEGMENT_RANGE_BITS);
-                let seg_min = Vec3::new(unit(range_slot[0]), unit(range_slot[1]), unit(range_slot[2]));
+                let seg_min =
+                    Vec3::new(unit(range_slot[0]), unit(range_slot[1]), unit(range_slot[2]));
                 let seg_extent =
                     Vec3::new(unit(range_slot[3]), unit(range_slot[4]), unit(range_slot[5]));
                 SegmentTrackDecoder {
                     bits,
+                    rotation,
                     base: clip.min + seg_min * clip.extent,
                     scale: seg_extent * clip.extent,
                 }
@@ -171,12 +200,37 @@ impl SegmentTrackDecoder {
         self.bits
     }
 
-    /// The value of three stored integers.
+    /// Components stored per key: 4 for a full-precision rotation, else 3.
     #[inline]
-    pub fn value(&self, q: [u32; 3]) -> Vec3 {
-        match self.bits {
+    pub fn components(&self) -> usize {
+        if self.bits == 32 && self.rotation {
+            4
+        } else {
+            3
+        }
+    }
+
+    /// Bits of one key.
+    #[inline]
+    pub fn key_bits(&self) -> usize {
+        self.components() * self.bits as usize
+    }
+
+    /// The value of stored integers (the fourth is read only for a
+    /// full-precision rotation).
+    #[inline]
+    pub fn value(&self, q: [u32; 4]) -> Vec4 {
+        let xyz = match self.bits {
             0 => self.base,
-            32 => Vec3::new(f32::from_bits(q[0]), f32::from_bits(q[1]), f32::from_bits(q[2])),
+            32 => {
+                let v = Vec4::new(
+                    f32::from_bits(q[0]),
+                    f32::from_bits(q[1]),
+                    f32::from_bits(q[2]),
+                    f32::from_bits(q[3]),
+                );
+                return if self.rotation { v } else { v.truncate().extend(0.0) };
+            }
             bits => {
                 let u = Vec3::new(
                     unit_from_quantized(q[0], bits),
@@ -185,16 +239,21 @@ impl SegmentTrackDecoder {
                 );
                 self.base + u * self.scale
             }
+        };
+        if self.rotation {
+            rotation_from_xyz(xyz)
+        } else {
+            xyz.extend(0.0)
         }
     }
 
-    /// The stored integers whose [`value`](Self::value) is nearest `v`, per
-    /// component: the encoder's inverse of the decode above.
+    /// The stored integers whose [`value`](Self::value) is nearest `v` (a
+    /// rotation with w >= 0, or x, y, z): the encoder's inverse of the decode.
     #[inline]
-    pub fn quantize(&self, v: Vec3) -> [u32; 3] {
+    pub fn quantize(&self, v: Vec4) -> [u32; 4] {
         match self.bits {
-            0 => [0; 3],
-            32 => [v.x.to_bits(), v.y.to_bits(), v.z.to_bits()],
+            0 => [0; 4],
+            32 => [v.x.to_bits(), v.y.to_bits(), v.z.to_bits(), v.w.to_bits()],
             bits => {
                 let max = max_quantized(bits) as f32;
                 let one = |v: f32, base: f32, scale: f32| {
@@ -208,23 +267,29 @@ impl SegmentTrackDecoder {
                     one(v.x, self.base.x, self.scale.x),
                     one(v.y, self.base.y, self.scale.y),
                     one(v.z, self.base.z, self.scale.z),
+                    0,
                 ]
             }
         }
     }
 
-    /// Reads the three integers of a key at bit `bit` of `data` and decodes them.
+    /// Reads the integers of a key at bit `bit` of `data` and decodes them.
     #[inline]
-    pub fn read(&self, data: &[u8], bit: usize) -> Vec3 {
+    pub fn read(&self, data: &[u8], bit: usize) -> Vec4 {
         let bits = self.bits;
         if bits == 0 {
-            return self.base;
+            return self.value([0; 4]);
         }
-        let q = [
+        let step = bits as usize;
+        let mut q = [
             read_bits(data, bit, bits),
-            read_bits(data, bit + bits as usize, bits),
-            read_bits(data, bit + 2 * bits as usize, bits),
+            read_bits(data, bit + step, bits),
+            read_bits(data, bit + 2 * step, bits),
+            0,
         ];
+        if self.components() == 4 {
+            q[3] = read_bits(data, bit + 3 * step, bits);
+        }
         self.value(q)
     }
 }
@@ -282,8 +347,9 @@ mod tests {
             extent: Vec3::new(2.0, 0.0, 4.0),
         };
         let slot = [0xFF, 0xFF, 0, 0, 0x00, 0x80];
-        let d = SegmentTrackDecoder::new(&clip, RATE_CONSTANT, &slot);
+        let d = SegmentTrackDecoder::new(&clip, Channel::Translation, RATE_CONSTANT, &slot);
         let v = d.read(&[], 0);
+        assert_eq!(v.w, 0.0);
         assert_eq!(v.x, 1.0);
         assert_eq!(v.y, 0.0);
         assert!((v.z - (2.0 + 4.0 * 32768.0 / 65535.0)).abs() < 1e-6);

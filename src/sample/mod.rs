@@ -10,11 +10,11 @@
 
 pub mod decode;
 
-use glam::Vec3;
+use glam::Vec4;
 
 use crate::clip::{LoopMode, Skeleton, Transform};
-use crate::compressed::{Channel, ClipMeta, CompressedClip, SegmentFault, SegmentView};
-use decode::{nlerp, rotation_from_xyz, SegmentTrackDecoder};
+use crate::compressed::{AnimatedTrack, Channel, ClipMeta, CompressedClip, SegmentFault, SegmentView};
+use decode::{nlerp, SegmentTrackDecoder};
 
 /// How a time between two samples is turned into a pose.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -121,7 +121,7 @@ fn cursor<'a, S: SegmentSource>(
     let (segment, local) = meta.segments.locate(sample);
     let bytes = source.segment(segment)?;
     let (_, len) = meta.segments.segment(segment);
-    let view = SegmentView::new(bytes, meta.animated.len(), len)
+    let view = SegmentView::new(bytes, &meta.animated, len)
         .map_err(|fault| SampleError { segment, fault })?;
     Ok(KeyCursor {
         bit: view.key_bit(local),
@@ -156,13 +156,15 @@ pub fn decode_keys<S: SegmentSource>(
     let keys_a = a.view.keys();
     let keys_b = b.view.keys();
     for (t, track) in meta.animated.iter().enumerate() {
-        let dec_a = SegmentTrackDecoder::new(&track.range, a.view.rate(t), a.view.range_slot(t));
-        let dec_b = SegmentTrackDecoder::new(&track.range, b.view.rate(t), b.view.range_slot(t));
+        let dec_a =
+            SegmentTrackDecoder::new(&track.range, track.channel, a.view.rate(t), a.view.range_slot(t));
+        let dec_b =
+            SegmentTrackDecoder::new(&track.range, track.channel, b.view.rate(t), b.view.range_slot(t));
         let va = dec_a.read(keys_a, a.bit);
         let vb = dec_b.read(keys_b, b.bit);
-        a.bit += 3 * dec_a.bits() as usize;
-        b.bit += 3 * dec_b.bits() as usize;
-        blend_into(&mut pose[track.bone as usize], track.channel, va, vb, keys.alpha);
+        a.bit += dec_a.key_bits();
+        b.bit += dec_b.key_bits();
+        blend_into(&mut pose[track.bone as usize], track, va, vb, keys.alpha);
     }
     Ok(())
 }
@@ -191,31 +193,32 @@ pub fn sample_bone<S: SegmentSource>(
     let skip = |view: &SegmentView| -> usize {
         view.rates()[..first]
             .iter()
-            .map(|&r| 3 * decode::bits_of(r) as usize)
+            .zip(&meta.animated)
+            .map(|(&r, track)| decode::key_bits(r, track.channel))
             .sum()
     };
     let mut bit_a = a.bit + skip(&a.view);
     let mut bit_b = b.bit + skip(&b.view);
     for (t, track) in meta.animated.iter().enumerate().take(end).skip(first) {
-        let dec_a = SegmentTrackDecoder::new(&track.range, a.view.rate(t), a.view.range_slot(t));
-        let dec_b = SegmentTrackDecoder::new(&track.range, b.view.rate(t), b.view.range_slot(t));
+        let dec_a =
+            SegmentTrackDecoder::new(&track.range, track.channel, a.view.rate(t), a.view.range_slot(t));
+        let dec_b =
+            SegmentTrackDecoder::new(&track.range, track.channel, b.view.rate(t), b.view.range_slot(t));
         let va = dec_a.read(a.view.keys(), bit_a);
         let vb = dec_b.read(b.view.keys(), bit_b);
-        bit_a += 3 * dec_a.bits() as usize;
-        bit_b += 3 * dec_b.bits() as usize;
-        blend_into(&mut out, track.channel, va, vb, keys.alpha);
+        bit_a += dec_a.key_bits();
+        bit_b += dec_b.key_bits();
+        blend_into(&mut out, track, va, vb, keys.alpha);
     }
     Ok(out)
 }
 
 #[inline]
-fn blend_into(out: &mut Transform, channel: Channel, a: Vec3, b: Vec3, alpha: f32) {
-    match channel {
-        Channel::Rotation => {
-            out.rotation = nlerp(rotation_from_xyz(a), rotation_from_xyz(b), alpha);
-        }
-        Channel::Translation => out.translation = a + (b - a) * alpha,
-        Channel::Scale => out.scale = a + (b - a) * alpha,
+fn blend_into(out: &mut Transform, track: &AnimatedTrack, a: Vec4, b: Vec4, alpha: f32) {
+    match track.channel {
+        Channel::Rotation => out.rotation = track.reference() * nlerp(a, b, alpha),
+        Channel::Translation => out.translation = (a + (b - a) * alpha).truncate(),
+        Channel::Scale => out.scale = (a + (b - a) * alpha).truncate(),
     }
 }
 
