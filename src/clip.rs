@@ -91,10 +91,12 @@ impl LengthUnit {
 
 impl std::fmt::Display for LengthUnit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.cm_per_unit {
-            c if c == 1.0 => f.write_str("cm"),
-            c if c == 100.0 => f.write_str("m"),
-            c => write!(f, "{c} cm"),
+        if self.cm_per_unit == 1.0 {
+            f.write_str("cm")
+        } else if self.cm_per_unit == 100.0 {
+            f.write_str("m")
+        } else {
+            write!(f, "{} cm", self.cm_per_unit)
         }
     }
 }
@@ -238,11 +240,13 @@ fn validate_transform(
     if !t.scale.is_finite() {
         return Err(non_finite("scale"));
     }
-    let length = t.rotation.length();
-    if !(length >= MIN_QUATERNION_LENGTH) || !length.is_finite() {
+    // In f64 so that huge finite components cannot overflow the length.
+    let q = t.rotation.as_dquat();
+    let length = q.length();
+    if length < MIN_QUATERNION_LENGTH as f64 {
         return Err(ClipError::ZeroQuaternion { bone, sample });
     }
-    t.rotation = t.rotation / length;
+    t.rotation = (q / length).as_quat();
     Ok(())
 }
 
@@ -256,16 +260,14 @@ impl Skeleton {
             return Err(ClipError::TooManyBones(bones.len()));
         }
         let count = bones.len();
-        for index in 0..count {
-            if let Some(parent) = bones[index].parent {
-                if parent >= count {
-                    return Err(ClipError::ParentOutOfRange {
-                        bone: index,
-                        name: bones[index].name.clone(),
-                        parent,
-                        count,
-                    });
-                }
+        for (index, bone) in bones.iter().enumerate() {
+            if let Some(parent) = bone.parent.filter(|&p| p >= count) {
+                return Err(ClipError::ParentOutOfRange {
+                    bone: index,
+                    name: bone.name.clone(),
+                    parent,
+                    count,
+                });
             }
         }
         for index in 0..count {
@@ -598,12 +600,7 @@ mod tests {
 
     #[test]
     fn skeleton_allows_several_roots() {
-        let s = Skeleton::new(vec![
-            bone("a", None),
-            bone("b", None),
-            bone("c", Some(1)),
-        ])
-        .unwrap();
+        let s = Skeleton::new(vec![bone("a", None), bone("b", None), bone("c", Some(1))]).unwrap();
         assert_eq!(s.len(), 3);
         assert_eq!(s.depth(2), 1);
         assert_eq!(s.find("c"), Some(2));
@@ -630,7 +627,12 @@ mod tests {
             skeleton.clone(),
             30.0,
             LengthUnit::CENTIMETRE,
-            vec![Transform::IDENTITY, Transform::IDENTITY, Transform::IDENTITY, t],
+            vec![
+                Transform::IDENTITY,
+                Transform::IDENTITY,
+                Transform::IDENTITY,
+                t,
+            ],
         )
         .unwrap_err();
         assert_eq!(
@@ -672,12 +674,24 @@ mod tests {
         );
         for rate in [0.0, -30.0, f32::NAN, f32::INFINITY] {
             assert!(matches!(
-                Clip::from_poses("c", skeleton.clone(), rate, unit, vec![Transform::IDENTITY; 2]),
+                Clip::from_poses(
+                    "c",
+                    skeleton.clone(),
+                    rate,
+                    unit,
+                    vec![Transform::IDENTITY; 2]
+                ),
                 Err(ClipError::BadSampleRate(_))
             ));
         }
         assert!(matches!(
-            Clip::from_poses("c", skeleton.clone(), 30.0, unit, vec![Transform::IDENTITY; 3]),
+            Clip::from_poses(
+                "c",
+                skeleton.clone(),
+                30.0,
+                unit,
+                vec![Transform::IDENTITY; 3]
+            ),
             Err(ClipError::ShapeMismatch { .. })
         ));
         let tracks = vec![vec![Transform::IDENTITY; 4], vec![Transform::IDENTITY; 3]];

@@ -161,7 +161,10 @@ impl SegmentLayout {
         let long = self.long_segments();
         let long_span = long * (short + 1);
         if sample < long_span {
-            ((sample / (short + 1)) as usize, (sample % (short + 1)) as usize)
+            (
+                (sample / (short + 1)) as usize,
+                (sample % (short + 1)) as usize,
+            )
         } else {
             let rest = sample - long_span;
             ((long + rest / short) as usize, (rest % short) as usize)
@@ -295,7 +298,10 @@ impl std::fmt::Display for SegmentFault {
                 write!(f, "segment needs {needed} bytes, has {found}")
             }
             SegmentFault::BadRate { track, rate } => {
-                write!(f, "track {track} has bit-rate index {rate}, the table has {NUM_RATES}")
+                write!(
+                    f,
+                    "track {track} has bit-rate index {rate}, the table has {NUM_RATES}"
+                )
             }
         }
     }
@@ -476,7 +482,10 @@ mod tests {
             for seg in 0..layout.count() {
                 let (first, len) = layout.segment(seg);
                 assert_eq!(first, sample);
-                assert!(len <= 16 && (n < 16 || len >= 8), "{n}: segment {seg} has {len}");
+                assert!(
+                    len <= 16 && (n < 16 || len >= 8),
+                    "{n}: segment {seg} has {len}"
+                );
                 for local in 0..len {
                     assert_eq!(layout.locate(first + local), (seg, local));
                 }

@@ -157,7 +157,10 @@ pub fn vertex_error(raw: &DTransform, decoded: &DTransform, shell: f64) -> f64 {
             raw.transform_point(p).distance(decoded.transform_point(p))
         })
         // f64::max would drop a NaN; a broken decode must not look perfect.
-        .fold(0.0, |worst, d| if d.is_nan() || d > worst { d } else { worst })
+        .fold(
+            0.0,
+            |worst, d| if d.is_nan() || d > worst { d } else { worst },
+        )
 }
 
 /// Percentiles of a set of errors (nearest rank).
@@ -449,6 +452,9 @@ mod tests {
     fn percentiles_use_nearest_rank() {
         let mut values: Vec<f64> = (1..=1000).rev().map(f64::from).collect();
         let p = Percentiles::of(&mut values);
-        assert_eq!((p.p50, p.p90, p.p99, p.p999, p.max), (500.0, 900.0, 990.0, 999.0, 1000.0));
+        assert_eq!(
+            (p.p50, p.p90, p.p99, p.p999, p.max),
+            (500.0, 900.0, 990.0, 999.0, 1000.0)
+        );
     }
 }

@@ -156,8 +156,14 @@ pub fn cinematic(spec: &CinematicSpec) -> Clip {
         poses.extend_from_slice(&pose);
     }
     let name = format!("procedural-{actors}x{:.0}s", spec.seconds);
-    Clip::from_poses(name, skeleton, spec.sample_rate, LengthUnit::CENTIMETRE, poses)
-        .unwrap_or_else(|e| unreachable!("procedural motion is finite and well formed: {e}"))
+    Clip::from_poses(
+        name,
+        skeleton,
+        spec.sample_rate,
+        LengthUnit::CENTIMETRE,
+        poses,
+    )
+    .unwrap_or_else(|e| unreachable!("procedural motion is finite and well formed: {e}"))
 }
 
 /// One actor's gait and gestures.
@@ -177,7 +183,8 @@ impl Style {
         let mut r = |lo: f32, hi: f32| lo + (hi - lo) * rng.next_f32();
         let ring = TAU * actor as f32 / actors as f32;
         Style {
-            start: Vec3::new(300.0 * ring.cos(), 0.0, 300.0 * ring.sin()) * (actors > 1) as u8 as f32,
+            start: Vec3::new(300.0 * ring.cos(), 0.0, 300.0 * ring.sin())
+                * (actors > 1) as u8 as f32,
             heading: r(0.0, TAU),
             pace: r(0.8, 1.1),
             stride: r(0.8, 1.2),
@@ -195,7 +202,9 @@ impl Style {
     }
 
     fn pose(&self, t: f32, out: &mut [Transform]) {
-        let g = |i: usize, amp: f32| amp * (TAU * self.gesture[i] * t + self.phase * (i + 1) as f32).sin();
+        let g = |i: usize, amp: f32| {
+            amp * (TAU * self.gesture[i] * t + self.phase * (i + 1) as f32).sin()
+        };
         // Gait phase: one full cycle per two steps.
         let cycle = TAU * self.pace * t + self.phase;
         let s = cycle.sin();
@@ -237,7 +246,8 @@ impl Style {
         for (leg, sign) in [(14usize, 1.0f32), (18, -1.0)] {
             let phase = sign * s;
             let swing = (sign * c).max(0.0);
-            out[leg].rotation = Quat::from_euler(EulerRot::XYZ, -0.5 * stride * phase, 0.0, sign * 0.03);
+            out[leg].rotation =
+                Quat::from_euler(EulerRot::XYZ, -0.5 * stride * phase, 0.0, sign * 0.03);
             out[leg + 1].rotation = Quat::from_rotation_x(0.1 + 0.9 * swing * swing);
             out[leg + 2].rotation = Quat::from_rotation_x(-0.25 * phase + 0.1 * swing);
             out[leg + 3].rotation = Quat::from_rotation_x(0.4 * (-phase).max(0.0));
@@ -284,7 +294,10 @@ mod tests {
         for actor in 0..3 {
             let root = 1 + actor * HUMANOID_BONES;
             assert_eq!(skeleton.parent(root), Some(0));
-            assert_eq!(skeleton.bones()[root].name, format!("actor{actor}/joint_Root"));
+            assert_eq!(
+                skeleton.bones()[root].name,
+                format!("actor{actor}/joint_Root")
+            );
         }
         // Actors move differently.
         let a = clip.pose(10)[1 + 1].rotation;

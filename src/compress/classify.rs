@@ -56,9 +56,8 @@ pub(crate) fn classify(ctx: &Context, budget: f64) -> Classes {
         for channel in Channel::ALL {
             let raw_track = |s: usize| ctx.clip.pose(s)[bone];
             for candidate in candidates(ctx, bone, channel, &bind) {
-                let exact = (0..samples).all(|s| {
-                    same_channel(&raw_track(s), &candidate.decoded, channel)
-                });
+                let exact =
+                    (0..samples).all(|s| same_channel(&raw_track(s), &candidate.decoded, channel));
                 for s in 0..samples {
                     set_channel(&mut lossy[s * bones + bone], &candidate.decoded, channel);
                 }
@@ -183,7 +182,13 @@ fn subtree_error(
 }
 
 /// Recomputes the subtree of `bone` for the first `samples` samples.
-fn refresh(ctx: &Context, lossy: &[Transform], object: &mut [DTransform], bone: usize, samples: usize) {
+fn refresh(
+    ctx: &Context,
+    lossy: &[Transform],
+    object: &mut [DTransform],
+    bone: usize,
+    samples: usize,
+) {
     let bones = ctx.bones;
     let skeleton = ctx.clip.skeleton();
     for s in 0..samples {

@@ -124,10 +124,16 @@ impl CompressSettings {
             return bad("shell distance", format!("positive, not {}", self.shell_cm));
         }
         if !(1..=4096).contains(&self.segment_samples) {
-            return bad("segment samples", format!("in 1..=4096, not {}", self.segment_samples));
+            return bad(
+                "segment samples",
+                format!("in 1..=4096, not {}", self.segment_samples),
+            );
         }
         if !(0.0..=1.0).contains(&self.constant_share) {
-            return bad("constant share", format!("in [0, 1], not {}", self.constant_share));
+            return bad(
+                "constant share",
+                format!("in [0, 1], not {}", self.constant_share),
+            );
         }
         Ok(())
     }
@@ -234,7 +240,10 @@ impl<'a> Context<'a> {
 
 /// Compresses a clip: classification, ranges, segments, bit-rate search,
 /// then a full decode to measure the error and enforce the threshold.
-pub fn compress(clip: &Clip, settings: &CompressSettings) -> Result<(CompressedClip, CompressStats)> {
+pub fn compress(
+    clip: &Clip,
+    settings: &CompressSettings,
+) -> Result<(CompressedClip, CompressStats)> {
     settings.validate()?;
     let start = Instant::now();
     let bones = clip.num_bones();
@@ -274,7 +283,10 @@ pub fn compress(clip: &Clip, settings: &CompressSettings) -> Result<(CompressedC
     let mut report;
     let mut rounds = 0;
     loop {
-        compressed = CompressedClip::new(meta.clone(), segments.iter().map(|s| s.bytes.clone()).collect());
+        compressed = CompressedClip::new(
+            meta.clone(),
+            segments.iter().map(|s| s.bytes.clone()).collect(),
+        );
         report = metric::measure_error(&stored, &compressed, &settings.metric())?;
         let over = over_threshold(&report, &ctx, settings.threshold_cm);
         if over.is_empty() {
@@ -292,7 +304,11 @@ pub fn compress(clip: &Clip, settings: &CompressSettings) -> Result<(CompressedC
                 ),
             });
         }
-        tracing::warn!(clip = clip.name(), pairs = over.len(), "raising bit rates after verification");
+        tracing::warn!(
+            clip = clip.name(),
+            pairs = over.len(),
+            "raising bit rates after verification"
+        );
         let mut by_segment: Vec<Vec<usize>> = vec![Vec::new(); layout.count()];
         for (bone, sample) in over {
             let (segment, _) = layout.locate(sample);
@@ -391,7 +407,11 @@ fn choose_loop_mode(ctx: &Context, policy: LoopPolicy) -> LoopMode {
 pub(crate) fn channel_value(t: &Transform, channel: Channel) -> Vec3 {
     match channel {
         Channel::Rotation => {
-            let q = if t.rotation.w < 0.0 { -t.rotation } else { t.rotation };
+            let q = if t.rotation.w < 0.0 {
+                -t.rotation
+            } else {
+                t.rotation
+            };
             Vec3::new(q.x, q.y, q.z)
         }
         Channel::Translation => t.translation,
@@ -407,9 +427,9 @@ fn gather_tracks(ctx: &Context, kinds: &[[crate::clip::TrackKind; 3]]) -> Vec<Tr
                 continue;
             }
             let reference_xyz = match channel {
-                Channel::Rotation => {
-                    classify::mean_rotation_xyz((0..ctx.samples).map(|s| ctx.clip.pose(s)[bone].rotation))
-                }
+                Channel::Rotation => classify::mean_rotation_xyz(
+                    (0..ctx.samples).map(|s| ctx.clip.pose(s)[bone].rotation),
+                ),
                 _ => Vec3::ZERO,
             };
             let inverse_reference = crate::compressed::constant_rotation(reference_xyz).conjugate();
@@ -425,8 +445,14 @@ fn gather_tracks(ctx: &Context, kinds: &[[crate::clip::TrackKind; 3]]) -> Vec<Tr
                     }
                 })
                 .collect();
-            let min = values.iter().map(|v| v.truncate()).fold(Vec3::splat(f32::INFINITY), Vec3::min);
-            let max = values.iter().map(|v| v.truncate()).fold(Vec3::splat(f32::NEG_INFINITY), Vec3::max);
+            let min = values
+                .iter()
+                .map(|v| v.truncate())
+                .fold(Vec3::splat(f32::INFINITY), Vec3::min);
+            let max = values
+                .iter()
+                .map(|v| v.truncate())
+                .fold(Vec3::splat(f32::NEG_INFINITY), Vec3::max);
             let extent = max - min;
             let normalized = values
                 .iter()
@@ -437,7 +463,12 @@ fn gather_tracks(ctx: &Context, kinds: &[[crate::clip::TrackKind; 3]]) -> Vec<Tr
                 })
                 .collect();
             tracks.push(TrackSamples {
-                track: AnimatedTrack::new(bone as u16, channel, ClipRange { min, extent }, reference_xyz),
+                track: AnimatedTrack::new(
+                    bone as u16,
+                    channel,
+                    ClipRange { min, extent },
+                    reference_xyz,
+                ),
                 values,
                 normalized,
             });
@@ -449,3 +480,219 @@ fn gather_tracks(ctx: &Context, kinds: &[[crate::clip::TrackKind; 3]]) -> Vec<Tr
 /// Rates are raised to this index for pinned bones when verification fails.
 pub(crate) const PINNED_RATE: u8 = RATE_FULL_PRECISION;
 
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use glam::Quat;
+
+    use super::*;
+    use crate::clip::{Bone, LengthUnit, Skeleton, TrackKind};
+    use crate::procedural::{cinematic, CinematicSpec};
+
+    /// root -> spine -> arm, 10 cm apart; `motion` sets each sample's pose.
+    fn three_bone_clip(samples: usize, motion: impl Fn(usize, &mut [Transform])) -> Clip {
+        let bone = |name: &str, parent, y| Bone {
+            name: name.into(),
+            parent,
+            bind: Transform::from_rotation_translation(Quat::IDENTITY, Vec3::new(0.0, y, 0.0)),
+        };
+        let skeleton = Arc::new(
+            Skeleton::new(vec![
+                bone("root", None, 0.0),
+                bone("spine", Some(0), 10.0),
+                bone("arm", Some(1), 10.0),
+            ])
+            .unwrap(),
+        );
+        let mut poses = Vec::new();
+        for s in 0..samples {
+            let mut pose = skeleton.bind_pose();
+            motion(s, &mut pose);
+            poses.extend(pose);
+        }
+        Clip::from_poses("three", skeleton, 30.0, LengthUnit::CENTIMETRE, poses).unwrap()
+    }
+
+    #[test]
+    fn classification_follows_the_error_not_raw_equality() {
+        let clip = three_bone_clip(40, |s, pose| {
+            let t = s as f32 / 30.0;
+            // Root: animated rotation.
+            pose[0].rotation = Quat::from_rotation_y(t);
+            // Spine: rotation off the bind pose by a constant angle, plus jitter far
+            // below the threshold: constant.
+            pose[1].rotation = Quat::from_rotation_x(0.3 + 1e-7 * (s % 2) as f32);
+            // Spine translation: bind plus 1e-6 cm noise: default.
+            pose[1].translation.x += 1e-6 * (s % 3) as f32;
+            // Arm: translation animated.
+            pose[2].translation.z = 5.0 * t.sin();
+        });
+        let (compressed, stats) = compress(&clip, &CompressSettings::default()).unwrap();
+        let kinds = &compressed.meta().kinds;
+        assert_eq!(
+            kinds[0],
+            [TrackKind::Animated, TrackKind::Default, TrackKind::Default]
+        );
+        assert_eq!(
+            kinds[1],
+            [TrackKind::Constant, TrackKind::Default, TrackKind::Default]
+        );
+        assert_eq!(
+            kinds[2],
+            [TrackKind::Default, TrackKind::Animated, TrackKind::Default]
+        );
+        assert_eq!(
+            stats.track_counts,
+            TrackCounts {
+                default: 6,
+                constant: 1,
+                animated: 2
+            }
+        );
+        assert!(stats.error.max_cm <= 0.01);
+    }
+
+    #[test]
+    fn a_small_rotation_is_kept_when_its_error_would_show() {
+        // 0.001 rad on the root moves the arm's shell vertex (23 cm out) by 0.023 cm.
+        let clip = three_bone_clip(20, |s, pose| {
+            pose[0].rotation = Quat::from_rotation_z(0.001 * (s % 2) as f32);
+        });
+        let (compressed, stats) = compress(&clip, &CompressSettings::default()).unwrap();
+        assert_eq!(compressed.meta().kinds[0][0], TrackKind::Animated);
+        assert!(stats.error.max_cm <= 0.01);
+        // With a looser threshold the same track may become a single value.
+        let loose = CompressSettings::default()
+            .with_threshold_cm(0.1)
+            .with_constant_share(1.0);
+        let (compressed, _) = compress(&clip, &loose).unwrap();
+        assert_ne!(compressed.meta().kinds[0][0], TrackKind::Animated);
+    }
+
+    #[test]
+    fn procedural_cinematics_keep_the_threshold_at_every_sample() {
+        for (actors, seconds, threshold) in [
+            (1, 6.0, 0.01),
+            (3, 2.0, 0.01),
+            (1, 3.0, 0.1),
+            (1, 3.0, 0.001),
+        ] {
+            let clip = cinematic(
+                &CinematicSpec::default()
+                    .with_actors(actors)
+                    .with_seconds(seconds),
+            );
+            let settings = CompressSettings::default().with_threshold_cm(threshold);
+            let (compressed, stats) = compress(&clip, &settings).unwrap();
+            // Independent of the stats: decode every sample again and measure.
+            let report = metric::measure_error(&clip, &compressed, &settings.metric()).unwrap();
+            assert!(
+                report.max_cm <= threshold,
+                "{actors} actors at {threshold}: {}",
+                report.max_cm
+            );
+            assert_eq!(report.max_cm, stats.error.max_cm);
+            assert!(stats.ratio() > 3.0, "ratio {}", stats.ratio());
+        }
+    }
+
+    #[test]
+    fn output_bytes_do_not_depend_on_the_thread_count() {
+        let clip = cinematic(&CinematicSpec::default().with_actors(2).with_seconds(4.0));
+        let run = |threads| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| compress(&clip, &CompressSettings::default()).unwrap().0)
+        };
+        assert_eq!(run(1), run(2));
+        assert_eq!(run(1), run(3));
+    }
+
+    #[test]
+    fn loops_are_detected_only_when_every_bone_repeats() {
+        let period = 30;
+        let looping = |root_motion: bool| {
+            three_bone_clip(period + 1, move |s, pose| {
+                let phase = std::f32::consts::TAU * s as f32 / period as f32;
+                pose[1].rotation = Quat::from_rotation_x(0.5 * phase.sin());
+                if root_motion {
+                    pose[0].translation.x = 3.0 * s as f32;
+                }
+            })
+        };
+        let (compressed, stats) = compress(&looping(false), &CompressSettings::default()).unwrap();
+        assert_eq!(stats.loop_mode, LoopMode::Wrap);
+        assert_eq!(compressed.meta().num_samples(), period);
+        assert!((compressed.meta().duration() - 1.0).abs() < 1e-9);
+
+        let (compressed, stats) = compress(&looping(true), &CompressSettings::default()).unwrap();
+        assert_eq!(
+            stats.loop_mode,
+            LoopMode::Clamp,
+            "root motion must not be cut"
+        );
+        assert_eq!(compressed.meta().num_samples(), period + 1);
+
+        let forced = CompressSettings::default().with_loop_policy(LoopPolicy::Clamp);
+        let (_, stats) = compress(&looping(false), &forced).unwrap();
+        assert_eq!(stats.loop_mode, LoopMode::Clamp);
+        let forced = CompressSettings::default().with_loop_policy(LoopPolicy::Wrap);
+        let (compressed, stats) = compress(&looping(true), &forced).unwrap();
+        assert_eq!(stats.loop_mode, LoopMode::Wrap);
+        assert_eq!(compressed.meta().num_samples(), period);
+    }
+
+    #[test]
+    fn rotations_near_half_a_turn_keep_the_threshold() {
+        // w near 0: rebuilding w from x, y, z is ill-conditioned without the reference rotation.
+        let clip = three_bone_clip(64, |s, pose| {
+            let t = s as f32 / 30.0;
+            pose[0].rotation = Quat::from_rotation_y(std::f32::consts::PI - 0.01 + 0.02 * t.sin());
+            pose[1].rotation = Quat::from_rotation_x(std::f32::consts::PI * (0.5 + 0.6 * t.sin()));
+        });
+        let (_, stats) = compress(&clip, &CompressSettings::default()).unwrap();
+        assert!(stats.error.max_cm <= 0.01, "{}", stats.error.max_cm);
+    }
+
+    #[test]
+    fn statistics_count_raw_bytes_as_acl_does() {
+        let clip = cinematic(&CinematicSpec::default().with_seconds(1.0));
+        let (compressed, stats) = compress(&clip, &CompressSettings::default()).unwrap();
+        assert_eq!(stats.raw_bytes, 40 * 22 * 31);
+        assert_eq!(stats.compressed_bytes, compressed.codec_size());
+        let pairs: u64 = stats.rate_histogram.iter().sum();
+        assert_eq!(
+            pairs as usize,
+            compressed.meta().animated.len() * compressed.meta().segments.count()
+        );
+        assert!(stats.kib_per_s() > 0.0);
+    }
+
+    #[test]
+    fn bad_settings_are_rejected() {
+        let clip = three_bone_clip(2, |_, _| {});
+        for settings in [
+            CompressSettings::default().with_threshold_cm(0.0),
+            CompressSettings::default().with_threshold_cm(f64::NAN),
+            CompressSettings::default().with_shell_cm(-1.0),
+            CompressSettings::default().with_segment_samples(0),
+            CompressSettings::default().with_constant_share(2.0),
+        ] {
+            assert!(matches!(
+                compress(&clip, &settings),
+                Err(Error::InvalidSettings { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn a_single_sample_clip_compresses() {
+        let clip = three_bone_clip(1, |_, pose| pose[2].rotation = Quat::from_rotation_z(1.0));
+        let (compressed, stats) = compress(&clip, &CompressSettings::default()).unwrap();
+        assert_eq!(compressed.meta().num_samples(), 1);
+        assert_eq!(stats.error.max_cm, 0.0);
+    }
+}

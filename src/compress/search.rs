@@ -17,9 +17,9 @@ use crate::clip::Transform;
 use crate::compressed::{Channel, ClipMeta, SegmentView};
 use crate::metric::{vertex_error, DTransform};
 use crate::sample::decode::{
-    finish_rotation, max_quantized, unit_from_quantized, write_bits,
-    SegmentTrackDecoder, CONSTANT_VALUE_BITS, RANGE_SLOT_BYTES, RATE_CONSTANT,
-    RATE_FULL_PRECISION, RATE_HIGHEST_QUANTIZED, SEGMENT_RANGE_BITS,
+    finish_rotation, max_quantized, unit_from_quantized, write_bits, SegmentTrackDecoder,
+    CONSTANT_VALUE_BITS, RANGE_SLOT_BYTES, RATE_CONSTANT, RATE_FULL_PRECISION,
+    RATE_HIGHEST_QUANTIZED, SEGMENT_RANGE_BITS,
 };
 
 /// A searched segment: its rates and its bytes.
@@ -35,8 +35,14 @@ pub(crate) fn segment_range_slot(normalized: &[Vec3]) -> [u8; RANGE_SLOT_BYTES] 
     let unit = |q: u32| unit_from_quantized(q, SEGMENT_RANGE_BITS);
     let mut slot = [0u8; RANGE_SLOT_BYTES];
     for c in 0..3 {
-        let lo = normalized.iter().map(|v| v[c]).fold(f32::INFINITY, f32::min);
-        let hi = normalized.iter().map(|v| v[c]).fold(f32::NEG_INFINITY, f32::max);
+        let lo = normalized
+            .iter()
+            .map(|v| v[c])
+            .fold(f32::INFINITY, f32::min);
+        let hi = normalized
+            .iter()
+            .map(|v| v[c])
+            .fold(f32::NEG_INFINITY, f32::max);
         let mut min_q = ((lo * max_q as f32).floor().max(0.0) as u32).min(max_q);
         while min_q > 0 && unit(min_q) > lo {
             min_q -= 1;
@@ -56,8 +62,14 @@ fn constant_slot(normalized: &[Vec3]) -> [u8; RANGE_SLOT_BYTES] {
     let max_q = max_quantized(CONSTANT_VALUE_BITS) as f32;
     let mut slot = [0u8; RANGE_SLOT_BYTES];
     for c in 0..3 {
-        let lo = normalized.iter().map(|v| v[c]).fold(f32::INFINITY, f32::min);
-        let hi = normalized.iter().map(|v| v[c]).fold(f32::NEG_INFINITY, f32::max);
+        let lo = normalized
+            .iter()
+            .map(|v| v[c])
+            .fold(f32::INFINITY, f32::min);
+        let hi = normalized
+            .iter()
+            .map(|v| v[c])
+            .fold(f32::NEG_INFINITY, f32::max);
         let q = ((lo + hi) * 0.5 * max_q).round().clamp(0.0, max_q) as u16;
         slot[2 * c..2 * c + 2].copy_from_slice(&q.to_le_bytes());
     }
@@ -124,9 +136,17 @@ impl<'a> Search<'a> {
                     None => local,
                 };
                 self.object[row + b] = object;
-                let e = vertex_error(&self.ctx.raw_object[raw_row + b], &object, self.ctx.shells[b]);
+                let e = vertex_error(
+                    &self.ctx.raw_object[raw_row + b],
+                    &object,
+                    self.ctx.shells[b],
+                );
                 // A NaN must fail the check, never pass it.
-                worst = if e.is_nan() { f64::INFINITY } else { worst.max(e) };
+                worst = if e.is_nan() {
+                    f64::INFINITY
+                } else {
+                    worst.max(e)
+                };
             }
         }
         worst
@@ -165,7 +185,8 @@ impl<'a> Search<'a> {
 
     fn run(&mut self, pinned: &[usize]) {
         let threshold = self.ctx.threshold;
-        let is_pinned = |t: usize, tracks: &[TrackSamples]| pinned.contains(&(tracks[t].track.bone as usize));
+        let is_pinned =
+            |t: usize, tracks: &[TrackSamples]| pinned.contains(&(tracks[t].track.bone as usize));
         self.set_all(RATE_HIGHEST_QUANTIZED, |_| true);
         let mut top = RATE_HIGHEST_QUANTIZED;
         if self.error_all() > threshold {
@@ -257,8 +278,14 @@ pub(crate) fn search_segment(
         tracks,
         first,
         len,
-        range_slots: tracks.iter().map(|t| segment_range_slot(window(t, first, len))).collect(),
-        constant_slots: tracks.iter().map(|t| constant_slot(window(t, first, len))).collect(),
+        range_slots: tracks
+            .iter()
+            .map(|t| segment_range_slot(window(t, first, len)))
+            .collect(),
+        constant_slots: tracks
+            .iter()
+            .map(|t| constant_slot(window(t, first, len)))
+            .collect(),
         rates: vec![RATE_HIGHEST_QUANTIZED; tracks.len()],
         local,
         object: vec![identity; len * bones],
@@ -267,5 +294,86 @@ pub(crate) fn search_segment(
     SegmentResult {
         bytes: search.encode(),
         rates: search.rates,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::Vec4;
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::sample::decode::{bits_of, ClipRange, NUM_RATES};
+
+    fn decoder(range: &ClipRange, rate: u8, normalized: &[Vec3]) -> SegmentTrackDecoder {
+        let slot = match rate {
+            RATE_CONSTANT => constant_slot(normalized),
+            _ => segment_range_slot(normalized),
+        };
+        SegmentTrackDecoder::new(range, Channel::Translation, rate, &slot)
+    }
+
+    proptest! {
+        #[test]
+        fn segment_ranges_contain_every_sample(
+            values in prop::collection::vec((0.0f32..=1.0, 0.0f32..=1.0, 0.0f32..=1.0), 1..17)
+        ) {
+            let normalized: Vec<Vec3> = values.iter().map(|&(x, y, z)| Vec3::new(x, y, z)).collect();
+            let slot = segment_range_slot(&normalized);
+            let unit = |q: u8| unit_from_quantized(q as u32, SEGMENT_RANGE_BITS);
+            for v in &normalized {
+                for c in 0..3 {
+                    let lo = unit(slot[c]);
+                    let hi = lo + unit(slot[c + 3]);
+                    prop_assert!(lo <= v[c] && v[c] <= hi, "{} outside [{lo}, {hi}]", v[c]);
+                }
+            }
+        }
+
+        #[test]
+        fn quantization_round_trips_within_half_a_step_at_every_rate(
+            min in -100.0f32..100.0,
+            extent in 0.001f32..50.0,
+            values in prop::collection::vec(0.0f32..=1.0, 1..17),
+        ) {
+            let range = ClipRange { min: Vec3::splat(min), extent: Vec3::splat(extent) };
+            let normalized: Vec<Vec3> = values.iter().map(|&u| Vec3::splat(u)).collect();
+            let raw: Vec<Vec4> = values.iter().map(|&u| Vec3::splat(min + u * extent).extend(0.0)).collect();
+            let seg_lo = normalized.iter().map(|v| v.x).fold(f32::INFINITY, f32::min);
+            let seg_hi = normalized.iter().map(|v| v.x).fold(f32::NEG_INFINITY, f32::max);
+            for rate in 0..NUM_RATES {
+                let d = decoder(&range, rate, &normalized);
+                let bits = bits_of(rate);
+                for v in &raw {
+                    let q = d.quantize(*v);
+                    for &component in &q[..3] {
+                        prop_assert!(component <= max_quantized(bits), "rate {rate}: {component} overflows");
+                    }
+                    let back = d.value(q);
+                    // Bound: half a quantization step of the (outward-rounded) segment
+                    // range, plus f32 rounding of the decode arithmetic.
+                    let step = match bits {
+                        0 => (seg_hi - seg_lo) * extent * 0.5 + extent / 65535.0,
+                        32 => 0.0,
+                        b => (seg_hi - seg_lo + 2.0 / 255.0) * extent / max_quantized(b) as f32 * 0.5,
+                    };
+                    let slack = 4.0 * f32::EPSILON * (min.abs() + extent);
+                    let error = (back.x - v.x).abs();
+                    prop_assert!(error <= step + slack, "rate {rate} ({bits} bits): {error} > {step}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn full_precision_rotation_keys_store_w() {
+        let range = ClipRange {
+            min: Vec3::splat(-1.0),
+            extent: Vec3::splat(2.0),
+        };
+        let d = SegmentTrackDecoder::new(&range, Channel::Rotation, RATE_FULL_PRECISION, &[0; 6]);
+        assert_eq!(d.key_bits(), 128);
+        let q = Vec4::new(0.7, 0.0, 0.714_142_8, 1e-4);
+        assert_eq!(d.value(d.quantize(q)), q);
     }
 }

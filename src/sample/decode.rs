@@ -17,7 +17,9 @@ use glam::{Quat, Vec3, Vec4};
 use crate::compressed::Channel;
 
 /// Bits per component for each bit-rate index a segment may use.
-pub const BIT_RATES: [u8; 19] = [0, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 32];
+pub const BIT_RATES: [u8; 19] = [
+    0, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 32,
+];
 
 /// Index of the 0-bit rate: constant within the segment.
 pub const RATE_CONSTANT: u8 = 0;
@@ -180,10 +182,16 @@ impl SegmentTrackDecoder {
             },
             _ => {
                 let unit = |q: u8| unit_from_quantized(q as u32, SEGMENT_RANGE_BITS);
-                let seg_min =
-                    Vec3::new(unit(range_slot[0]), unit(range_slot[1]), unit(range_slot[2]));
-                let seg_extent =
-                    Vec3::new(unit(range_slot[3]), unit(range_slot[4]), unit(range_slot[5]));
+                let seg_min = Vec3::new(
+                    unit(range_slot[0]),
+                    unit(range_slot[1]),
+                    unit(range_slot[2]),
+                );
+                let seg_extent = Vec3::new(
+                    unit(range_slot[3]),
+                    unit(range_slot[4]),
+                    unit(range_slot[5]),
+                );
                 SegmentTrackDecoder {
                     bits,
                     rotation,
@@ -229,7 +237,11 @@ impl SegmentTrackDecoder {
                     f32::from_bits(q[2]),
                     f32::from_bits(q[3]),
                 );
-                return if self.rotation { v } else { v.truncate().extend(0.0) };
+                return if self.rotation {
+                    v
+                } else {
+                    v.truncate().extend(0.0)
+                };
             }
             bits => {
                 let u = Vec3::new(

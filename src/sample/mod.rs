@@ -13,7 +13,9 @@ pub mod decode;
 use glam::Vec4;
 
 use crate::clip::{LoopMode, Skeleton, Transform};
-use crate::compressed::{AnimatedTrack, Channel, ClipMeta, CompressedClip, SegmentFault, SegmentView};
+use crate::compressed::{
+    AnimatedTrack, Channel, ClipMeta, CompressedClip, SegmentFault, SegmentView,
+};
 use decode::{nlerp, SegmentTrackDecoder};
 
 /// How a time between two samples is turned into a pose.
@@ -68,7 +70,11 @@ pub fn locate(meta: &ClipMeta, time: f32, rounding: SampleRounding) -> KeyPair {
         LoopMode::Wrap => {
             let position = position.rem_euclid(n as f64);
             let a = (position.floor() as usize).min(last);
-            (a, if a == last { 0 } else { a + 1 }, (position - a as f64) as f32)
+            (
+                a,
+                if a == last { 0 } else { a + 1 },
+                (position - a as f64) as f32,
+            )
         }
     };
     let alpha = match rounding {
@@ -156,10 +162,18 @@ pub fn decode_keys<S: SegmentSource>(
     let keys_a = a.view.keys();
     let keys_b = b.view.keys();
     for (t, track) in meta.animated.iter().enumerate() {
-        let dec_a =
-            SegmentTrackDecoder::new(&track.range, track.channel, a.view.rate(t), a.view.range_slot(t));
-        let dec_b =
-            SegmentTrackDecoder::new(&track.range, track.channel, b.view.rate(t), b.view.range_slot(t));
+        let dec_a = SegmentTrackDecoder::new(
+            &track.range,
+            track.channel,
+            a.view.rate(t),
+            a.view.range_slot(t),
+        );
+        let dec_b = SegmentTrackDecoder::new(
+            &track.range,
+            track.channel,
+            b.view.rate(t),
+            b.view.range_slot(t),
+        );
         let va = dec_a.read(keys_a, a.bit);
         let vb = dec_b.read(keys_b, b.bit);
         a.bit += dec_a.key_bits();
@@ -200,10 +214,18 @@ pub fn sample_bone<S: SegmentSource>(
     let mut bit_a = a.bit + skip(&a.view);
     let mut bit_b = b.bit + skip(&b.view);
     for (t, track) in meta.animated.iter().enumerate().take(end).skip(first) {
-        let dec_a =
-            SegmentTrackDecoder::new(&track.range, track.channel, a.view.rate(t), a.view.range_slot(t));
-        let dec_b =
-            SegmentTrackDecoder::new(&track.range, track.channel, b.view.rate(t), b.view.range_slot(t));
+        let dec_a = SegmentTrackDecoder::new(
+            &track.range,
+            track.channel,
+            a.view.rate(t),
+            a.view.range_slot(t),
+        );
+        let dec_b = SegmentTrackDecoder::new(
+            &track.range,
+            track.channel,
+            b.view.rate(t),
+            b.view.range_slot(t),
+        );
         let va = dec_a.read(a.view.keys(), bit_a);
         let vb = dec_b.read(b.view.keys(), bit_b);
         bit_a += dec_a.key_bits();

@@ -43,7 +43,10 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let files = import::collect_inputs(&args.inputs)?;
-    anyhow::ensure!(!files.is_empty(), "no .bvh, .gltf or .glb files in the given inputs");
+    anyhow::ensure!(
+        !files.is_empty(),
+        "no .bvh, .gltf or .glb files in the given inputs"
+    );
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(jobs) = args.jobs {
         anyhow::ensure!(jobs >= 1, "--jobs must be at least 1");
@@ -74,9 +77,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     let total_raw: usize = results.iter().map(|s| s.raw_bytes).sum();
     let total_compressed: usize = results.iter().map(|s| s.compressed_bytes).sum();
-    let mut all_errors: Vec<f64> = results.iter().flat_map(|s| s.error.errors_cm.iter().copied()).collect();
+    let mut all_errors: Vec<f64> = results
+        .iter()
+        .flat_map(|s| s.error.errors_cm.iter().copied())
+        .collect();
     let percentiles = Percentiles::of(&mut all_errors);
-    let over = results.iter().filter(|s| s.error.max_cm > args.threshold_cm).count();
+    let over = results
+        .iter()
+        .filter(|s| s.error.max_cm > args.threshold_cm)
+        .count();
     let mut histogram = [0u64; cinestream::sample::decode::NUM_RATES as usize];
     for s in &results {
         for (h, v) in histogram.iter_mut().zip(s.rate_histogram) {
@@ -145,13 +154,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         println!();
         println!("clips                {}", results.len());
-        println!("total raw            {} bytes ({:.2} MiB)", total_raw, total_raw as f64 / 1048576.0);
-        println!("total compressed     {} bytes ({:.3} MiB)", total_compressed, total_compressed as f64 / 1048576.0);
+        println!(
+            "total raw            {} bytes ({:.2} MiB)",
+            total_raw,
+            total_raw as f64 / 1048576.0
+        );
+        println!(
+            "total compressed     {} bytes ({:.3} MiB)",
+            total_compressed,
+            total_compressed as f64 / 1048576.0
+        );
         println!("ratio                {ratio:.3} : 1 (median clip {median_ratio:.2} : 1)");
         println!("max error            {:.5} cm", percentiles.max);
-        println!("p99 / p99.9 error    {:.5} / {:.5} cm", percentiles.p99, percentiles.p999);
+        println!(
+            "p99 / p99.9 error    {:.5} / {:.5} cm",
+            percentiles.p99, percentiles.p999
+        );
         println!("clips over {:.4} cm  {over}", args.threshold_cm);
-        println!("time                 {seconds:.2} s on {} threads, {kib_per_s:.0} raw KiB/s", pool.current_num_threads());
+        println!(
+            "time                 {seconds:.2} s on {} threads, {kib_per_s:.0} raw KiB/s",
+            pool.current_num_threads()
+        );
         let rates = cinestream::sample::decode::BIT_RATES;
         let total: u64 = histogram.iter().sum();
         let line: Vec<String> = rates
@@ -162,5 +185,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .collect();
         println!("bit rates            {}", line.join(" "));
     }
-    Ok(if over == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if over == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
