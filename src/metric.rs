@@ -12,7 +12,7 @@
 //! worth measuring; the decoded side is whatever a [`PoseSource`] returns.
 //! This module knows nothing about any codec.
 
-use glam::{DQuat, DVec3};
+use glam::{DMat3, DQuat, DVec3};
 
 use crate::clip::{Clip, Skeleton, Transform};
 use crate::error::{Error, Result};
@@ -147,20 +147,38 @@ pub fn local_to_object(skeleton: &Skeleton, local: &[Transform], object: &mut [D
     }
 }
 
+/// The three virtual vertices of a bone: `shell` along its local x, y and z
+/// axes, moved into object space by `t`.
+#[inline]
+pub fn shell_vertices(t: &DTransform, shell: f64) -> [DVec3; 3] {
+    let axes = DMat3::from_quat(t.rotation);
+    let s = t.scale * shell;
+    [
+        t.translation + axes.x_axis * s.x,
+        t.translation + axes.y_axis * s.y,
+        t.translation + axes.z_axis * s.z,
+    ]
+}
+
+/// The largest distance between corresponding vertices; NaN if any is NaN
+/// (`f64::max` would drop it, and a broken decode must not look perfect).
+#[inline]
+pub fn vertices_error(raw: &[DVec3; 3], decoded: &[DVec3; 3]) -> f64 {
+    let mut worst = 0.0f64;
+    for (r, d) in raw.iter().zip(decoded) {
+        let e = r.distance_squared(*d);
+        if e.is_nan() || e > worst {
+            worst = e;
+        }
+    }
+    worst.sqrt()
+}
+
 /// Error of one bone: the largest distance between the raw and decoded
 /// positions of the three virtual vertices at `shell` along its local axes.
+#[inline]
 pub fn vertex_error(raw: &DTransform, decoded: &DTransform, shell: f64) -> f64 {
-    [DVec3::X, DVec3::Y, DVec3::Z]
-        .into_iter()
-        .map(|axis| {
-            let p = axis * shell;
-            raw.transform_point(p).distance(decoded.transform_point(p))
-        })
-        // f64::max would drop a NaN; a broken decode must not look perfect.
-        .fold(
-            0.0,
-            |worst, d| if d.is_nan() || d > worst { d } else { worst },
-        )
+    vertices_error(&shell_vertices(raw, shell), &shell_vertices(decoded, shell))
 }
 
 /// Percentiles of a set of errors (nearest rank).

@@ -12,7 +12,7 @@ use glam::{DVec4, Quat, Vec3};
 use super::{channel_value, Context};
 use crate::clip::{TrackKind, Transform};
 use crate::compressed::{constant_rotation, Channel, ConstantTrack};
-use crate::metric::{vertex_error, DTransform};
+use crate::metric::{shell_vertices, vertices_error, DTransform};
 
 /// The outcome: a kind per sub-track and the constant values.
 #[derive(Clone, Debug)]
@@ -171,7 +171,10 @@ fn subtree_error(
                 Some(p) => local.then_parent(&object[row + p]),
                 None => local,
             };
-            let e = vertex_error(&ctx.raw_object[row + b], &object[row + b], ctx.shells[b]);
+            let e = vertices_error(
+                &ctx.raw_vertices[row + b],
+                &shell_vertices(&object[row + b], ctx.shells[b]),
+            );
             worst = worst.max(e);
         }
         if worst > limit {

@@ -18,13 +18,15 @@ mod search;
 
 use std::time::Instant;
 
-use glam::{Vec3, Vec4};
+use glam::{DVec3, Vec3, Vec4};
 use rayon::prelude::*;
 
 use crate::clip::{Clip, LoopMode, Transform};
 use crate::compressed::{AnimatedTrack, Channel, ClipMeta, CompressedClip, SegmentLayout};
 use crate::error::{Error, Result};
-use crate::metric::{self, local_to_object, vertex_error, DTransform, ErrorReport, MetricSettings};
+use crate::metric::{
+    self, local_to_object, shell_vertices, vertex_error, DTransform, ErrorReport, MetricSettings,
+};
 use crate::sample::decode::{ClipRange, NUM_RATES, RATE_FULL_PRECISION};
 
 /// Bytes per bone per sample of an uncompressed clip, as ACL counts raw size:
@@ -202,6 +204,8 @@ pub(crate) struct Context<'a> {
     pub threshold: f64,
     /// Raw object-space transforms, `[sample * bones + bone]`.
     pub raw_object: Vec<DTransform>,
+    /// Raw virtual vertices of every bone at every sample, same indexing.
+    pub raw_vertices: Vec<[DVec3; 3]>,
     /// Each bone followed by its descendants, parents before children.
     pub subtrees: Vec<Vec<usize>>,
 }
@@ -226,13 +230,20 @@ impl<'a> Context<'a> {
         for subtree in &mut subtrees {
             subtree.sort_unstable();
         }
+        let shells = settings.metric().shell_distances(clip);
+        let raw_vertices = raw_object
+            .iter()
+            .enumerate()
+            .map(|(i, t)| shell_vertices(t, shells[i % bones]))
+            .collect();
         Context {
             clip,
             samples,
             bones,
-            shells: settings.metric().shell_distances(clip),
+            shells,
             threshold: clip.unit().from_cm(settings.threshold_cm),
             raw_object,
+            raw_vertices,
             subtrees,
         }
     }
@@ -257,6 +268,7 @@ pub fn compress(
     let mut ctx = all;
     ctx.samples = samples;
     ctx.raw_object.truncate(samples * bones);
+    ctx.raw_vertices.truncate(samples * bones);
 
     let classes = classify::classify(&ctx, settings.constant_share * ctx.threshold);
     let tracks = gather_tracks(&ctx, &classes.kinds);

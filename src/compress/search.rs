@@ -15,9 +15,9 @@ use glam::Vec3;
 use super::{Context, TrackSamples, PINNED_RATE};
 use crate::clip::Transform;
 use crate::compressed::{Channel, ClipMeta, SegmentView};
-use crate::metric::{vertex_error, DTransform};
+use crate::metric::{shell_vertices, vertices_error, DTransform};
 use crate::sample::decode::{
-    finish_rotation, max_quantized, unit_from_quantized, write_bits, SegmentTrackDecoder,
+    finish_rotation, key_bits, max_quantized, unit_from_quantized, write_bits, SegmentTrackDecoder,
     CONSTANT_VALUE_BITS, RANGE_SLOT_BYTES, RATE_CONSTANT, RATE_FULL_PRECISION,
     RATE_HIGHEST_QUANTIZED, SEGMENT_RANGE_BITS,
 };
@@ -121,11 +121,14 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// Recomputes the given bones (parents first) and returns their largest error.
-    fn error_of(&mut self, bones_to_check: &[usize]) -> f64 {
+    /// Recomputes the object transforms of the given bones (parents first)
+    /// and tells whether every one stays within the threshold. Stops at the
+    /// first bone over it, leaving later ones stale: the caller then reverts
+    /// and calls [`refresh`](Self::refresh).
+    fn fits(&mut self, bones_to_check: &[usize]) -> bool {
         let bones = self.ctx.bones;
         let skeleton = self.ctx.clip.skeleton();
-        let mut worst = 0.0f64;
+        let threshold = self.ctx.threshold;
         for s in 0..self.len {
             let row = s * bones;
             let raw_row = (self.first + s) * bones;
@@ -136,25 +139,40 @@ impl<'a> Search<'a> {
                     None => local,
                 };
                 self.object[row + b] = object;
-                let e = vertex_error(
-                    &self.ctx.raw_object[raw_row + b],
-                    &object,
-                    self.ctx.shells[b],
-                );
-                // A NaN must fail the check, never pass it.
-                worst = if e.is_nan() {
-                    f64::INFINITY
-                } else {
-                    worst.max(e)
+                let decoded = shell_vertices(&object, self.ctx.shells[b]);
+                let e = vertices_error(&self.ctx.raw_vertices[raw_row + b], &decoded);
+                if e > self.ctx.threshold || e.is_nan() {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// Recomputes the object transforms of the given bones (parents first).
+    fn refresh(&mut self, bones_to_check: &[usize]) {
+        let bones = self.ctx.bones;
+        let skeleton = self.ctx.clip.skeleton();
+        for s in 0..self.len {
+            let row = s * bones;
+            for &b in bones_to_check {
+                let local = DTransform::from_f32(&self.local[row + b]);
+                self.object[row + b] = match skeleton.parent(b) {
+                    Some(p) => local.then_parent(&self.object[row + p]),
+                    None => local,
                 };
             }
         }
-        worst
     }
 
-    fn error_all(&mut self) -> f64 {
+    fn fits_all(&mut self) -> bool {
         let all: Vec<usize> = (0..self.ctx.bones).collect();
-        self.error_of(&all)
+        self.fits(&all)
+    }
+
+    fn refresh_all(&mut self) {
+        let all: Vec<usize> = (0..self.ctx.bones).collect();
+        self.refresh(&all);
     }
 
     fn set_all(&mut self, rate: u8, which: impl Fn(usize) -> bool) {
@@ -173,26 +191,25 @@ impl<'a> Search<'a> {
         while self.rates[t] > RATE_CONSTANT {
             self.rates[t] -= 1;
             self.apply(t);
-            if self.error_of(subtree) <= self.ctx.threshold {
+            if self.fits(subtree) {
                 continue;
             }
             self.rates[t] += 1;
             self.apply(t);
-            self.error_of(subtree);
+            self.refresh(subtree);
             break;
         }
     }
 
     fn run(&mut self, pinned: &[usize]) {
-        let threshold = self.ctx.threshold;
         let is_pinned =
             |t: usize, tracks: &[TrackSamples]| pinned.contains(&(tracks[t].track.bone as usize));
         self.set_all(RATE_HIGHEST_QUANTIZED, |_| true);
         let mut top = RATE_HIGHEST_QUANTIZED;
-        if self.error_all() > threshold {
+        if !self.fits_all() {
             top = RATE_FULL_PRECISION;
             self.set_all(top, |_| true);
-            self.error_all();
+            self.refresh_all();
         }
         let tracks = self.tracks;
         if !pinned.is_empty() {
@@ -207,11 +224,11 @@ impl<'a> Search<'a> {
         let mut rate = top;
         while rate > RATE_CONSTANT {
             self.set_all(rate - 1, free);
-            if self.error_all() <= threshold {
+            if self.fits_all() {
                 rate -= 1;
             } else {
                 self.set_all(rate, free);
-                self.error_all();
+                self.refresh_all();
                 break;
             }
         }
@@ -222,6 +239,55 @@ impl<'a> Search<'a> {
                 self.lower(t);
             }
         }
+
+        // Phase 3: a bit more on a track may let its subtree shed more than a bit.
+        if pinned.is_empty() {
+            for t in 0..self.tracks.len() {
+                self.trade(t);
+            }
+        }
+    }
+
+    /// Bits of the keys of `tracks` in this segment.
+    fn key_bits_of(&self, tracks: &[usize]) -> usize {
+        tracks
+            .iter()
+            .map(|&t| key_bits(self.rates[t], self.tracks[t].track.channel))
+            .sum()
+    }
+
+    /// Raises track `t` one step and lowers every other track of its subtree
+    /// again; keeps the result only if it saves bits.
+    fn trade(&mut self, t: usize) {
+        if self.rates[t] >= RATE_HIGHEST_QUANTIZED {
+            return;
+        }
+        let bone = self.tracks[t].track.bone as usize;
+        let subtree = &self.ctx.subtrees[bone];
+        let affected: Vec<usize> = (0..self.tracks.len())
+            .filter(|&u| subtree.contains(&(self.tracks[u].track.bone as usize)))
+            .collect();
+        let saved: Vec<u8> = affected.iter().map(|&u| self.rates[u]).collect();
+        let before = self.key_bits_of(&affected);
+        self.rates[t] += 1;
+        self.apply(t);
+        if self.fits(subtree) {
+            for &u in affected.iter().rev() {
+                if u != t {
+                    self.lower(u);
+                }
+            }
+            if self.key_bits_of(&affected) < before {
+                return;
+            }
+        }
+        for (&u, &rate) in affected.iter().zip(&saved) {
+            if self.rates[u] != rate {
+                self.rates[u] = rate;
+                self.apply(u);
+            }
+        }
+        self.refresh(subtree);
     }
 
     fn encode(&self) -> Vec<u8> {
