@@ -128,7 +128,6 @@ impl<'a> Search<'a> {
     fn fits(&mut self, bones_to_check: &[usize]) -> bool {
         let bones = self.ctx.bones;
         let skeleton = self.ctx.clip.skeleton();
-        let threshold = self.ctx.threshold;
         for s in 0..self.len {
             let row = s * bones;
             let raw_row = (self.first + s) * bones;
