@@ -193,6 +193,10 @@ pub struct ClipMeta {
     pub animated: Vec<AnimatedTrack>,
     /// Segment split.
     pub segments: SegmentLayout,
+    /// Error threshold the clip was compressed to, in cm (informational).
+    pub threshold_cm: f32,
+    /// Shell distance the error was measured at, in cm (informational).
+    pub shell_cm: f32,
     /// Bind pose with constant tracks applied: the pose before animated tracks are decoded.
     base_pose: Vec<Transform>,
 }
@@ -212,6 +216,8 @@ impl ClipMeta {
         constants: Vec<ConstantTrack>,
         animated: Vec<AnimatedTrack>,
         segments: SegmentLayout,
+        threshold_cm: f32,
+        shell_cm: f32,
     ) -> ClipMeta {
         let mut base_pose = skeleton.bind_pose();
         for c in &constants {
@@ -232,6 +238,8 @@ impl ClipMeta {
             constants,
             animated,
             segments,
+            threshold_cm,
+            shell_cm,
             base_pose,
         }
     }

@@ -75,4 +75,10 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+    /// A container file is malformed, corrupt or of another version.
+    #[error("container: {0}")]
+    Container(#[from] crate::container::read::ContainerError),
+    /// A pose could not be sampled.
+    #[error("sample: {0}")]
+    Sample(#[from] crate::sample::SampleError),
 }

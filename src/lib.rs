@@ -8,15 +8,18 @@
 //! - [`metric`]: the object-space error every codec decision is judged by;
 //! - [`compress`]: the variable-bit-rate codec, clip in, [`CompressedClip`] out;
 //! - [`compressed`]: the compressed clip shared by compressor, container and sampler;
+//! - [`container`]: the streaming file: metadata up front, segments in checksummed pages;
 //! - [`sample`]: the stateless sampler and the decode kernel it shares with the compressor;
 //! - [`procedural`]: a built-in humanoid cinematic, so nothing outside the
 //!   repository is needed to try or test cinestream.
 #![deny(missing_docs)]
-#![forbid(unsafe_code)]
+// The only unsafe code is the memory map in `container::mmap`, allowed there.
+#![deny(unsafe_code)]
 
 pub mod clip;
 pub mod compress;
 pub mod compressed;
+pub mod container;
 pub mod error;
 pub mod import;
 pub mod metric;

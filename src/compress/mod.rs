@@ -283,6 +283,8 @@ pub fn compress(
         classes.constants.clone(),
         tracks.iter().map(|t| t.track).collect(),
         layout,
+        settings.threshold_cm as f32,
+        settings.shell_cm as f32,
     );
     let mut segments: Vec<search::SegmentResult> = (0..layout.count())
         .into_par_iter()

@@ -95,14 +95,34 @@ pub trait SegmentSource {
     fn segment(&self, index: usize) -> Result<&[u8], Self::Error>;
 }
 
-/// A segment that cannot be decoded.
+/// Why a pose could not be sampled.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("segment {segment}: {fault}")]
-pub struct SampleError {
-    /// Segment index.
-    pub segment: usize,
-    /// What is wrong with it.
-    pub fault: SegmentFault,
+#[non_exhaustive]
+pub enum SampleError {
+    /// A segment's bytes do not fit the clip's metadata.
+    #[error("segment {segment}: {fault}")]
+    Segment {
+        /// Segment index.
+        segment: usize,
+        /// What is wrong with it.
+        fault: SegmentFault,
+    },
+    /// The output pose has the wrong number of bones.
+    #[error("pose has {found} bones, the clip {expected}")]
+    PoseLength {
+        /// Bones of the clip.
+        expected: usize,
+        /// Length of the pose given.
+        found: usize,
+    },
+    /// A bone index past the skeleton.
+    #[error("bone {bone} does not exist: the clip has {bones} bones")]
+    NoSuchBone {
+        /// The index asked for.
+        bone: usize,
+        /// Bones of the clip.
+        bones: usize,
+    },
 }
 
 impl SegmentSource for CompressedClip {
@@ -128,7 +148,7 @@ fn cursor<'a, S: SegmentSource>(
     let bytes = source.segment(segment)?;
     let (_, len) = meta.segments.segment(segment);
     let view = SegmentView::new(bytes, &meta.animated, len)
-        .map_err(|fault| SampleError { segment, fault })?;
+        .map_err(|fault| SampleError::Segment { segment, fault })?;
     Ok(KeyCursor {
         bit: view.key_bit(local),
         view,
@@ -153,6 +173,13 @@ pub fn decode_keys<S: SegmentSource>(
     keys: KeyPair,
     pose: &mut [Transform],
 ) -> Result<(), S::Error> {
+    if pose.len() != meta.num_bones() {
+        return Err(SampleError::PoseLength {
+            expected: meta.num_bones(),
+            found: pose.len(),
+        }
+        .into());
+    }
     pose.copy_from_slice(meta.base_pose());
     if meta.animated.is_empty() {
         return Ok(());
@@ -191,7 +218,14 @@ pub fn sample_bone<S: SegmentSource>(
     time: f32,
     rounding: SampleRounding,
 ) -> Result<Transform, S::Error> {
-    let mut out = meta.base_pose()[bone];
+    let Some(&base) = meta.base_pose().get(bone) else {
+        return Err(SampleError::NoSuchBone {
+            bone,
+            bones: meta.num_bones(),
+        }
+        .into());
+    };
+    let mut out = base;
     let first = meta.animated.partition_point(|t| (t.bone as usize) < bone);
     let end = first
         + meta.animated[first..]

@@ -1,0 +1,209 @@
+//! Little-endian helpers: a bounds-checked reading cursor and a writer.
+//!
+//! Every read from a file goes through [`Cursor`], which returns an error
+//! naming the section and the offset instead of panicking or reading out of
+//! bounds.
+
+/// What went wrong reading a section: where, and what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadFault {
+    /// Offset in the section.
+    pub offset: usize,
+    /// What was expected.
+    pub message: String,
+}
+
+/// A reading position in a byte slice.
+pub struct Cursor<'a> {
+    bytes: &'a [u8],
+    offset: usize,
+}
+
+impl<'a> Cursor<'a> {
+    /// A cursor at the start of `bytes`.
+    pub fn new(bytes: &'a [u8]) -> Self {
+        Cursor { bytes, offset: 0 }
+    }
+
+    /// Bytes not yet read.
+    pub fn remaining(&self) -> usize {
+        self.bytes.len() - self.offset
+    }
+
+    /// Current offset.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// A fault at the current offset.
+    pub fn fault(&self, message: impl Into<String>) -> ReadFault {
+        ReadFault {
+            offset: self.offset,
+            message: message.into(),
+        }
+    }
+
+    /// The next `len` bytes.
+    pub fn take(&mut self, len: usize, what: &str) -> Result<&'a [u8], ReadFault> {
+        if len > self.remaining() {
+            return Err(self.fault(format!(
+                "{what}: needs {len} bytes, {} left",
+                self.remaining()
+            )));
+        }
+        let out = &self.bytes[self.offset..self.offset + len];
+        self.offset += len;
+        Ok(out)
+    }
+
+    fn array<const N: usize>(&mut self, what: &str) -> Result<[u8; N], ReadFault> {
+        let mut out = [0u8; N];
+        out.copy_from_slice(self.take(N, what)?);
+        Ok(out)
+    }
+
+    /// A `u8`.
+    pub fn u8(&mut self, what: &str) -> Result<u8, ReadFault> {
+        Ok(self.array::<1>(what)?[0])
+    }
+
+    /// A `u16`.
+    pub fn u16(&mut self, what: &str) -> Result<u16, ReadFault> {
+        Ok(u16::from_le_bytes(self.array(what)?))
+    }
+
+    /// A `u32`.
+    pub fn u32(&mut self, what: &str) -> Result<u32, ReadFault> {
+        Ok(u32::from_le_bytes(self.array(what)?))
+    }
+
+    /// A `u64`.
+    pub fn u64(&mut self, what: &str) -> Result<u64, ReadFault> {
+        Ok(u64::from_le_bytes(self.array(what)?))
+    }
+
+    /// A finite `f32`.
+    pub fn f32(&mut self, what: &str) -> Result<f32, ReadFault> {
+        let at = self.offset;
+        let v = f32::from_le_bytes(self.array(what)?);
+        if !v.is_finite() {
+            return Err(ReadFault {
+                offset: at,
+                message: format!("{what}: {v} is not finite"),
+            });
+        }
+        Ok(v)
+    }
+
+    /// A finite `f64`.
+    pub fn f64(&mut self, what: &str) -> Result<f64, ReadFault> {
+        let at = self.offset;
+        let v = f64::from_le_bytes(self.array(what)?);
+        if !v.is_finite() {
+            return Err(ReadFault {
+                offset: at,
+                message: format!("{what}: {v} is not finite"),
+            });
+        }
+        Ok(v)
+    }
+
+    /// Three finite `f32`.
+    pub fn vec3(&mut self, what: &str) -> Result<glam::Vec3, ReadFault> {
+        Ok(glam::Vec3::new(
+            self.f32(what)?,
+            self.f32(what)?,
+            self.f32(what)?,
+        ))
+    }
+
+    /// A UTF-8 string of `len` bytes.
+    pub fn str(&mut self, len: usize, what: &str) -> Result<&'a str, ReadFault> {
+        let at = self.offset;
+        let bytes = self.take(len, what)?;
+        std::str::from_utf8(bytes).map_err(|_| ReadFault {
+            offset: at,
+            message: format!("{what}: not UTF-8"),
+        })
+    }
+}
+
+/// Appends little-endian values to a byte vector.
+#[derive(Default)]
+pub struct Writer {
+    /// The bytes so far.
+    pub bytes: Vec<u8>,
+}
+
+impl Writer {
+    /// A `u8`.
+    pub fn u8(&mut self, v: u8) {
+        self.bytes.push(v);
+    }
+
+    /// A `u16`.
+    pub fn u16(&mut self, v: u16) {
+        self.bytes.extend_from_slice(&v.to_le_bytes());
+    }
+
+    /// A `u32`.
+    pub fn u32(&mut self, v: u32) {
+        self.bytes.extend_from_slice(&v.to_le_bytes());
+    }
+
+    /// A `u64`.
+    pub fn u64(&mut self, v: u64) {
+        self.bytes.extend_from_slice(&v.to_le_bytes());
+    }
+
+    /// An `f32`.
+    pub fn f32(&mut self, v: f32) {
+        self.bytes.extend_from_slice(&v.to_le_bytes());
+    }
+
+    /// An `f64`.
+    pub fn f64(&mut self, v: f64) {
+        self.bytes.extend_from_slice(&v.to_le_bytes());
+    }
+
+    /// Three `f32`.
+    pub fn vec3(&mut self, v: glam::Vec3) {
+        self.f32(v.x);
+        self.f32(v.y);
+        self.f32(v.z);
+    }
+
+    /// Zero bytes up to a multiple of `align`.
+    pub fn pad_to(&mut self, align: usize) {
+        while self.bytes.len() % align != 0 {
+            self.bytes.push(0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursor_reads_little_endian_and_reports_where_it_ran_out() {
+        let mut w = Writer::default();
+        w.u16(0x1234);
+        w.u32(7);
+        w.f32(1.5);
+        let mut c = Cursor::new(&w.bytes);
+        assert_eq!(c.u16("a").unwrap(), 0x1234);
+        assert_eq!(c.u32("b").unwrap(), 7);
+        assert_eq!(c.f32("c").unwrap(), 1.5);
+        let err = c.u8("d").unwrap_err();
+        assert_eq!(err.offset, 10);
+        assert!(err.message.contains("d: needs 1 bytes, 0 left"));
+    }
+
+    #[test]
+    fn cursor_rejects_non_finite_floats_and_bad_utf8() {
+        let mut c = Cursor::new(&[0, 0, 0xC0, 0x7F, 0xFF, 0xFE]);
+        assert!(c.f32("nan").unwrap_err().message.contains("not finite"));
+        assert!(c.str(2, "name").unwrap_err().message.contains("not UTF-8"));
+    }
+}

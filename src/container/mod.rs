@@ -1,0 +1,73 @@
+//! The streaming container: one compressed clip per file, metadata up front,
+//! segments in seek-indexed, checksummed pages.
+//!
+//! This module owns every byte of the file. [`write`] turns a
+//! [`CompressedClip`](crate::CompressedClip) into those bytes (atomically on
+//! disk), [`read`] opens them from any `AsRef<[u8]>` (a `Vec<u8>` in tests, a
+//! memory map in production, see [`mmap`]) and samples them through the
+//! stateless sampler. The format itself follows.
+//!
+#![doc = include_str!("../../FORMAT.md")]
+
+pub mod bytes;
+pub mod mmap;
+pub mod read;
+pub mod write;
+
+pub use read::{PageState, StreamReader, VerifyReport};
+pub use write::{encode_stream, write_stream, WriteOptions, WriteSummary};
+
+/// The first eight bytes of every file.
+pub const MAGIC: [u8; 8] = *b"CINESTRM";
+
+/// The format version this build writes, and the only one it reads.
+/// See "Version policy" above.
+pub const FORMAT_VERSION: u16 = 1;
+
+/// Header length in bytes.
+pub const HEADER_LEN: usize = 64;
+
+/// Header flag: at least one page is lz4-compressed.
+pub const FLAG_LZ4_PAGES: u16 = 1;
+
+/// Sections and pages start at multiples of this.
+pub const ALIGN: usize = 8;
+
+/// Bytes of one segment entry in the index.
+pub const SEGMENT_ENTRY_LEN: usize = 16;
+
+/// Bytes of one page entry in the index.
+pub const PAGE_ENTRY_LEN: usize = 24;
+
+/// Page compression: stored as is.
+pub const COMPRESSION_NONE: u8 = 0;
+
+/// Page compression: one lz4 block.
+pub const COMPRESSION_LZ4: u8 = 1;
+
+/// Parent index of a root bone on disk.
+pub const NO_PARENT: u16 = 0xFFFF;
+
+/// Bind flag: rotation stored.
+pub const BIND_ROTATION: u8 = 1;
+/// Bind flag: translation stored.
+pub const BIND_TRANSLATION: u8 = 2;
+/// Bind flag: scale stored.
+pub const BIND_SCALE: u8 = 4;
+
+/// Largest page a reader accepts (decoded), so that a corrupt length cannot
+/// make it allocate without bound.
+pub const MAX_PAGE_LEN: usize = 1 << 30;
+
+/// Rounds `n` up to a multiple of [`ALIGN`].
+pub(crate) fn align(n: usize) -> usize {
+    n.div_ceil(ALIGN) * ALIGN
+}
+
+/// One CRC-32 over `bytes`.
+pub(crate) fn crc32(bytes: &[u8]) -> u32 {
+    crc32fast::hash(bytes)
+}
+
+#[cfg(test)]
+mod tests;

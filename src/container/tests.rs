@@ -1,0 +1,367 @@
+//! Round trips through container bytes and every way a file can be broken.
+
+use std::sync::Arc;
+
+use glam::{Quat, Vec3};
+use proptest::prelude::*;
+
+use super::*;
+use crate::clip::{Bone, Clip, LengthUnit, Skeleton, TrackKind, Transform};
+use crate::compress::{compress, CompressSettings};
+use crate::error::Error;
+use crate::procedural::{cinematic, CinematicSpec};
+use crate::CompressedClip;
+
+/// A clip with every kind of sub-track: animated, constant and default
+/// rotations, translations and scales.
+fn every_kind_clip(samples: usize) -> Clip {
+    let bone = |name: &str, parent, y| Bone {
+        name: name.into(),
+        parent,
+        bind: Transform::from_rotation_translation(Quat::IDENTITY, Vec3::new(0.0, y, 0.0)),
+    };
+    let skeleton = Arc::new(
+        Skeleton::new(vec![
+            bone("root", None, 0.0),
+            bone("a", Some(0), 10.0),
+            bone("b", Some(1), 10.0),
+            bone("c", Some(0), 5.0),
+        ])
+        .unwrap(),
+    );
+    let mut poses = Vec::new();
+    for s in 0..samples {
+        let t = s as f32 / 30.0;
+        let mut pose = skeleton.bind_pose();
+        pose[0].translation = Vec3::new(50.0 * t, 0.0, 3.0 * t.sin());
+        pose[0].rotation = Quat::from_rotation_y(0.7 * t);
+        pose[1].rotation = Quat::from_rotation_x(0.4);
+        pose[1].scale = Vec3::splat(1.0 + 0.2 * t.sin());
+        pose[2].rotation = Quat::from_rotation_z(2.0 * t.cos());
+        pose[2].translation = Vec3::new(0.0, 12.0, 0.0);
+        pose[3].scale = Vec3::new(2.0, 1.0, 1.0);
+        poses.extend(pose);
+    }
+    Clip::from_poses("every-kind", skeleton, 30.0, LengthUnit::CENTIMETRE, poses).unwrap()
+}
+
+fn compressed(clip: &Clip) -> CompressedClip {
+    compress(clip, &CompressSettings::default()).unwrap().0
+}
+
+fn encoded(clip: &CompressedClip, options: &WriteOptions) -> Vec<u8> {
+    encode_stream(clip, options).unwrap().0
+}
+
+fn assert_same_as_memory(clip: &CompressedClip, bytes: &[u8]) {
+    let reader = StreamReader::open(bytes).unwrap();
+    assert_eq!(reader.meta(), clip.meta());
+    let bones = clip.meta().num_bones();
+    let mut from_memory = vec![Transform::IDENTITY; bones];
+    let mut from_file = vec![Transform::IDENTITY; bones];
+    for s in 0..clip.meta().num_samples() {
+        clip.decode_sample(s, &mut from_memory);
+        reader.decode_sample(s, &mut from_file).unwrap();
+        assert_eq!(from_memory, from_file, "sample {s}");
+    }
+    assert!(reader.verify().is_sound());
+}
+
+#[test]
+fn every_track_kind_round_trips_through_the_file() {
+    let clip = compressed(&every_kind_clip(70));
+    let kinds = &clip.meta().kinds;
+    assert_eq!(
+        kinds[0],
+        [TrackKind::Animated, TrackKind::Animated, TrackKind::Default]
+    );
+    assert_eq!(
+        kinds[1],
+        [TrackKind::Constant, TrackKind::Default, TrackKind::Animated]
+    );
+    assert_eq!(
+        kinds[2],
+        [TrackKind::Animated, TrackKind::Constant, TrackKind::Default]
+    );
+    assert_eq!(
+        kinds[3],
+        [TrackKind::Default, TrackKind::Default, TrackKind::Constant]
+    );
+    for options in [
+        WriteOptions::default(),
+        WriteOptions::default().with_page_bytes(100),
+        WriteOptions::default().with_page_bytes(1).with_lz4(true),
+        WriteOptions::default().with_lz4(true),
+    ] {
+        assert_same_as_memory(&clip, &encoded(&clip, &options));
+    }
+}
+
+#[test]
+fn writing_is_deterministic_and_pages_split_as_asked() {
+    let clip = compressed(&cinematic(&CinematicSpec::default().with_seconds(20.0)));
+    let options = WriteOptions::default().with_page_bytes(4096);
+    let (a, summary) = encode_stream(&clip, &options).unwrap();
+    let (b, _) = encode_stream(&clip, &options).unwrap();
+    assert_eq!(a, b);
+    let reader = StreamReader::open(&a).unwrap();
+    assert_eq!(reader.pages().len(), summary.pages);
+    assert!(summary.pages > 1);
+    for page in reader.pages() {
+        assert!(
+            page.decoded_len as usize <= 4096
+                || reader
+                    .segments()
+                    .iter()
+                    .filter(|s| reader.pages()[s.page as usize] == *page)
+                    .count()
+                    == 1
+        );
+    }
+}
+
+#[test]
+fn sampling_at_key_times_returns_the_decoded_keys_exactly() {
+    let clip = compressed(&every_kind_clip(50));
+    let bytes = encoded(&clip, &WriteOptions::default());
+    let reader = StreamReader::open(&bytes[..]).unwrap();
+    let bones = clip.meta().num_bones();
+    let (mut key, mut sampled) = (
+        vec![Transform::IDENTITY; bones],
+        vec![Transform::IDENTITY; bones],
+    );
+    for s in 0..50 {
+        reader.decode_sample(s, &mut key).unwrap();
+        reader.sample(s as f32 / 30.0, &mut sampled).unwrap();
+        assert_eq!(key, sampled, "sample {s}");
+        for (bone, expected) in key.iter().enumerate() {
+            let one = reader.sample_bone(bone, s as f32 / 30.0).unwrap();
+            assert_eq!(one, *expected);
+        }
+    }
+}
+
+#[test]
+fn forward_backward_and_random_order_give_identical_poses() {
+    let clip = compressed(&cinematic(&CinematicSpec::default().with_seconds(5.0)));
+    let bytes = encoded(&clip, &WriteOptions::default().with_lz4(true));
+    let reader = StreamReader::open(bytes).unwrap();
+    let bones = reader.meta().num_bones();
+    let times: Vec<f32> = (0..400).map(|i| i as f32 * 0.01337).collect();
+    let sample_all = |order: &mut dyn Iterator<Item = usize>| {
+        let mut out = vec![Vec::new(); times.len()];
+        let mut pose = vec![Transform::IDENTITY; bones];
+        for i in order {
+            reader.sample(times[i], &mut pose).unwrap();
+            out[i] = pose.clone();
+        }
+        out
+    };
+    let forward = sample_all(&mut (0..times.len()));
+    let backward = sample_all(&mut (0..times.len()).rev());
+    let random = sample_all(&mut (0..times.len()).map(|i| (i * 7919) % times.len()));
+    assert_eq!(forward, backward);
+    assert_eq!(forward, random);
+    // Between keys the pose is interpolated: sample 10.5 lies between keys 10 and 11.
+    let mut mid = vec![Transform::IDENTITY; bones];
+    reader.sample(10.5 / 30.0, &mut mid).unwrap();
+    let (mut k10, mut k11) = (mid.clone(), mid.clone());
+    reader.decode_sample(10, &mut k10).unwrap();
+    reader.decode_sample(11, &mut k11).unwrap();
+    let expected = (k10[1].translation + k11[1].translation) * 0.5;
+    assert!((mid[1].translation - expected).length() < 1e-4);
+}
+
+#[test]
+fn a_flipped_byte_in_any_page_fails_that_page() {
+    let clip = compressed(&cinematic(&CinematicSpec::default().with_seconds(4.0)));
+    let bytes = encoded(&clip, &WriteOptions::default().with_page_bytes(512));
+    let pages = StreamReader::open(&bytes[..]).unwrap().pages().to_vec();
+    assert!(pages.len() > 2);
+    for (index, page) in pages.iter().enumerate() {
+        for at in [
+            0,
+            page.stored_len as usize / 2,
+            page.stored_len as usize - 1,
+        ] {
+            let mut broken = bytes.clone();
+            broken[page.offset as usize + at] ^= 0x10;
+            let reader = StreamReader::open(&broken[..]).unwrap();
+            let report = reader.verify();
+            assert_eq!(report.corrupt_pages.len(), 1);
+            assert_eq!(report.corrupt_pages[0].0, index);
+            assert!(
+                report.corrupt_pages[0].1.contains(&format!("page {index}")),
+                "{}",
+                report.corrupt_pages[0].1
+            );
+            // Sampling a time in that page fails with the same error; others still work.
+            let segment = reader
+                .segments()
+                .iter()
+                .position(|s| s.page as usize == index)
+                .unwrap();
+            let (first, _) = reader.meta().segments.segment(segment);
+            let mut pose = vec![Transform::IDENTITY; reader.meta().num_bones()];
+            let err = reader.decode_sample(first, &mut pose).unwrap_err();
+            assert!(
+                matches!(err, Error::Container(read::ContainerError::CorruptPage { page, .. }) if page == index)
+            );
+        }
+    }
+}
+
+#[test]
+fn any_flipped_byte_outside_pages_fails_open_and_none_panics() {
+    let clip = compressed(&every_kind_clip(40));
+    let bytes = encoded(&clip, &WriteOptions::default());
+    let pages_start = StreamReader::open(&bytes[..]).unwrap().pages()[0].offset as usize;
+    for at in 0..bytes.len() {
+        let mut broken = bytes.clone();
+        broken[at] ^= 0x01;
+        match StreamReader::open(&broken[..]) {
+            Err(_) => assert!(at < pages_start || broken[at..].is_empty(), "byte {at}"),
+            Ok(reader) => {
+                assert!(
+                    at >= pages_start,
+                    "byte {at} in the header, metadata or index passed open"
+                );
+                assert!(!reader.verify().is_sound(), "byte {at}");
+            }
+        }
+    }
+}
+
+#[test]
+fn truncation_at_any_offset_is_an_error() {
+    let clip = compressed(&every_kind_clip(40));
+    let bytes = encoded(&clip, &WriteOptions::default());
+    for len in 0..bytes.len() {
+        let err = StreamReader::open(&bytes[..len]).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Container(read::ContainerError::Truncated { .. })
+            ),
+            "length {len}: {err}"
+        );
+    }
+}
+
+#[test]
+fn wrong_magic_and_version_have_their_own_errors() {
+    let clip = compressed(&every_kind_clip(10));
+    let mut bytes = encoded(&clip, &WriteOptions::default());
+    let mut bad_magic = bytes.clone();
+    bad_magic[0] = b'X';
+    assert!(matches!(
+        StreamReader::open(&bad_magic[..]).unwrap_err(),
+        Error::Container(read::ContainerError::BadMagic { .. })
+    ));
+    for version in [0u16, FORMAT_VERSION + 1] {
+        bytes[8..10].copy_from_slice(&version.to_le_bytes());
+        let err = StreamReader::open(&bytes[..]).unwrap_err();
+        assert!(
+            matches!(err, Error::Container(read::ContainerError::UnsupportedVersion { found, supported: FORMAT_VERSION }) if found == version),
+            "{err}"
+        );
+        assert!(err
+            .to_string()
+            .contains(&format!("format version {version}")));
+    }
+}
+
+#[test]
+fn pose_and_bone_mistakes_are_errors_not_panics() {
+    let clip = compressed(&every_kind_clip(10));
+    let bytes = encoded(&clip, &WriteOptions::default());
+    let reader = StreamReader::open(&bytes[..]).unwrap();
+    let mut short = vec![Transform::IDENTITY; 2];
+    assert!(reader.sample(0.1, &mut short).is_err());
+    assert!(reader.sample_bone(99, 0.1).is_err());
+    // Times outside the clip clamp; NaN and infinities do not panic.
+    let mut pose = vec![Transform::IDENTITY; 4];
+    for t in [-5.0, 1e9, f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        reader.sample(t, &mut pose).unwrap();
+    }
+}
+
+#[test]
+fn files_are_written_atomically() {
+    let dir = std::env::temp_dir().join(format!("cinestream-write-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("clip.cine");
+    let clip = compressed(&every_kind_clip(20));
+    std::fs::write(&path, b"old contents").unwrap();
+    let summary = write_stream(&clip, &WriteOptions::default(), &path).unwrap();
+    let written = std::fs::read(&path).unwrap();
+    assert_eq!(written.len(), summary.file_bytes);
+    assert_eq!(written, encoded(&clip, &WriteOptions::default()));
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n != "clip.cine")
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    // A failing write leaves nothing under the final name.
+    let missing = dir.join("no-such-dir").join("clip.cine");
+    assert!(write_stream(&clip, &WriteOptions::default(), &missing).is_err());
+    assert!(!missing.exists());
+    // The memory-mapped reader reads what was written.
+    let reader = StreamReader::open_file(&path).unwrap();
+    assert!(reader.verify().is_sound());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn readers_are_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<StreamReader<Vec<u8>>>();
+    check::<StreamReader<mmap::MappedFile>>();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn random_clips_round_trip(
+        bones in 1usize..6,
+        samples in 1usize..40,
+        seed in any::<u64>(),
+        page_bytes in 1usize..2000,
+        lz4 in any::<bool>(),
+    ) {
+        let mut rng = seed;
+        let mut next = move || {
+            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((rng >> 33) as f32 / (1u64 << 31) as f32) * 2.0 - 1.0
+        };
+        let skeleton = Arc::new(Skeleton::new((0..bones).map(|b| Bone {
+            name: format!("b{b}"),
+            parent: b.checked_sub(1),
+            bind: Transform::from_rotation_translation(Quat::IDENTITY, Vec3::new(0.0, 5.0, 0.0)),
+        }).collect()).unwrap());
+        let speeds: Vec<f32> = (0..bones * 3).map(|_| next()).collect();
+        let mut poses = Vec::new();
+        for s in 0..samples {
+            for b in 0..bones {
+                let t = s as f32 * 0.1;
+                poses.push(Transform {
+                    rotation: Quat::from_euler(glam::EulerRot::XYZ, speeds[3 * b] * t, speeds[3 * b + 1], 2.0 * t),
+                    translation: Vec3::new(speeds[3 * b + 2] * t * 10.0, 5.0, 0.0),
+                    scale: if b == 0 { Vec3::ONE } else { Vec3::splat(1.0 + 0.1 * (speeds[3 * b] * t).sin()) },
+                });
+            }
+        }
+        let clip = Clip::from_poses("random", skeleton, 30.0, LengthUnit::CENTIMETRE, poses).unwrap();
+        let compressed = compressed(&clip);
+        let bytes = encoded(&compressed, &WriteOptions::default().with_page_bytes(page_bytes).with_lz4(lz4));
+        assert_same_as_memory(&compressed, &bytes);
+        let reader = StreamReader::open(&bytes[..]).unwrap();
+        let report = crate::metric::measure_error(&clip.clone().with_loop_mode(reader.meta().loop_mode), &reader, &crate::metric::MetricSettings::default());
+        // A wrap loop drops the last sample; compare what is stored.
+        if reader.meta().num_samples() == clip.num_samples() {
+            prop_assert!(report.unwrap().max_cm <= 0.01);
+        }
+    }
+}

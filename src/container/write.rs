@@ -1,0 +1,371 @@
+//! The writer: a compressed clip into container bytes, and onto disk atomically.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::bytes::Writer;
+use super::{
+    align, crc32, ALIGN, BIND_ROTATION, BIND_SCALE, BIND_TRANSLATION, COMPRESSION_LZ4,
+    COMPRESSION_NONE, FLAG_LZ4_PAGES, FORMAT_VERSION, HEADER_LEN, MAGIC, NO_PARENT,
+};
+use crate::clip::{LoopMode, TrackKind, Transform};
+use crate::compressed::{Channel, CompressedClip};
+use crate::error::{Error, Result};
+
+/// Writer settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WriteOptions {
+    /// Largest page, in bytes of segments; a larger segment gets a page of its
+    /// own. Default: 64 KiB.
+    pub page_bytes: usize,
+    /// Compress pages with lz4 where it saves at least an eighth. Default: off.
+    pub lz4: bool,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            page_bytes: 64 * 1024,
+            lz4: false,
+        }
+    }
+}
+
+impl WriteOptions {
+    /// Sets the page size in bytes.
+    pub fn with_page_bytes(mut self, bytes: usize) -> Self {
+        self.page_bytes = bytes;
+        self
+    }
+
+    /// Turns lz4 page compression on or off.
+    pub fn with_lz4(mut self, lz4: bool) -> Self {
+        self.lz4 = lz4;
+        self
+    }
+}
+
+/// What was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteSummary {
+    /// File length.
+    pub file_bytes: usize,
+    /// Metadata section length.
+    pub metadata_bytes: usize,
+    /// Segment bytes before page compression.
+    pub segment_bytes: usize,
+    /// Pages written.
+    pub pages: usize,
+    /// Pages stored with lz4.
+    pub lz4_pages: usize,
+}
+
+impl WriteSummary {
+    /// Bytes the container adds to the codec payload (metadata and segments):
+    /// header, index, and alignment padding, minus what lz4 saved.
+    pub fn container_overhead(&self) -> isize {
+        self.file_bytes as isize - (self.metadata_bytes + self.segment_bytes) as isize
+    }
+}
+
+fn too_big(what: &str) -> Error {
+    Error::InvalidSettings {
+        message: format!("{what} does not fit the container format"),
+    }
+}
+
+fn to_u32(n: usize, what: &str) -> Result<u32> {
+    u32::try_from(n).map_err(|_| too_big(what))
+}
+
+/// The metadata section.
+fn encode_metadata(clip: &CompressedClip) -> Result<Vec<u8>> {
+    let meta = clip.meta();
+    let mut w = Writer::default();
+    w.u32(to_u32(meta.name.len(), "clip name")?);
+    w.bytes.extend_from_slice(meta.name.as_bytes());
+    w.f32(meta.sample_rate);
+    w.u32(to_u32(meta.num_samples(), "sample count")?);
+    w.u32(to_u32(meta.segments.count(), "segment count")?);
+    w.u8(match meta.loop_mode {
+        LoopMode::Clamp => 0,
+        LoopMode::Wrap => 1,
+    });
+    w.u8(0);
+    w.f64(meta.unit.cm_per_unit());
+    w.f32(meta.threshold_cm);
+    w.f32(meta.shell_cm);
+    let skeleton = &meta.skeleton;
+    w.u32(to_u32(skeleton.len(), "bone count")?);
+    for bone in skeleton.bones() {
+        w.u16(bone.parent.map_or(NO_PARENT, |p| p as u16));
+        let b = &bone.bind;
+        let identity = Transform::IDENTITY;
+        let mut flags = 0;
+        if b.rotation != identity.rotation {
+            flags |= BIND_ROTATION;
+        }
+        if b.translation != identity.translation {
+            flags |= BIND_TRANSLATION;
+        }
+        if b.scale != identity.scale {
+            flags |= BIND_SCALE;
+        }
+        w.u8(flags);
+        let name_len = u16::try_from(bone.name.len()).map_err(|_| too_big("a bone name"))?;
+        w.u16(name_len);
+        w.bytes.extend_from_slice(bone.name.as_bytes());
+        if flags & BIND_ROTATION != 0 {
+            for v in b.rotation.to_array() {
+                w.f32(v);
+            }
+        }
+        if flags & BIND_TRANSLATION != 0 {
+            w.vec3(b.translation);
+        }
+        if flags & BIND_SCALE != 0 {
+            w.vec3(b.scale);
+        }
+    }
+    let mut kinds = vec![0u8; (skeleton.len() * 6).div_ceil(8)];
+    for (bone, k) in meta.kinds.iter().enumerate() {
+        for (channel, kind) in k.iter().enumerate() {
+            let code = match kind {
+                TrackKind::Default => 0u8,
+                TrackKind::Constant => 1,
+                TrackKind::Animated => 2,
+            };
+            let bit = (bone * 3 + channel) * 2;
+            kinds[bit / 8] |= code << (bit % 8);
+        }
+    }
+    w.bytes.extend_from_slice(&kinds);
+    for c in &meta.constants {
+        w.vec3(c.value);
+    }
+    for t in &meta.animated {
+        w.vec3(t.range.min);
+        w.vec3(t.range.extent);
+        if t.channel == Channel::Rotation {
+            w.vec3(t.reference_xyz);
+        }
+    }
+    Ok(w.bytes)
+}
+
+/// A page as written: its segments' bytes, stored form and compression.
+struct Page {
+    decoded_len: usize,
+    stored: Vec<u8>,
+    compression: u8,
+}
+
+/// Encodes a compressed clip into container bytes. Deterministic: the same
+/// clip and options give the same bytes.
+pub fn encode_stream(
+    clip: &CompressedClip,
+    options: &WriteOptions,
+) -> Result<(Vec<u8>, WriteSummary)> {
+    if options.page_bytes == 0 || options.page_bytes > super::MAX_PAGE_LEN {
+        return Err(Error::InvalidSettings {
+            message: format!(
+                "page size must be in 1..={} bytes, not {}",
+                super::MAX_PAGE_LEN,
+                options.page_bytes
+            ),
+        });
+    }
+    let meta = clip.meta();
+    let metadata = encode_metadata(clip)?;
+
+    // Whole segments into pages, in order.
+    let count = meta.segments.count();
+    let mut entries = Vec::with_capacity(count);
+    let mut pages: Vec<Page> = Vec::new();
+    let mut current: Vec<u8> = Vec::new();
+    let mut current_index = 0u32;
+    let flush = |current: &mut Vec<u8>, pages: &mut Vec<Page>| {
+        let decoded = std::mem::take(current);
+        let page = if options.lz4 {
+            let packed = lz4_flex::block::compress(&decoded);
+            if packed.len() <= decoded.len() - decoded.len() / 8 {
+                Page {
+                    decoded_len: decoded.len(),
+                    stored: packed,
+                    compression: COMPRESSION_LZ4,
+                }
+            } else {
+                Page {
+                    decoded_len: decoded.len(),
+                    stored: decoded,
+                    compression: COMPRESSION_NONE,
+                }
+            }
+        } else {
+            Page {
+                decoded_len: decoded.len(),
+                stored: decoded,
+                compression: COMPRESSION_NONE,
+            }
+        };
+        pages.push(page);
+    };
+    for segment in 0..count {
+        let bytes = clip.segment_bytes(segment);
+        if max_page_len(&current, bytes, options.page_bytes) {
+            flush(&mut current, &mut pages);
+            current_index += 1;
+        }
+        let (first, _) = meta.segments.segment(segment);
+        entries.push((
+            to_u32(first, "first sample")?,
+            current_index,
+            to_u32(current.len(), "page offset")?,
+            to_u32(bytes.len(), "segment length")?,
+        ));
+        current.extend_from_slice(bytes);
+        if current.len() > super::MAX_PAGE_LEN {
+            return Err(too_big("a segment"));
+        }
+    }
+    flush(&mut current, &mut pages);
+
+    // Layout: header, metadata, index, pages.
+    let metadata_offset = HEADER_LEN;
+    let index_offset = align(metadata_offset + metadata.len());
+    let index_len =
+        8 + entries.len() * super::SEGMENT_ENTRY_LEN + pages.len() * super::PAGE_ENTRY_LEN;
+    let pages_offset = align(index_offset + index_len);
+    let mut page_offsets = Vec::with_capacity(pages.len());
+    let mut end = pages_offset;
+    for page in &pages {
+        page_offsets.push(end);
+        end = align(end + page.stored.len());
+    }
+    let file_len = page_offsets
+        .last()
+        .map_or(pages_offset, |&o| o + pages[pages.len() - 1].stored.len());
+
+    let mut index = Writer::default();
+    index.u32(to_u32(entries.len(), "segment count")?);
+    index.u32(to_u32(pages.len(), "page count")?);
+    for (first, page, offset, len) in &entries {
+        index.u32(*first);
+        index.u32(*page);
+        index.u32(*offset);
+        index.u32(*len);
+    }
+    for (page, &offset) in pages.iter().zip(&page_offsets) {
+        index.u64(offset as u64);
+        index.u32(to_u32(page.stored.len(), "page length")?);
+        index.u32(to_u32(page.decoded_len, "page length")?);
+        index.u8(page.compression);
+        index.bytes.extend_from_slice(&[0; 3]);
+        index.u32(crc32(&page.stored));
+    }
+    debug_assert_eq!(index.bytes.len(), index_len);
+
+    let lz4_pages = pages
+        .iter()
+        .filter(|p| p.compression == COMPRESSION_LZ4)
+        .count();
+    let mut header = Writer::default();
+    header.bytes.extend_from_slice(&MAGIC);
+    header.u16(FORMAT_VERSION);
+    header.u16(if lz4_pages > 0 { FLAG_LZ4_PAGES } else { 0 });
+    header.u32(to_u32(metadata.len(), "metadata")?);
+    header.u64(file_len as u64);
+    header.u64(index_offset as u64);
+    header.u32(to_u32(index_len, "index")?);
+    header.u32(crc32(&metadata));
+    header.u32(crc32(&index.bytes));
+    header.u32(0);
+    header.u64(pages_offset as u64);
+    header.u32(0);
+    let checksum = crc32(&header.bytes);
+    header.u32(checksum);
+    debug_assert_eq!(header.bytes.len(), HEADER_LEN);
+
+    let mut out = header.bytes;
+    out.extend_from_slice(&metadata);
+    out.resize(index_offset, 0);
+    out.extend_from_slice(&index.bytes);
+    for (page, &offset) in pages.iter().zip(&page_offsets) {
+        out.resize(offset, 0);
+        out.extend_from_slice(&page.stored);
+    }
+    debug_assert_eq!(out.len(), file_len);
+    debug_assert_eq!(ALIGN, 8);
+    let summary = WriteSummary {
+        file_bytes: out.len(),
+        metadata_bytes: metadata.len(),
+        segment_bytes: clip.segment_data_len(),
+        pages: pages.len(),
+        lz4_pages,
+    };
+    Ok((out, summary))
+}
+
+/// Whether adding `next` to the page would pass the page size (a page
+/// always takes at least one segment).
+fn max_page_len(current: &[u8], next: &[u8], page_bytes: usize) -> bool {
+    !current.is_empty() && current.len() + next.len() > page_bytes
+}
+
+/// Encodes a compressed clip and writes it to `path` atomically: the bytes
+/// go to a temporary file in the same directory, which is flushed to disk
+/// and then renamed over `path`. A writer killed at any point leaves either
+/// the old file or the new one under `path`, never a part of one.
+pub fn write_stream(
+    clip: &CompressedClip,
+    options: &WriteOptions,
+    path: &Path,
+) -> Result<WriteSummary> {
+    let (bytes, summary) = encode_stream(clip, options)?;
+    write_atomically(path, &bytes)?;
+    Ok(summary)
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let io = |p: &Path| {
+        let p = p.to_path_buf();
+        move |source| Error::Io { path: p, source }
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| Error::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"),
+        })?
+        .to_string_lossy()
+        .into_owned();
+    let temp = dir.join(format!(
+        ".{name}.tmp-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let result = (|| {
+        let mut file = std::fs::File::create(&temp).map_err(io(&temp))?;
+        file.write_all(bytes).map_err(io(&temp))?;
+        file.sync_all().map_err(io(&temp))?;
+        drop(file);
+        std::fs::rename(&temp, path).map_err(io(path))?;
+        // Make the rename itself durable where the platform allows it.
+        if let Ok(d) = std::fs::File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result
+}
