@@ -450,6 +450,16 @@ impl Clip {
         self
     }
 
+    /// The first `samples` samples (at least one, at most all) as a clip of
+    /// the same loop mode: what a wrapping clip stores of its source.
+    pub fn prefix(&self, samples: usize) -> Clip {
+        let samples = samples.clamp(1, self.num_samples);
+        let mut clip = self.clone();
+        clip.poses.truncate(samples * self.skeleton.len());
+        clip.num_samples = samples;
+        clip
+    }
+
     /// The clip's name (file stem or animation name).
     pub fn name(&self) -> &str {
         &self.name

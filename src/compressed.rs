@@ -194,9 +194,9 @@ pub struct ClipMeta {
     /// Segment split.
     pub segments: SegmentLayout,
     /// Error threshold the clip was compressed to, in cm (informational).
-    pub threshold_cm: f32,
+    pub threshold_cm: f64,
     /// Shell distance the error was measured at, in cm (informational).
-    pub shell_cm: f32,
+    pub shell_cm: f64,
     /// Bind pose with constant tracks applied: the pose before animated tracks are decoded.
     base_pose: Vec<Transform>,
 }
@@ -216,8 +216,8 @@ impl ClipMeta {
         constants: Vec<ConstantTrack>,
         animated: Vec<AnimatedTrack>,
         segments: SegmentLayout,
-        threshold_cm: f32,
-        shell_cm: f32,
+        threshold_cm: f64,
+        shell_cm: f64,
     ) -> ClipMeta {
         let mut base_pose = skeleton.bind_pose();
         for c in &constants {
@@ -451,7 +451,8 @@ impl CompressedClip {
 
     /// Size of the codec output with all the metadata a decoder needs besides
     /// the skeleton: a 24-byte clip header, two bits per sub-track for its
-    /// kind, 12 bytes per constant value, 24 bytes per clip range, a 4-byte
+    /// kind, 12 bytes per constant value, 24 bytes per clip range and 12 per
+    /// reference rotation, a 4-byte
     /// offset per segment and the segment bytes. The skeleton (names,
     /// parents, bind pose) is shared by every clip of a character and is not
     /// counted here, as in ACL's figures; the container's file size counts it.
@@ -460,6 +461,11 @@ impl CompressedClip {
         24 + (m.num_bones() * 3 * 2).div_ceil(8)
             + m.constants.len() * 12
             + m.animated.len() * 24
+            + m.animated
+                .iter()
+                .filter(|t| t.channel == Channel::Rotation)
+                .count()
+                * 12
             + m.segments.count() * 4
             + self.data.len()
     }

@@ -76,9 +76,23 @@ pub enum Error {
         message: String,
     },
     /// A container file is malformed, corrupt or of another version.
+    // Not a `#[source]`: the message already includes it, and error
+    // reporters that print the chain would repeat it.
     #[error("container: {0}")]
-    Container(#[from] crate::container::read::ContainerError),
+    Container(crate::container::read::ContainerError),
     /// A pose could not be sampled.
     #[error("sample: {0}")]
-    Sample(#[from] crate::sample::SampleError),
+    Sample(crate::sample::SampleError),
+}
+
+impl From<crate::container::read::ContainerError> for Error {
+    fn from(e: crate::container::read::ContainerError) -> Self {
+        Error::Container(e)
+    }
+}
+
+impl From<crate::sample::SampleError> for Error {
+    fn from(e: crate::sample::SampleError) -> Self {
+        Error::Sample(e)
+    }
 }

@@ -283,14 +283,14 @@ pub fn compress(
         classes.constants.clone(),
         tracks.iter().map(|t| t.track).collect(),
         layout,
-        settings.threshold_cm as f32,
-        settings.shell_cm as f32,
+        settings.threshold_cm,
+        settings.shell_cm,
     );
     let mut segments: Vec<search::SegmentResult> = (0..layout.count())
         .into_par_iter()
         .map(|segment| search::search_segment(&ctx, &meta, &tracks, segment, &[]))
         .collect();
-    let stored = clip_prefix(clip, samples, loop_mode)?;
+    let stored = clip.prefix(samples).with_loop_mode(loop_mode);
 
     // The promise: measure what the sampler decodes; give bits where a bone is over.
     let mut compressed;
@@ -373,26 +373,6 @@ fn over_threshold(report: &ErrorReport, ctx: &Context, threshold_cm: f64) -> Vec
         }
     }
     over
-}
-
-/// The clip as stored: without its last sample when it wraps.
-fn clip_prefix(clip: &Clip, samples: usize, loop_mode: LoopMode) -> Result<Clip> {
-    if samples == clip.num_samples() {
-        return Ok(clip.clone().with_loop_mode(loop_mode));
-    }
-    let bones = clip.num_bones();
-    Clip::from_poses(
-        clip.name(),
-        clip.skeleton().clone(),
-        clip.sample_rate(),
-        clip.unit(),
-        clip.poses()[..samples * bones].to_vec(),
-    )
-    .map(|c| c.with_loop_mode(loop_mode))
-    .map_err(|source| Error::InvalidClip {
-        source_name: clip.name().to_string(),
-        source,
-    })
 }
 
 fn choose_loop_mode(ctx: &Context, policy: LoopPolicy) -> LoopMode {

@@ -574,8 +574,8 @@ fn parse_metadata(bytes: &[u8]) -> std::result::Result<ClipMeta, ReadFault> {
         offset: at,
         message: "length unit is not positive".into(),
     })?;
-    let threshold_cm = c.f32("threshold")?;
-    let shell_cm = c.f32("shell distance")?;
+    let threshold_cm = c.f64("threshold")?;
+    let shell_cm = c.f64("shell distance")?;
     let at = c.offset();
     let bone_count = c.u32("bone count")? as usize;
     // A bone takes at least 5 bytes: parent, flags, name length.

@@ -95,8 +95,8 @@ fn encode_metadata(clip: &CompressedClip) -> Result<Vec<u8>> {
     });
     w.u8(0);
     w.f64(meta.unit.cm_per_unit());
-    w.f32(meta.threshold_cm);
-    w.f32(meta.shell_cm);
+    w.f64(meta.threshold_cm);
+    w.f64(meta.shell_cm);
     let skeleton = &meta.skeleton;
     w.u32(to_u32(skeleton.len(), "bone count")?);
     for bone in skeleton.bones() {

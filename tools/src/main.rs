@@ -21,7 +21,9 @@ struct Cli {
 enum Command {
     Batch(cmd::batch::Args),
     Demo(cmd::demo::Args),
+    Pack(cmd::pack::Args),
     Stats(cmd::stats::Args),
+    Verify(cmd::verify::Args),
 }
 
 fn main() -> ExitCode {
@@ -36,7 +38,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Batch(args) => cmd::batch::run(args),
         Command::Demo(args) => cmd::demo::run(args),
+        Command::Pack(args) => cmd::pack::run(args),
         Command::Stats(args) => cmd::stats::run(args),
+        Command::Verify(args) => cmd::verify::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,5 +1,8 @@
 //! The subcommands.
 
 pub mod batch;
+pub mod common;
 pub mod demo;
+pub mod pack;
 pub mod stats;
+pub mod verify;

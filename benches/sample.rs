@@ -1,0 +1,289 @@
+//! Sampling cost of a streamed clip, against a raw-`f32` lerp baseline.
+//!
+//! Two clips, a short one (152 samples) and a long one (1,901 samples): from
+//! the Bandai Namco corpus in `../shared/data/bandai-namco-1` when it is
+//! there, procedural 22-bone clips of the same lengths otherwise. Each clip is
+//! compressed with default settings, encoded (no lz4, default page size) and
+//! opened from a `Vec<u8>`; every page is checked once (`verify`) before
+//! measuring, so the numbers are the steady state of playback, not first
+//! touch. Per clip: full-pose `sample` walking forward, walking backward and
+//! at random times, `sample_bone` of the last bone at random times, and the
+//! same random full-pose times on the uncompressed poses (lerp translation and
+//! scale, shortest-arc nlerp rotation) as the floor a codec is measured
+//! against. Full-pose benches report per-bone throughput. Two more groups
+//! time compressing the short clip and opening the long clip's bytes.
+//!
+//! `cargo bench --bench sample` measures; `-- --test` runs each bench once.
+
+use std::hint::black_box;
+use std::io::BufRead as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use cinestream::compress::{compress, CompressSettings};
+use cinestream::container::{encode_stream, StreamReader, WriteOptions};
+use cinestream::import::{import_file, ImportOptions};
+use cinestream::procedural::{cinematic, CinematicSpec};
+use cinestream::{Clip, Transform};
+use criterion::{
+    criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
+};
+use glam::{Quat, Vec4};
+
+/// Samples of the short clip.
+const SHORT_SAMPLES: usize = 152;
+/// Samples of the long clip (the longest file of the corpus).
+const LONG_SAMPLES: usize = 1901;
+/// Playback step of the forward and backward walks.
+const STEP: f32 = 1.0 / 30.0;
+/// Precomputed random times, cycled.
+const RANDOM_TIMES: usize = 4096;
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/bandai-namco-1");
+
+/// One benchmarked clip: the source poses and the opened stream.
+struct Fixture {
+    label: &'static str,
+    source: String,
+    clip: Clip,
+    bytes: Vec<u8>,
+    reader: StreamReader<Vec<u8>>,
+}
+
+impl Fixture {
+    fn new(label: &'static str, source: String, clip: Clip) -> Fixture {
+        let (compressed, _) = compress(&clip, &CompressSettings::default()).expect("compress");
+        let (bytes, _) = encode_stream(&compressed, &WriteOptions::default()).expect("encode");
+        let reader = StreamReader::open(bytes.clone()).expect("open");
+        assert!(reader.verify().is_sound(), "fresh stream must verify");
+        Fixture {
+            label,
+            source,
+            clip,
+            bytes,
+            reader,
+        }
+    }
+}
+
+/// The `Frames:` count of a BVH file, read from its header only.
+fn bvh_frames(path: &Path) -> Option<usize> {
+    let file = std::fs::File::open(path).ok()?;
+    for line in std::io::BufReader::new(file).lines() {
+        let line = line.ok()?;
+        if let Some(rest) = line.trim_start().strip_prefix("Frames:") {
+            return rest.trim().parse().ok();
+        }
+    }
+    None
+}
+
+/// The corpus file with exactly `SHORT_SAMPLES` frames (else the closest),
+/// and the one with the most frames; `None` without the corpus.
+fn corpus_files() -> Option<(PathBuf, PathBuf)> {
+    let mut files: Vec<(PathBuf, usize)> = std::fs::read_dir(CORPUS)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x.eq_ignore_ascii_case("bvh")))
+        .filter_map(|p| bvh_frames(&p).map(|f| (p, f)))
+        .collect();
+    files.sort();
+    let short = files
+        .iter()
+        .min_by_key(|(_, f)| f.abs_diff(SHORT_SAMPLES))?
+        .0
+        .clone();
+    let long = files.iter().max_by_key(|(_, f)| *f)?.0.clone();
+    Some((short, long))
+}
+
+fn load(path: &Path) -> Clip {
+    import_file(path, &ImportOptions::default())
+        .expect("import corpus file")
+        .into_iter()
+        .next()
+        .expect("a BVH file holds one clip")
+}
+
+fn procedural(samples: usize) -> Clip {
+    cinematic(
+        &CinematicSpec::default()
+            .with_actors(1)
+            .with_seconds((samples - 1) as f64 / 30.0),
+    )
+}
+
+fn fixtures() -> [Fixture; 2] {
+    let [short, long] = match corpus_files() {
+        Some((short, long)) => [short, long].map(|p| {
+            let name = p.file_name().unwrap_or_default().to_string_lossy();
+            (format!("corpus {name}"), load(&p))
+        }),
+        None => [SHORT_SAMPLES, LONG_SAMPLES]
+            .map(|n| (format!("procedural, 1 actor, {n} samples"), procedural(n))),
+    };
+    let fixtures = [
+        Fixture::new("short", short.0, short.1),
+        Fixture::new("long", long.0, long.1),
+    ];
+    for f in &fixtures {
+        let meta = f.reader.meta();
+        println!(
+            "{} clip: {}: {} bones, {} source samples ({} stored), {:.2} s, {} bytes, {} pages",
+            f.label,
+            f.source,
+            meta.num_bones(),
+            f.clip.num_samples(),
+            meta.num_samples(),
+            meta.duration(),
+            f.bytes.len(),
+            f.reader.pages().len(),
+        );
+    }
+    fixtures
+}
+
+/// `count` times in `[0, duration]` from a xorshift generator.
+fn random_times(duration: f32, count: usize) -> Vec<f32> {
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    (0..count)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 24) as f32 * duration
+        })
+        .collect()
+}
+
+/// Samples the uncompressed poses at `time` (clamped): lerp for translation
+/// and scale, normalized lerp along the shortest arc for rotation.
+fn raw_sample(clip: &Clip, time: f32, pose: &mut [Transform]) {
+    let bones = clip.num_bones();
+    let last = clip.num_samples() - 1;
+    let position = (time * clip.sample_rate()).clamp(0.0, last as f32);
+    let a = (position as usize).min(last);
+    let b = (a + 1).min(last);
+    let alpha = position - a as f32;
+    let poses = clip.poses();
+    let (pa, pb) = (&poses[a * bones..][..bones], &poses[b * bones..][..bones]);
+    for ((out, ta), tb) in pose.iter_mut().zip(pa).zip(pb) {
+        let qa = Vec4::from(ta.rotation);
+        let mut qb = Vec4::from(tb.rotation);
+        if qa.dot(qb) < 0.0 {
+            qb = -qb;
+        }
+        *out = Transform {
+            rotation: Quat::from_vec4(qa.lerp(qb, alpha).normalize()),
+            translation: ta.translation.lerp(tb.translation, alpha),
+            scale: ta.scale.lerp(tb.scale, alpha),
+        };
+    }
+}
+
+fn bench_sampling(c: &mut Criterion, fixtures: &[Fixture]) {
+    for f in fixtures {
+        let reader = &f.reader;
+        let bones = reader.meta().num_bones();
+        let duration = reader.meta().duration() as f32;
+        let times = random_times(duration, RANDOM_TIMES);
+        let mut pose = vec![Transform::IDENTITY; bones];
+        let mut group = c.benchmark_group(format!("sample/{}", f.label));
+        group
+            .warm_up_time(Duration::from_secs(1))
+            .measurement_time(Duration::from_secs(3))
+            .sample_size(50)
+            .throughput(Throughput::Elements(bones as u64));
+
+        group.bench_function("forward", |b| {
+            let mut t = 0.0f32;
+            b.iter(|| {
+                reader.sample(black_box(t), &mut pose).expect("sample");
+                t += STEP;
+                if t > duration {
+                    t = 0.0;
+                }
+                black_box(&pose);
+            })
+        });
+        group.bench_function("backward", |b| {
+            let mut t = duration;
+            b.iter(|| {
+                reader.sample(black_box(t), &mut pose).expect("sample");
+                t -= STEP;
+                if t < 0.0 {
+                    t = duration;
+                }
+                black_box(&pose);
+            })
+        });
+        group.bench_function("random", |b| {
+            let mut i = 0;
+            b.iter(|| {
+                reader
+                    .sample(black_box(times[i]), &mut pose)
+                    .expect("sample");
+                i = (i + 1) % times.len();
+                black_box(&pose);
+            })
+        });
+        group.bench_function("raw_f32_lerp", |b| {
+            let mut i = 0;
+            b.iter(|| {
+                raw_sample(&f.clip, black_box(times[i]), &mut pose);
+                i = (i + 1) % times.len();
+                black_box(&pose);
+            })
+        });
+
+        group.throughput(Throughput::Elements(1));
+        let bone = bones - 1;
+        group.bench_function(BenchmarkId::new("bone", bone), |b| {
+            let mut i = 0;
+            b.iter(|| {
+                let t = reader
+                    .sample_bone(black_box(bone), black_box(times[i]))
+                    .expect("sample bone");
+                i = (i + 1) % times.len();
+                black_box(t)
+            })
+        });
+        group.finish();
+    }
+}
+
+fn bench_compress(c: &mut Criterion, short: &Fixture) {
+    let mut group = c.benchmark_group("compress");
+    group
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5))
+        .sample_size(10);
+    let settings = CompressSettings::default();
+    group.bench_function(short.label, |b| {
+        b.iter(|| compress(black_box(&short.clip), &settings).expect("compress"))
+    });
+    group.finish();
+}
+
+fn bench_open(c: &mut Criterion, long: &Fixture) {
+    let mut group = c.benchmark_group("open");
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(50);
+    group.bench_function(long.label, |b| {
+        b.iter(|| StreamReader::open(black_box(long.bytes.as_slice())).expect("open"))
+    });
+    group.finish();
+}
+
+fn benches(c: &mut Criterion) {
+    let fixtures = fixtures();
+    bench_sampling(c, &fixtures);
+    bench_compress(c, &fixtures[0]);
+    bench_open(c, &fixtures[1]);
+}
+
+criterion_group!(sample, benches);
+criterion_main!(sample);

@@ -1,0 +1,66 @@
+//! Pieces several subcommands share: reading one clip, compression flags.
+
+use std::path::Path;
+
+use cinestream::compress::{CompressSettings, LoopPolicy};
+use cinestream::import::{self, ImportOptions};
+use cinestream::Clip;
+
+/// Compression settings every compressing subcommand accepts.
+#[derive(clap::Args, Clone, Debug)]
+pub struct CodecArgs {
+    /// Largest object-space error allowed, in centimetres.
+    #[arg(long, default_value_t = 0.01)]
+    pub threshold_cm: f64,
+    /// Virtual-vertex distance from each joint, in centimetres.
+    #[arg(long, default_value_t = 3.0)]
+    pub shell_cm: f64,
+    /// Samples per segment (at most).
+    #[arg(long, default_value_t = 16)]
+    pub segment_samples: usize,
+    /// Looping: auto (wrap only when every bone repeats), clamp or wrap.
+    #[arg(long = "loop", value_enum, default_value_t = LoopArg::Auto)]
+    pub loop_policy: LoopArg,
+}
+
+/// `--loop` values.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum LoopArg {
+    Auto,
+    Clamp,
+    Wrap,
+}
+
+impl CodecArgs {
+    pub fn settings(&self) -> CompressSettings {
+        CompressSettings::default()
+            .with_threshold_cm(self.threshold_cm)
+            .with_shell_cm(self.shell_cm)
+            .with_segment_samples(self.segment_samples)
+            .with_loop_policy(match self.loop_policy {
+                LoopArg::Auto => LoopPolicy::Auto,
+                LoopArg::Clamp => LoopPolicy::Clamp,
+                LoopArg::Wrap => LoopPolicy::Wrap,
+            })
+    }
+}
+
+/// Imports `path` and picks one clip: the only one, or `index` among several.
+pub fn load_one_clip(path: &Path, index: Option<usize>, rate: f32) -> anyhow::Result<Clip> {
+    let options = ImportOptions::default().with_gltf_sample_rate(rate);
+    let mut clips = import::import_file(path, &options)?;
+    let picked: anyhow::Result<Clip> = match (index, clips.len()) {
+        (None, 1) => Ok(clips.remove(0)),
+        (None, n) => Err(anyhow::anyhow!(
+            "{}: holds {n} clips; pick one with --clip 0..{}",
+            path.display(),
+            n.saturating_sub(1)
+        )),
+        (Some(i), n) if i < n => Ok(clips.swap_remove(i)),
+        (Some(i), n) => Err(anyhow::anyhow!(
+            "{}: --clip {i}, but it holds {n} clips",
+            path.display()
+        )),
+    };
+    picked
+}
