@@ -38,6 +38,9 @@ pub struct Args {
     /// Print one JSON object with the aggregate (and the clips) instead of tables.
     #[arg(long)]
     json: bool,
+    /// Samples per segment (at most).
+    #[arg(long, default_value_t = 16)]
+    segment_samples: usize,
     /// Share of the threshold that single-value tracks may use.
     #[arg(long, default_value_t = 0.5, hide = true)]
     constant_share: f64,
@@ -66,7 +69,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let settings = CompressSettings::default()
         .with_threshold_cm(args.threshold_cm)
         .with_shell_cm(args.shell_cm)
-        .with_constant_share(args.constant_share);
+        .with_constant_share(args.constant_share)
+        .with_segment_samples(args.segment_samples);
 
     let start = Instant::now();
     let results: Vec<(CompressStats, WriteSummary)> = pool.install(|| {
