@@ -30,3 +30,8 @@ pub use clip::{Bone, Clip, ClipError, LengthUnit, LoopMode, Skeleton, TrackKind,
 pub use compress::{compress, CompressSettings, CompressStats, LoopPolicy};
 pub use compressed::CompressedClip;
 pub use error::{Error, Result};
+
+// The README's examples are compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
