@@ -14,7 +14,7 @@
 //! |---|---|
 //! | `T` | bit-rate index of each track (see [`crate::sample::decode::BIT_RATES`]) |
 //! | `6 T` | range slot of each track: 8-bit segment minimum x, y, z then extent x, y, z; at rate 0 the value as three little-endian `u16`; unused at 32 bits |
-//! | rest | keys, sample after sample; within a sample, track after track, x, y, z at the track's bits each, least significant bit first |
+//! | rest | keys, sample after sample; within a sample, track after track, x, y, z at their bits ([`crate::sample::decode::component_bits`]), least significant bit first |
 
 use std::sync::Arc;
 
@@ -342,7 +342,15 @@ impl<'a> SegmentView<'a> {
             if rate >= NUM_RATES {
                 return Err(SegmentFault::BadRate { track, rate });
             }
-            sample_bits += key_bits(rate, t.channel);
+            let start = tracks + track * RANGE_SLOT_BYTES;
+            let slot = bytes
+                .get(start..start + RANGE_SLOT_BYTES)
+                .and_then(|s| <&[u8; RANGE_SLOT_BYTES]>::try_from(s).ok())
+                .ok_or(SegmentFault::TooShort {
+                    needed: header,
+                    found: bytes.len(),
+                })?;
+            sample_bits += key_bits(&t.range, t.channel, rate, slot);
         }
         let needed = header + (sample_bits * samples).div_ceil(8);
         if bytes.len() < needed {
@@ -359,11 +367,17 @@ impl<'a> SegmentView<'a> {
     }
 
     /// Bytes a segment of these rates and samples occupies.
-    pub fn encoded_len(rates: &[u8], animated: &[AnimatedTrack], samples: usize) -> usize {
+    pub fn encoded_len(
+        rates: &[u8],
+        slots: &[[u8; RANGE_SLOT_BYTES]],
+        animated: &[AnimatedTrack],
+        samples: usize,
+    ) -> usize {
         let sample_bits: usize = rates
             .iter()
+            .zip(slots)
             .zip(animated)
-            .map(|(&r, t)| key_bits(r, t.channel))
+            .map(|((&r, slot), t)| key_bits(&t.range, t.channel, r, slot))
             .sum();
         rates.len() * (1 + RANGE_SLOT_BYTES) + (sample_bits * samples).div_ceil(8)
     }
@@ -520,11 +534,14 @@ mod tests {
             AnimatedTrack::new(0, Channel::Rotation, range, Vec3::ZERO),
             AnimatedTrack::new(0, Channel::Translation, range, Vec3::ZERO),
         ];
-        let len = SegmentView::encoded_len(&rates, &tracks, 4);
+        let slots = [[0, 0, 0, 255, 255, 255]; 2];
+        let len = SegmentView::encoded_len(&rates, &slots, &tracks, 4);
         // 2 rate bytes + 12 slot bytes + 4 samples * 3 components * 5 bits (rate 3 = 5 bits).
         assert_eq!(len, 2 + 12 + (4 * 3 * 5usize).div_ceil(8));
         let mut bytes = vec![0u8; len];
         bytes[..2].copy_from_slice(&rates);
+        bytes[2..8].copy_from_slice(&slots[0]);
+        bytes[8..14].copy_from_slice(&slots[1]);
         assert!(SegmentView::new(&bytes, &tracks, 4).is_ok());
         assert_eq!(
             SegmentView::new(&bytes[..len - 1], &tracks, 4).unwrap_err(),

@@ -251,7 +251,11 @@ impl<'a> Search<'a> {
     fn key_bits_of(&self, tracks: &[usize]) -> usize {
         tracks
             .iter()
-            .map(|&t| key_bits(self.rates[t], self.tracks[t].track.channel))
+            .map(|&t| {
+                let track = &self.tracks[t].track;
+                let rate = self.rates[t];
+                key_bits(&track.range, track.channel, rate, self.slot(t, rate))
+            })
             .sum()
     }
 
@@ -292,14 +296,17 @@ impl<'a> Search<'a> {
     fn encode(&self) -> Vec<u8> {
         let tracks = self.tracks.len();
         let animated: Vec<_> = self.tracks.iter().map(|t| t.track).collect();
-        let mut bytes = vec![0u8; SegmentView::encoded_len(&self.rates, &animated, self.len)];
+        let slots: Vec<[u8; RANGE_SLOT_BYTES]> = (0..tracks)
+            .map(|t| match self.rates[t] {
+                RATE_FULL_PRECISION => [0u8; RANGE_SLOT_BYTES],
+                rate => *self.slot(t, rate),
+            })
+            .collect();
+        let len = SegmentView::encoded_len(&self.rates, &slots, &animated, self.len);
+        let mut bytes = vec![0u8; len];
         bytes[..tracks].copy_from_slice(&self.rates);
-        for t in 0..tracks {
+        for (t, slot) in slots.iter().enumerate() {
             let start = tracks + t * RANGE_SLOT_BYTES;
-            let slot = match self.rates[t] {
-                RATE_FULL_PRECISION => &[0u8; RANGE_SLOT_BYTES],
-                rate => self.slot(t, rate),
-            };
             bytes[start..start + RANGE_SLOT_BYTES].copy_from_slice(slot);
         }
         let keys = tracks * (1 + RANGE_SLOT_BYTES);
@@ -307,9 +314,8 @@ impl<'a> Search<'a> {
         let mut bit = keys * 8;
         for s in 0..self.len {
             for (t, decoder) in decoders.iter().enumerate() {
-                let bits = decoder.bits();
                 let q = decoder.quantize(self.tracks[t].values[self.first + s]);
-                for &q in &q[..decoder.components()] {
+                for (&q, &bits) in q.iter().zip(&decoder.component_bits()) {
                     write_bits(&mut bytes, bit, bits, q);
                     bit += bits as usize;
                 }

@@ -124,17 +124,59 @@ pub struct ClipRange {
     pub extent: Vec3,
 }
 
-/// Bits one key of a track takes: three components at the rate's bits, and a
-/// fourth (w) for a rotation at full precision, which is then stored whole
-/// rather than rebuilt.
+/// Bits of each stored component of one key of a track in a segment.
+///
+/// At a quantized rate of `b` bits, the component whose segment spans the
+/// most (in value units: segment extent times clip extent) gets `b` bits,
+/// and each other component one bit less per halving of its span, so that
+/// all components are quantized with about the same step; a component that
+/// does not move in the segment gets none and decodes at its segment
+/// minimum. The rule reads only the rate and the range slot, which the
+/// decoder has anyway, so it costs no storage. Rate 0 stores no key; 32
+/// bits stores raw `f32`, and a rotation then stores w as well.
 #[inline]
-pub fn key_bits(rate: u8, channel: Channel) -> usize {
-    let bits = bits_of(rate) as usize;
-    if bits == 32 && channel == Channel::Rotation {
-        4 * bits
-    } else {
-        3 * bits
+pub fn component_bits(
+    range: &ClipRange,
+    channel: Channel,
+    rate: u8,
+    slot: &[u8; RANGE_SLOT_BYTES],
+) -> [u32; 4] {
+    match bits_of(rate) {
+        0 => [0; 4],
+        32 if channel == Channel::Rotation => [32; 4],
+        32 => [32, 32, 32, 0],
+        bits => {
+            let span = [
+                slot[3] as f32 * range.extent.x,
+                slot[4] as f32 * range.extent.y,
+                slot[5] as f32 * range.extent.z,
+            ];
+            // The binary exponent: floor(log2(span)) up to a constant.
+            let exponent = |v: f32| (v.to_bits() >> 23) as i32;
+            let widest = exponent(span[0].max(span[1]).max(span[2]));
+            let one = |v: f32| {
+                if v > 0.0 {
+                    bits.saturating_sub((widest - exponent(v)) as u32)
+                } else {
+                    0
+                }
+            };
+            [one(span[0]), one(span[1]), one(span[2]), 0]
+        }
     }
+}
+
+/// Bits of one key: the sum of [`component_bits`].
+#[inline]
+pub fn key_bits(
+    range: &ClipRange,
+    channel: Channel,
+    rate: u8,
+    slot: &[u8; RANGE_SLOT_BYTES],
+) -> usize {
+    component_bits(range, channel, rate, slot)
+        .iter()
+        .sum::<u32>() as usize
 }
 
 /// How to turn one track's stored integers in one segment into values.
@@ -143,7 +185,8 @@ pub fn key_bits(rate: u8, channel: Channel) -> usize {
 /// quaternion, a translation or scale as x, y, z and a zero w.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SegmentTrackDecoder {
-    bits: u32,
+    rate: u8,
+    bits: [u32; 4],
     rotation: bool,
     base: Vec3,
     scale: Vec3,
@@ -158,9 +201,9 @@ impl SegmentTrackDecoder {
         rate: u8,
         range_slot: &[u8; RANGE_SLOT_BYTES],
     ) -> Self {
-        let bits = bits_of(rate);
         let rotation = channel == Channel::Rotation;
-        match bits {
+        let bits = component_bits(clip, channel, rate, range_slot);
+        match bits_of(rate) {
             0 => {
                 let value = |i: usize| {
                     let q = u16::from_le_bytes([range_slot[2 * i], range_slot[2 * i + 1]]) as u32;
@@ -168,6 +211,7 @@ impl SegmentTrackDecoder {
                 };
                 let u = Vec3::new(value(0), value(1), value(2));
                 SegmentTrackDecoder {
+                    rate,
                     bits,
                     rotation,
                     base: clip.min + u * clip.extent,
@@ -175,6 +219,7 @@ impl SegmentTrackDecoder {
                 }
             }
             32 => SegmentTrackDecoder {
+                rate,
                 bits,
                 rotation,
                 base: Vec3::ZERO,
@@ -193,6 +238,7 @@ impl SegmentTrackDecoder {
                     unit(range_slot[5]),
                 );
                 SegmentTrackDecoder {
+                    rate,
                     bits,
                     rotation,
                     base: clip.min + seg_min * clip.extent,
@@ -202,55 +248,56 @@ impl SegmentTrackDecoder {
         }
     }
 
-    /// Bits per component.
+    /// The bit-rate index.
     #[inline]
-    pub fn bits(&self) -> u32 {
-        self.bits
+    pub fn rate(&self) -> u8 {
+        self.rate
     }
 
-    /// Components stored per key: 4 for a full-precision rotation, else 3.
+    /// Bits of each stored component (the fourth is w of a full-precision rotation).
     #[inline]
-    pub fn components(&self) -> usize {
-        if self.bits == 32 && self.rotation {
-            4
-        } else {
-            3
-        }
+    pub fn component_bits(&self) -> [u32; 4] {
+        self.bits
     }
 
     /// Bits of one key.
     #[inline]
     pub fn key_bits(&self) -> usize {
-        self.components() * self.bits as usize
+        (self.bits[0] + self.bits[1] + self.bits[2] + self.bits[3]) as usize
     }
 
-    /// The value of stored integers (the fourth is read only for a
-    /// full-precision rotation).
+    /// The value of stored integers.
     #[inline]
     pub fn value(&self, q: [u32; 4]) -> Vec4 {
-        let xyz = match self.bits {
-            0 => self.base,
-            32 => {
-                let v = Vec4::new(
-                    f32::from_bits(q[0]),
-                    f32::from_bits(q[1]),
-                    f32::from_bits(q[2]),
-                    f32::from_bits(q[3]),
-                );
-                return if self.rotation {
-                    v
+        let xyz = if self.rate == RATE_FULL_PRECISION {
+            let v = Vec4::new(
+                f32::from_bits(q[0]),
+                f32::from_bits(q[1]),
+                f32::from_bits(q[2]),
+                f32::from_bits(q[3]),
+            );
+            return if self.rotation {
+                v
+            } else {
+                v.truncate().extend(0.0)
+            };
+        } else if self.rate == RATE_CONSTANT {
+            self.base
+        } else {
+            // A component without bits sits in the middle of its segment range.
+            let unit = |q: u32, bits: u32| {
+                if bits == 0 {
+                    0.5
                 } else {
-                    v.truncate().extend(0.0)
-                };
-            }
-            bits => {
-                let u = Vec3::new(
-                    unit_from_quantized(q[0], bits),
-                    unit_from_quantized(q[1], bits),
-                    unit_from_quantized(q[2], bits),
-                );
-                self.base + u * self.scale
-            }
+                    unit_from_quantized(q, bits)
+                }
+            };
+            let u = Vec3::new(
+                unit(q[0], self.bits[0]),
+                unit(q[1], self.bits[1]),
+                unit(q[2], self.bits[2]),
+            );
+            self.base + u * self.scale
         };
         if self.rotation {
             rotation_from_xyz(xyz)
@@ -263,44 +310,34 @@ impl SegmentTrackDecoder {
     /// rotation with w >= 0, or x, y, z): the encoder's inverse of the decode.
     #[inline]
     pub fn quantize(&self, v: Vec4) -> [u32; 4] {
-        match self.bits {
-            0 => [0; 4],
-            32 => [v.x.to_bits(), v.y.to_bits(), v.z.to_bits(), v.w.to_bits()],
-            bits => {
-                let max = max_quantized(bits) as f32;
-                let one = |v: f32, base: f32, scale: f32| {
-                    if scale > 0.0 {
-                        (((v - base) / scale).clamp(0.0, 1.0) * max).round() as u32
-                    } else {
-                        0
-                    }
-                };
-                [
-                    one(v.x, self.base.x, self.scale.x),
-                    one(v.y, self.base.y, self.scale.y),
-                    one(v.z, self.base.z, self.scale.z),
-                    0,
-                ]
-            }
+        if self.rate == RATE_FULL_PRECISION {
+            return [v.x.to_bits(), v.y.to_bits(), v.z.to_bits(), v.w.to_bits()];
         }
+        let one = |v: f32, base: f32, scale: f32, bits: u32| {
+            if bits == 0 || scale <= 0.0 {
+                0
+            } else {
+                let max = max_quantized(bits) as f32;
+                (((v - base) / scale).clamp(0.0, 1.0) * max).round() as u32
+            }
+        };
+        [
+            one(v.x, self.base.x, self.scale.x, self.bits[0]),
+            one(v.y, self.base.y, self.scale.y, self.bits[1]),
+            one(v.z, self.base.z, self.scale.z, self.bits[2]),
+            0,
+        ]
     }
 
     /// Reads the integers of a key at bit `bit` of `data` and decodes them.
     #[inline]
-    pub fn read(&self, data: &[u8], bit: usize) -> Vec4 {
-        let bits = self.bits;
-        if bits == 0 {
-            return self.value([0; 4]);
-        }
-        let step = bits as usize;
-        let mut q = [
-            read_bits(data, bit, bits),
-            read_bits(data, bit + step, bits),
-            read_bits(data, bit + 2 * step, bits),
-            0,
-        ];
-        if self.components() == 4 {
-            q[3] = read_bits(data, bit + 3 * step, bits);
+    pub fn read(&self, data: &[u8], mut bit: usize) -> Vec4 {
+        let mut q = [0u32; 4];
+        for (q, &bits) in q.iter_mut().zip(&self.bits) {
+            if bits > 0 {
+                *q = read_bits(data, bit, bits);
+                bit += bits as usize;
+            }
         }
         self.value(q)
     }
@@ -365,6 +402,40 @@ mod tests {
         assert_eq!(v.x, 1.0);
         assert_eq!(v.y, 0.0);
         assert!((v.z - (2.0 + 4.0 * 32768.0 / 65535.0)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn narrower_components_get_fewer_bits_and_still_ones_none() {
+        let range = ClipRange {
+            min: Vec3::ZERO,
+            extent: Vec3::new(8.0, 1.0, 4.0),
+        };
+        // Segment spans in value units: x 8 * 64, y 1 * 64 (8x narrower), z 0.
+        let slot = [0, 0, 0, 64, 64, 0];
+        let rate = 7; // 9 bits
+        assert_eq!(bits_of(rate), 9);
+        let bits = component_bits(&range, Channel::Translation, rate, &slot);
+        assert_eq!(bits, [9, 6, 0, 0]);
+        let d = SegmentTrackDecoder::new(&range, Channel::Translation, rate, &slot);
+        assert_eq!(d.key_bits(), 15);
+        // The still component decodes at the middle of its (zero) segment range.
+        let v = d.value([511, 63, 0, 0]);
+        assert_eq!(v.z, 0.0);
+        assert!((v.x - 8.0 * 64.0 / 255.0).abs() < 1e-5);
+        assert!((v.y - 64.0 / 255.0).abs() < 1e-5);
+        // Full precision ignores the rule; a rotation also stores w.
+        assert_eq!(
+            component_bits(&range, Channel::Rotation, RATE_FULL_PRECISION, &slot),
+            [32; 4]
+        );
+        assert_eq!(
+            component_bits(&range, Channel::Scale, RATE_FULL_PRECISION, &slot),
+            [32, 32, 32, 0]
+        );
+        assert_eq!(
+            component_bits(&range, Channel::Scale, RATE_CONSTANT, &slot),
+            [0; 4]
+        );
     }
 
     #[test]

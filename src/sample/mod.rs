@@ -239,10 +239,17 @@ pub fn sample_bone<S: SegmentSource>(
     let a = cursor(meta, source, keys.a)?;
     let b = cursor(meta, source, keys.b)?;
     let skip = |view: &SegmentView| -> usize {
-        view.rates()[..first]
+        meta.animated[..first]
             .iter()
-            .zip(&meta.animated)
-            .map(|(&r, track)| decode::key_bits(r, track.channel))
+            .enumerate()
+            .map(|(t, track)| {
+                decode::key_bits(
+                    &track.range,
+                    track.channel,
+                    view.rate(t),
+                    view.range_slot(t),
+                )
+            })
             .sum()
     };
     let mut bit_a = a.bit + skip(&a.view);
