@@ -67,6 +67,12 @@ pub struct AnimatedTrack {
     /// x, y, z (w >= 0 rebuilt) of the reference rotation; zero for other channels.
     pub reference_xyz: Vec3,
     reference: glam::Quat,
+    /// Biased binary exponent of each clip-range extent, or
+    /// [`NO_EXTENT`](crate::sample::decode::NO_EXTENT) for a zero extent.
+    extent_exponents: [i32; 3],
+    /// The clip range as SIMD-friendly `Vec4`s (w = 0), for the decoder.
+    min4: glam::Vec4,
+    extent4: glam::Vec4,
 }
 
 impl AnimatedTrack {
@@ -76,13 +82,40 @@ impl AnimatedTrack {
             Channel::Rotation => reference_xyz,
             _ => Vec3::ZERO,
         };
+        let exponent = |e: f32| {
+            if e > 0.0 {
+                (e.to_bits() >> 23) as i32
+            } else {
+                crate::sample::decode::NO_EXTENT
+            }
+        };
         AnimatedTrack {
             bone,
             channel,
             range,
             reference_xyz,
             reference: constant_rotation(reference_xyz),
+            extent_exponents: [
+                exponent(range.extent.x),
+                exponent(range.extent.y),
+                exponent(range.extent.z),
+            ],
+            min4: range.min.extend(0.0),
+            extent4: range.extent.extend(0.0),
         }
+    }
+
+    /// Clip-range minimum and extent as `Vec4`s with w = 0.
+    #[inline]
+    pub fn range4(&self) -> (glam::Vec4, glam::Vec4) {
+        (self.min4, self.extent4)
+    }
+
+    /// Biased binary exponent of each clip-range extent, or
+    /// [`NO_EXTENT`](crate::sample::decode::NO_EXTENT) for a zero extent.
+    #[inline]
+    pub fn extent_exponents(&self) -> [i32; 3] {
+        self.extent_exponents
     }
 
     /// The decoded reference rotation.
@@ -277,7 +310,7 @@ impl ClipMeta {
 
 /// The decoded value of a constant rotation track.
 pub fn constant_rotation(xyz: Vec3) -> glam::Quat {
-    finish_rotation(rotation_from_xyz(xyz))
+    finish_rotation(rotation_from_xyz(xyz.extend(0.0)))
 }
 
 /// Why segment bytes cannot be decoded.
@@ -350,7 +383,7 @@ impl<'a> SegmentView<'a> {
                     needed: header,
                     found: bytes.len(),
                 })?;
-            sample_bits += key_bits(&t.range, t.channel, rate, slot);
+            sample_bits += key_bits(t, rate, slot);
         }
         let needed = header + (sample_bits * samples).div_ceil(8);
         if bytes.len() < needed {
@@ -366,6 +399,17 @@ impl<'a> SegmentView<'a> {
         })
     }
 
+    /// A view of bytes already checked by [`SegmentView::new`], whose
+    /// [`sample_bits`](Self::sample_bits) the caller kept.
+    #[inline]
+    pub fn trusted(bytes: &'a [u8], tracks: usize, sample_bits: usize) -> Self {
+        SegmentView {
+            bytes,
+            tracks,
+            sample_bits,
+        }
+    }
+
     /// Bytes a segment of these rates and samples occupies.
     pub fn encoded_len(
         rates: &[u8],
@@ -377,7 +421,7 @@ impl<'a> SegmentView<'a> {
             .iter()
             .zip(slots)
             .zip(animated)
-            .map(|((&r, slot), t)| key_bits(&t.range, t.channel, r, slot))
+            .map(|((&r, slot), t)| key_bits(t, r, slot))
             .sum();
         rates.len() * (1 + RANGE_SLOT_BYTES) + (sample_bits * samples).div_ceil(8)
     }
@@ -385,28 +429,26 @@ impl<'a> SegmentView<'a> {
     /// Bit-rate index of a track.
     #[inline]
     pub fn rate(&self, track: usize) -> u8 {
-        self.bytes[track]
+        self.bytes.get(track).copied().unwrap_or(0)
     }
 
-    /// Bit-rate indices of every track.
-    #[inline]
-    pub fn rates(&self) -> &'a [u8] {
-        &self.bytes[..self.tracks]
-    }
 
     /// Range slot of a track.
     #[inline]
     pub fn range_slot(&self, track: usize) -> &'a [u8; RANGE_SLOT_BYTES] {
         let start = self.tracks + track * RANGE_SLOT_BYTES;
-        self.bytes[start..start + RANGE_SLOT_BYTES]
-            .try_into()
+        self.bytes
+            .get(start..start + RANGE_SLOT_BYTES)
+            .and_then(|s| s.try_into().ok())
             .unwrap_or(&[0; RANGE_SLOT_BYTES])
     }
 
     /// The key bits.
     #[inline]
     pub fn keys(&self) -> &'a [u8] {
-        &self.bytes[self.tracks * (1 + RANGE_SLOT_BYTES)..]
+        self.bytes
+            .get(self.tracks * (1 + RANGE_SLOT_BYTES)..)
+            .unwrap_or(&[])
     }
 
     /// Bit offset of the first track's key at a sample of this segment.
@@ -428,24 +470,40 @@ pub struct CompressedClip {
     meta: ClipMeta,
     /// Byte offset of each segment in `data`, plus the end.
     segment_offsets: Vec<usize>,
+    /// Bits of one sample's keys in each segment.
+    sample_bits: Vec<usize>,
     data: Vec<u8>,
 }
 
 impl CompressedClip {
-    /// Assembles a clip from metadata and its segments' bytes.
-    pub fn new(meta: ClipMeta, segments: Vec<Vec<u8>>) -> CompressedClip {
+    /// Assembles a clip from metadata and its segments' bytes, checking that
+    /// every segment fits the metadata.
+    pub fn new(meta: ClipMeta, segments: Vec<Vec<u8>>) -> Result<CompressedClip, (usize, SegmentFault)> {
+        if segments.len() != meta.segments.count() {
+            return Err((segments.len(), SegmentFault::TooShort { needed: 0, found: 0 }));
+        }
         let mut segment_offsets = Vec::with_capacity(segments.len() + 1);
+        let mut sample_bits = Vec::with_capacity(segments.len());
         let mut data = Vec::with_capacity(segments.iter().map(Vec::len).sum());
-        for s in segments {
+        for (index, s) in segments.iter().enumerate() {
+            let (_, samples) = meta.segments.segment(index);
+            let view = SegmentView::new(s, &meta.animated, samples).map_err(|f| (index, f))?;
+            sample_bits.push(view.sample_bits());
             segment_offsets.push(data.len());
-            data.extend_from_slice(&s);
+            data.extend_from_slice(s);
         }
         segment_offsets.push(data.len());
-        CompressedClip {
+        Ok(CompressedClip {
             meta,
             segment_offsets,
+            sample_bits,
             data,
-        }
+        })
+    }
+
+    /// Bits of one sample's keys in a segment.
+    pub fn segment_sample_bits(&self, index: usize) -> usize {
+        self.sample_bits[index]
     }
 
     /// The metadata.

@@ -300,7 +300,10 @@ pub fn compress(
         compressed = CompressedClip::new(
             meta.clone(),
             segments.iter().map(|s| s.bytes.clone()).collect(),
-        );
+        )
+        .map_err(|(segment, fault)| Error::Internal {
+            message: format!("'{}': segment {segment} does not decode: {fault}", clip.name()),
+        })?;
         report = metric::measure_error(&stored, &compressed, &settings.metric())?;
         let over = over_threshold(&report, &ctx, settings.threshold_cm);
         if over.is_empty() {

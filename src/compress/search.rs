@@ -101,7 +101,7 @@ impl<'a> Search<'a> {
     fn decoder(&self, t: usize) -> SegmentTrackDecoder {
         let rate = self.rates[t];
         let track = &self.tracks[t].track;
-        SegmentTrackDecoder::new(&track.range, track.channel, rate, self.slot(t, rate))
+        SegmentTrackDecoder::new(track, rate, self.slot(t, rate))
     }
 
     /// Decodes track `t` at its current rate into the local pose.
@@ -254,7 +254,7 @@ impl<'a> Search<'a> {
             .map(|&t| {
                 let track = &self.tracks[t].track;
                 let rate = self.rates[t];
-                key_bits(&track.range, track.channel, rate, self.slot(t, rate))
+                key_bits(track, rate, self.slot(t, rate))
             })
             .sum()
     }
@@ -381,7 +381,8 @@ mod tests {
             RATE_CONSTANT => constant_slot(normalized),
             _ => segment_range_slot(normalized),
         };
-        SegmentTrackDecoder::new(range, Channel::Translation, rate, &slot)
+        let track = crate::compressed::AnimatedTrack::new(0, Channel::Translation, *range, Vec3::ZERO);
+        SegmentTrackDecoder::new(&track, rate, &slot)
     }
 
     proptest! {
@@ -442,7 +443,8 @@ mod tests {
             min: Vec3::splat(-1.0),
             extent: Vec3::splat(2.0),
         };
-        let d = SegmentTrackDecoder::new(&range, Channel::Rotation, RATE_FULL_PRECISION, &[0; 6]);
+        let track = crate::compressed::AnimatedTrack::new(0, Channel::Rotation, range, Vec3::ZERO);
+        let d = SegmentTrackDecoder::new(&track, RATE_FULL_PRECISION, &[0; 6]);
         assert_eq!(d.key_bits(), 128);
         let q = Vec4::new(0.7, 0.0, 0.714_142_8, 1e-4);
         assert_eq!(d.value(d.quantize(q)), q);

@@ -8,7 +8,7 @@
 //! checks everything. No input makes the reader panic or read out of bounds.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use glam::Quat;
@@ -26,7 +26,7 @@ use crate::compressed::{
 };
 use crate::error::{Error, Result};
 use crate::sample::decode::ClipRange;
-use crate::sample::{self, KeyPair, SampleRounding, SegmentSource};
+use crate::sample::{self, KeyPair, SampleRounding, SegmentRef, SegmentSource};
 
 /// What is wrong with a container file.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -137,21 +137,19 @@ pub struct PageEntry {
     pub checksum: u32,
 }
 
-/// Full verification: every page's checksum and decode, every segment's layout.
+/// Full verification: every page's checksum, decode and segment layout.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VerifyReport {
     /// Pages in the file.
     pub pages: usize,
     /// Pages that failed, with the reason.
     pub corrupt_pages: Vec<(usize, String)>,
-    /// Segments whose bytes do not fit the metadata, with the reason.
-    pub bad_segments: Vec<(usize, String)>,
 }
 
 impl VerifyReport {
     /// True when nothing failed.
     pub fn is_sound(&self) -> bool {
-        self.corrupt_pages.is_empty() && self.bad_segments.is_empty()
+        self.corrupt_pages.is_empty()
     }
 }
 
@@ -165,6 +163,10 @@ pub struct StreamReader<D> {
     pages: Vec<PageEntry>,
     states: Vec<AtomicU8>,
     decoded: Vec<OnceLock<Vec<u8>>>,
+    /// The segments of each page.
+    page_segments: Vec<std::ops::Range<usize>>,
+    /// Bits of one sample's keys in each segment, set when its page is checked.
+    sample_bits: Vec<AtomicUsize>,
     flags: u16,
 }
 
@@ -315,9 +317,20 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
             pages = pages.len(),
             "opened stream"
         );
+        let mut page_segments = vec![0..0; pages.len()];
+        for (index, segment) in segments.iter().enumerate() {
+            let range = &mut page_segments[segment.page as usize];
+            if range.start == range.end {
+                *range = index..index + 1;
+            } else {
+                range.end = index + 1;
+            }
+        }
         Ok(StreamReader {
             states: pages.iter().map(|_| AtomicU8::new(UNCHECKED)).collect(),
             decoded: pages.iter().map(|_| OnceLock::new()).collect(),
+            sample_bits: segments.iter().map(|_| AtomicUsize::new(0)).collect(),
+            page_segments,
             data,
             meta: Arc::new(meta),
             segments,
@@ -419,6 +432,13 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
                         Err(e) => return Err(self.corrupt(page, format!("lz4: {e}"))),
                     }
                 }
+                let decoded = match entry.compression {
+                    COMPRESSION_NONE => stored,
+                    _ => self.decoded[page].get().map_or(&[][..], Vec::as_slice),
+                };
+                if let Err(message) = self.check_segments(page, decoded) {
+                    return Err(self.corrupt(page, message));
+                }
                 tracing::trace!(page, bytes = entry.stored_len, "page checked");
                 self.states[page].store(SOUND, Ordering::Release);
             }
@@ -430,6 +450,23 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
             Some(d) => Ok(d),
             None => Err(self.corrupt(page, "decoded bytes missing".into())),
         }
+    }
+
+    /// Checks every segment of a page against the metadata and records the
+    /// bits of one sample's keys, so that sampling need not check again.
+    fn check_segments(&self, page: usize, decoded: &[u8]) -> std::result::Result<(), String> {
+        for index in self.page_segments[page].clone() {
+            let entry = self.segments[index];
+            let start = entry.offset as usize;
+            let bytes = decoded
+                .get(start..start + entry.len as usize)
+                .ok_or_else(|| format!("segment {index} lies outside the page"))?;
+            let (_, samples) = self.meta.segments.segment(index);
+            let view = SegmentView::new(bytes, &self.meta.animated, samples)
+                .map_err(|fault| format!("segment {index}: {fault}"))?;
+            self.sample_bits[index].store(view.sample_bits(), Ordering::Relaxed);
+        }
+        Ok(())
     }
 
     /// Samples every bone at `time` (seconds), interpolating.
@@ -463,7 +500,7 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
         sample::decode_keys(&self.meta, self, keys, pose)
     }
 
-    /// Checks every page's checksum and decode and every segment's layout.
+    /// Checks every page's checksum, decode and segments, and the padding between pages.
     pub fn verify(&self) -> VerifyReport {
         let mut corrupt_pages = Vec::new();
         for page in 0..self.pages.len() {
@@ -482,28 +519,9 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
                 ));
             }
         }
-        let mut bad_segments = Vec::new();
-        for index in 0..self.segments.len() {
-            let entry = self.segments[index];
-            if self.page_state(entry.page as usize) == PageState::Corrupt {
-                continue;
-            }
-            if let Err(e) = self.segment(index).and_then(|bytes| {
-                let (_, samples) = self.meta.segments.segment(index);
-                SegmentView::new(bytes, &self.meta.animated, samples).map_err(|fault| {
-                    Error::from(sample::SampleError::Segment {
-                        segment: index,
-                        fault,
-                    })
-                })
-            }) {
-                bad_segments.push((index, e.to_string()));
-            }
-        }
         VerifyReport {
             pages: self.pages.len(),
             corrupt_pages,
-            bad_segments,
         }
     }
 }
@@ -511,11 +529,15 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
 impl<D: AsRef<[u8]>> SegmentSource for StreamReader<D> {
     type Error = Error;
 
-    fn segment(&self, index: usize) -> Result<&[u8]> {
+    fn segment(&self, index: usize) -> Result<SegmentRef<'_>> {
         let entry = self.segments[index];
         let page = self.page_bytes(entry.page as usize)?;
         // Offsets and lengths were checked against the page's decoded length at open.
-        Ok(&page[entry.offset as usize..(entry.offset + entry.len) as usize])
+        Ok(SegmentRef {
+            bytes: &page[entry.offset as usize..(entry.offset + entry.len) as usize],
+            // Stored before the page was marked sound (Release), read after (Acquire).
+            sample_bits: self.sample_bits[index].load(Ordering::Relaxed),
+        })
     }
 }
 
@@ -823,6 +845,18 @@ fn parse_index(
         if index + 1 == page_count && end != file_len {
             return Err(bad(format!(
                 "the last page ends at {end}, the file at {file_len}"
+            )));
+        }
+        // lz4 expands at most 255 to 1: a larger decoded length is a lie that
+        // would make the first use of the page allocate for nothing.
+        let most = match entry.compression {
+            COMPRESSION_LZ4 => (entry.stored_len as u64).saturating_mul(255),
+            _ => entry.stored_len as u64,
+        };
+        if entry.decoded_len as u64 > most {
+            return Err(bad(format!(
+                "page {index} claims {} decoded bytes from {} stored",
+                entry.decoded_len, entry.stored_len
             )));
         }
         if entry.decoded_len as usize > MAX_PAGE_LEN {

@@ -14,7 +14,7 @@
 
 use glam::{Quat, Vec3, Vec4};
 
-use crate::compressed::Channel;
+use crate::compressed::{AnimatedTrack, Channel};
 
 /// Bits per component for each bit-rate index a segment may use.
 pub const BIT_RATES: [u8; 19] = [
@@ -104,6 +104,30 @@ pub fn read_bits(data: &[u8], bit: usize, count: u32) -> u32 {
     ((word >> shift) & mask) as u32
 }
 
+/// Reads the bits selected by `mask` (all low bits) starting at bit `bit`.
+#[inline(always)]
+fn read_masked(data: &[u8], bit: usize, mask: u64) -> u32 {
+    let byte = bit >> 3;
+    let word = match data.get(byte..byte + 8) {
+        Some(bytes) => {
+            let mut buf = [0u8; 8];
+            buf.copy_from_slice(bytes);
+            u64::from_le_bytes(buf)
+        }
+        None => read_tail(data, byte),
+    };
+    ((word >> (bit & 7)) & mask) as u32
+}
+
+/// The last bytes of `data` from `byte`, padded with zeros.
+#[cold]
+fn read_tail(data: &[u8], byte: usize) -> u64 {
+    let mut buf = [0u8; 8];
+    let tail = data.get(byte..).unwrap_or(&[]);
+    buf[..tail.len()].copy_from_slice(tail);
+    u64::from_le_bytes(buf)
+}
+
 /// Writes the low `count` bits of `value` at bit `bit` of `data` (which must be
 /// large enough), least significant bit first. The encoder's twin of [`read_bits`].
 pub fn write_bits(data: &mut [u8], bit: usize, count: u32, value: u32) {
@@ -127,124 +151,117 @@ pub struct ClipRange {
 /// Bits of each stored component of one key of a track in a segment.
 ///
 /// At a quantized rate of `b` bits, the component whose segment spans the
-/// most (in value units: segment extent times clip extent) gets `b` bits,
-/// and each other component one bit less per halving of its span, so that
-/// all components are quantized with about the same step; a component that
-/// does not move in the segment gets none and decodes at its segment
-/// minimum. The rule reads only the rate and the range slot, which the
-/// decoder has anyway, so it costs no storage. Rate 0 stores no key; 32
-/// bits stores raw `f32`, and a rotation then stores w as well.
-#[inline]
-pub fn component_bits(
-    range: &ClipRange,
-    channel: Channel,
-    rate: u8,
-    slot: &[u8; RANGE_SLOT_BYTES],
-) -> [u32; 4] {
-    match bits_of(rate) {
+/// most gets `b` bits, and each other component one bit less per halving of
+/// its span, so that all components are quantized with about the same step;
+/// a component that does not move in the segment gets none and decodes at
+/// the middle of its segment range. A span's level is `ilog2` of its 8-bit
+/// segment extent plus the binary exponent of its clip extent: integer work
+/// only. The rule reads only the rate and the range slot, which the decoder
+/// has anyway, so it costs no storage. Rate 0 stores no key; 32 bits stores
+/// raw `f32`, and a rotation then stores w as well.
+#[inline(always)]
+pub fn component_bits(track: &AnimatedTrack, rate: u8, slot: &[u8; RANGE_SLOT_BYTES]) -> [u32; 4] {
+    let bits = bits_of(rate) as i32;
+    match bits {
         0 => [0; 4],
-        32 if channel == Channel::Rotation => [32; 4],
+        32 if track.channel == Channel::Rotation => [32; 4],
         32 => [32, 32, 32, 0],
-        bits => {
-            let span = [
-                slot[3] as f32 * range.extent.x,
-                slot[4] as f32 * range.extent.y,
-                slot[5] as f32 * range.extent.z,
-            ];
-            // The binary exponent: floor(log2(span)) up to a constant.
-            let exponent = |v: f32| (v.to_bits() >> 23) as i32;
-            let widest = exponent(span[0].max(span[1]).max(span[2]));
-            let one = |v: f32| {
-                if v > 0.0 {
-                    bits.saturating_sub((widest - exponent(v)) as u32)
+        _ => {
+            let exponents = track.extent_exponents();
+            // A still component's level is far below any real one, so the
+            // subtraction below takes all its bits; the `max(0)` keeps it at 0.
+            let level = |c: usize| {
+                let extent = slot[3 + c] as u32;
+                if extent == 0 {
+                    NO_EXTENT
                 } else {
-                    0
+                    (31 - extent.leading_zeros()) as i32 + exponents[c]
                 }
             };
-            [one(span[0]), one(span[1]), one(span[2]), 0]
+            let levels = [level(0), level(1), level(2)];
+            let widest = levels[0].max(levels[1]).max(levels[2]);
+            if widest <= NO_EXTENT {
+                return [0; 4];
+            }
+            let one = |l: i32| (bits - (widest - l)).max(0) as u32;
+            [one(levels[0]), one(levels[1]), one(levels[2]), 0]
         }
     }
 }
 
+/// The level of a component that does not move: far below any real span.
+pub const NO_EXTENT: i32 = -(1 << 20);
+
 /// Bits of one key: the sum of [`component_bits`].
 #[inline]
-pub fn key_bits(
-    range: &ClipRange,
-    channel: Channel,
-    rate: u8,
-    slot: &[u8; RANGE_SLOT_BYTES],
-) -> usize {
-    component_bits(range, channel, rate, slot)
-        .iter()
-        .sum::<u32>() as usize
+pub fn key_bits(track: &AnimatedTrack, rate: u8, slot: &[u8; RANGE_SLOT_BYTES]) -> usize {
+    component_bits(track, rate, slot).iter().sum::<u32>() as usize
 }
 
 /// How to turn one track's stored integers in one segment into values.
 ///
 /// Values travel as `Vec4`: a rotation as its (not yet normalized)
-/// quaternion, a translation or scale as x, y, z and a zero w.
+/// quaternion, a translation or scale as x, y, z and a zero w. A quantized
+/// key decodes as `offset + q * step` per component, where
+/// `step = segment_scale / (2^bits - 1)` and `offset = segment_base`, plus
+/// `segment_scale / 2` for a component without bits (the middle of its
+/// range); `segment_base = clip_min + segment_min * clip_extent` and
+/// `segment_scale = segment_extent * clip_extent`, all in `f32`, in this order.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SegmentTrackDecoder {
     rate: u8,
-    bits: [u32; 4],
     rotation: bool,
-    base: Vec3,
-    scale: Vec3,
+    bits: [u32; 4],
+    masks: [u64; 4],
+    key_bits: u32,
+    /// Segment range in value units, for the encoder.
+    base: Vec4,
+    scale: Vec4,
+    /// What the decode multiplies and adds.
+    offset: Vec4,
+    step: Vec4,
 }
 
 impl SegmentTrackDecoder {
     /// Builds the decoder of a track at `rate` with its segment `range_slot`.
     #[inline]
-    pub fn new(
-        clip: &ClipRange,
-        channel: Channel,
-        rate: u8,
-        range_slot: &[u8; RANGE_SLOT_BYTES],
-    ) -> Self {
-        let rotation = channel == Channel::Rotation;
-        let bits = component_bits(clip, channel, rate, range_slot);
-        match bits_of(rate) {
-            0 => {
+    pub fn new(track: &AnimatedTrack, rate: u8, range_slot: &[u8; RANGE_SLOT_BYTES]) -> Self {
+        let rotation = track.channel == Channel::Rotation;
+        let bits = component_bits(track, rate, range_slot);
+        let key_bits = bits[0] + bits[1] + bits[2] + bits[3];
+        let (clip_min, clip_extent) = track.range4();
+        let (base, scale) = match rate {
+            RATE_CONSTANT => {
                 let value = |i: usize| {
                     let q = u16::from_le_bytes([range_slot[2 * i], range_slot[2 * i + 1]]) as u32;
                     unit_from_quantized(q, CONSTANT_VALUE_BITS)
                 };
-                let u = Vec3::new(value(0), value(1), value(2));
-                SegmentTrackDecoder {
-                    rate,
-                    bits,
-                    rotation,
-                    base: clip.min + u * clip.extent,
-                    scale: Vec3::ZERO,
-                }
+                let u = Vec4::new(value(0), value(1), value(2), 0.0);
+                (clip_min + u * clip_extent, Vec4::ZERO)
             }
-            32 => SegmentTrackDecoder {
-                rate,
-                bits,
-                rotation,
-                base: Vec3::ZERO,
-                scale: Vec3::ONE,
-            },
+            RATE_FULL_PRECISION => (Vec4::ZERO, Vec4::ONE),
             _ => {
-                let unit = |q: u8| unit_from_quantized(q as u32, SEGMENT_RANGE_BITS);
-                let seg_min = Vec3::new(
-                    unit(range_slot[0]),
-                    unit(range_slot[1]),
-                    unit(range_slot[2]),
-                );
-                let seg_extent = Vec3::new(
-                    unit(range_slot[3]),
-                    unit(range_slot[4]),
-                    unit(range_slot[5]),
-                );
-                SegmentTrackDecoder {
-                    rate,
-                    bits,
-                    rotation,
-                    base: clip.min + seg_min * clip.extent,
-                    scale: seg_extent * clip.extent,
-                }
+                const INV_255: f32 = 1.0 / 255.0;
+                let seg = |i: usize| range_slot[i] as f32 * INV_255;
+                let seg_min = Vec4::new(seg(0), seg(1), seg(2), 0.0);
+                let seg_extent = Vec4::new(seg(3), seg(4), seg(5), 0.0);
+                (clip_min + seg_min * clip_extent, seg_extent * clip_extent)
             }
+        };
+        let inv = |c: usize| INV_MAX[(bits[c] as usize).min(INV_MAX.len() - 1)];
+        let half = |c: usize| if bits[c] == 0 { 0.5 } else { 0.0 };
+        let offset = base + Vec4::new(half(0), half(1), half(2), 0.0) * scale;
+        let step = Vec4::new(inv(0), inv(1), inv(2), 0.0) * scale;
+        SegmentTrackDecoder {
+            rate,
+            rotation,
+            bits,
+            masks: bits.map(|b| (1u64 << b) - 1),
+            key_bits,
+            base,
+            scale,
+            offset: if rate == RATE_CONSTANT { base } else { offset },
+            step,
         }
     }
 
@@ -263,46 +280,27 @@ impl SegmentTrackDecoder {
     /// Bits of one key.
     #[inline]
     pub fn key_bits(&self) -> usize {
-        (self.bits[0] + self.bits[1] + self.bits[2] + self.bits[3]) as usize
+        self.key_bits as usize
     }
 
     /// The value of stored integers.
-    #[inline]
+    #[inline(always)]
     pub fn value(&self, q: [u32; 4]) -> Vec4 {
-        let xyz = if self.rate == RATE_FULL_PRECISION {
+        if self.rate == RATE_FULL_PRECISION {
             let v = Vec4::new(
                 f32::from_bits(q[0]),
                 f32::from_bits(q[1]),
                 f32::from_bits(q[2]),
                 f32::from_bits(q[3]),
             );
-            return if self.rotation {
-                v
-            } else {
-                v.truncate().extend(0.0)
-            };
-        } else if self.rate == RATE_CONSTANT {
-            self.base
-        } else {
-            // A component without bits sits in the middle of its segment range.
-            let unit = |q: u32, bits: u32| {
-                if bits == 0 {
-                    0.5
-                } else {
-                    unit_from_quantized(q, bits)
-                }
-            };
-            let u = Vec3::new(
-                unit(q[0], self.bits[0]),
-                unit(q[1], self.bits[1]),
-                unit(q[2], self.bits[2]),
-            );
-            self.base + u * self.scale
-        };
+            return if self.rotation { v } else { v.with_w(0.0) };
+        }
+        let q = Vec4::new(q[0] as f32, q[1] as f32, q[2] as f32, 0.0);
+        let xyz = self.offset + q * self.step;
         if self.rotation {
             rotation_from_xyz(xyz)
         } else {
-            xyz.extend(0.0)
+            xyz
         }
     }
 
@@ -330,37 +328,43 @@ impl SegmentTrackDecoder {
     }
 
     /// Reads the integers of a key at bit `bit` of `data` and decodes them.
-    #[inline]
-    pub fn read(&self, data: &[u8], mut bit: usize) -> Vec4 {
-        let mut q = [0u32; 4];
-        for (q, &bits) in q.iter_mut().zip(&self.bits) {
-            if bits > 0 {
-                *q = read_bits(data, bit, bits);
-                bit += bits as usize;
-            }
-        }
-        self.value(q)
+    #[inline(always)]
+    pub fn read(&self, data: &[u8], bit: usize) -> Vec4 {
+        // A component of 0 bits reads as 0 (its mask is 0) without a branch.
+        let [b0, b1, b2, b3] = self.bits;
+        let [m0, m1, m2, m3] = self.masks;
+        let q0 = read_masked(data, bit, m0);
+        let q1 = read_masked(data, bit + b0 as usize, m1);
+        let q2 = read_masked(data, bit + (b0 + b1) as usize, m2);
+        let q3 = if b3 > 0 {
+            read_masked(data, bit + (b0 + b1 + b2) as usize, m3)
+        } else {
+            0
+        };
+        self.value([q0, q1, q2, q3])
     }
 }
 
-/// A rotation from the x, y, z of a quaternion whose w is non-negative.
+/// A rotation from the x, y, z of a quaternion whose w is non-negative
+/// (`xyz.w` is ignored).
 ///
 /// The result is not normalized: the sampler normalizes after interpolating,
 /// and [`finish_rotation`] does it for a key on its own.
-#[inline]
-pub fn rotation_from_xyz(xyz: Vec3) -> Vec4 {
+#[inline(always)]
+pub fn rotation_from_xyz(xyz: Vec4) -> Vec4 {
+    let xyz = xyz.with_w(0.0);
     let w = (1.0 - xyz.length_squared()).max(0.0).sqrt();
-    xyz.extend(w)
+    xyz.with_w(w)
 }
 
 /// Normalizes an (interpolated) rotation into a unit quaternion.
-#[inline]
+#[inline(always)]
 pub fn finish_rotation(v: Vec4) -> Quat {
     Quat::from_vec4(v * v.length_recip())
 }
 
 /// Normalized lerp along the shortest arc; exact `a` (normalized) at `alpha == 0`.
-#[inline]
+#[inline(always)]
 pub fn nlerp(a: Vec4, b: Vec4, alpha: f32) -> Quat {
     let b = if a.dot(b) < 0.0 { -b } else { b };
     finish_rotation(a + (b - a) * alpha)
@@ -396,7 +400,8 @@ mod tests {
             extent: Vec3::new(2.0, 0.0, 4.0),
         };
         let slot = [0xFF, 0xFF, 0, 0, 0x00, 0x80];
-        let d = SegmentTrackDecoder::new(&clip, Channel::Translation, RATE_CONSTANT, &slot);
+        let track = AnimatedTrack::new(0, Channel::Translation, clip, Vec3::ZERO);
+        let d = SegmentTrackDecoder::new(&track, RATE_CONSTANT, &slot);
         let v = d.read(&[], 0);
         assert_eq!(v.w, 0.0);
         assert_eq!(v.x, 1.0);
@@ -414,9 +419,10 @@ mod tests {
         let slot = [0, 0, 0, 64, 64, 0];
         let rate = 7; // 9 bits
         assert_eq!(bits_of(rate), 9);
-        let bits = component_bits(&range, Channel::Translation, rate, &slot);
+        let track = AnimatedTrack::new(0, Channel::Translation, range, Vec3::ZERO);
+        let bits = component_bits(&track, rate, &slot);
         assert_eq!(bits, [9, 6, 0, 0]);
-        let d = SegmentTrackDecoder::new(&range, Channel::Translation, rate, &slot);
+        let d = SegmentTrackDecoder::new(&track, rate, &slot);
         assert_eq!(d.key_bits(), 15);
         // The still component decodes at the middle of its (zero) segment range.
         let v = d.value([511, 63, 0, 0]);
@@ -425,15 +431,15 @@ mod tests {
         assert!((v.y - 64.0 / 255.0).abs() < 1e-5);
         // Full precision ignores the rule; a rotation also stores w.
         assert_eq!(
-            component_bits(&range, Channel::Rotation, RATE_FULL_PRECISION, &slot),
+            component_bits(&AnimatedTrack::new(0, Channel::Rotation, range, Vec3::ZERO), RATE_FULL_PRECISION, &slot),
             [32; 4]
         );
         assert_eq!(
-            component_bits(&range, Channel::Scale, RATE_FULL_PRECISION, &slot),
+            component_bits(&AnimatedTrack::new(0, Channel::Scale, range, Vec3::ZERO), RATE_FULL_PRECISION, &slot),
             [32, 32, 32, 0]
         );
         assert_eq!(
-            component_bits(&range, Channel::Scale, RATE_CONSTANT, &slot),
+            component_bits(&AnimatedTrack::new(0, Channel::Scale, range, Vec3::ZERO), RATE_CONSTANT, &slot),
             [0; 4]
         );
     }

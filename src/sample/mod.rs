@@ -64,12 +64,13 @@ pub fn locate(meta: &ClipMeta, time: f32, rounding: SampleRounding) -> KeyPair {
     let (a, b, alpha) = match meta.loop_mode {
         LoopMode::Clamp => {
             let position = position.clamp(0.0, last as f64);
-            let a = (position.floor() as usize).min(last);
+            // Non-negative here, so truncation is floor (and needs no libm call).
+            let a = (position as usize).min(last);
             (a, (a + 1).min(last), (position - a as f64) as f32)
         }
         LoopMode::Wrap => {
             let position = position.rem_euclid(n as f64);
-            let a = (position.floor() as usize).min(last);
+            let a = (position as usize).min(last);
             (
                 a,
                 if a == last { 0 } else { a + 1 },
@@ -87,12 +88,25 @@ pub fn locate(meta: &ClipMeta, time: f32, rounding: SampleRounding) -> KeyPair {
     KeyPair { a, b, alpha }
 }
 
-/// Gives a sampler the bytes of a segment: a clip in memory, or a stream's pages.
+/// A segment's bytes, checked against the clip metadata, and the bits of
+/// one sample's keys in it.
+#[derive(Clone, Copy, Debug)]
+pub struct SegmentRef<'a> {
+    /// The segment's bytes.
+    pub bytes: &'a [u8],
+    /// Bits of one sample's keys (all tracks).
+    pub sample_bits: usize,
+}
+
+/// Gives a sampler the segments of a clip: a clip in memory, or a stream's pages.
+///
+/// Implementations check each segment once (with [`SegmentView::new`]) before
+/// handing it out, so the sampler decodes without checking again.
 pub trait SegmentSource {
     /// Error when a segment is unavailable or corrupt.
     type Error: From<SampleError>;
-    /// The bytes of segment `index`.
-    fn segment(&self, index: usize) -> Result<&[u8], Self::Error>;
+    /// Segment `index`.
+    fn segment(&self, index: usize) -> Result<SegmentRef<'_>, Self::Error>;
 }
 
 /// Why a pose could not be sampled.
@@ -128,31 +142,24 @@ pub enum SampleError {
 impl SegmentSource for CompressedClip {
     type Error = SampleError;
 
-    fn segment(&self, index: usize) -> Result<&[u8], SampleError> {
-        Ok(self.segment_bytes(index))
+    fn segment(&self, index: usize) -> Result<SegmentRef<'_>, SampleError> {
+        Ok(SegmentRef {
+            bytes: self.segment_bytes(index),
+            sample_bits: self.segment_sample_bits(index),
+        })
     }
 }
 
-/// A key's segment, checked, and its bit offset.
-struct KeyCursor<'a> {
-    view: SegmentView<'a>,
-    bit: usize,
-}
-
+/// The segment holding a sample, and the bit offset of the sample's keys.
 fn cursor<'a, S: SegmentSource>(
     meta: &ClipMeta,
     source: &'a S,
     sample: usize,
-) -> Result<KeyCursor<'a>, S::Error> {
+) -> Result<(usize, SegmentView<'a>, usize), S::Error> {
     let (segment, local) = meta.segments.locate(sample);
-    let bytes = source.segment(segment)?;
-    let (_, len) = meta.segments.segment(segment);
-    let view = SegmentView::new(bytes, &meta.animated, len)
-        .map_err(|fault| SampleError::Segment { segment, fault })?;
-    Ok(KeyCursor {
-        bit: view.key_bit(local),
-        view,
-    })
+    let found = source.segment(segment)?;
+    let view = SegmentView::trusted(found.bytes, meta.animated.len(), found.sample_bits);
+    Ok((segment, view, view.key_bit(local)))
 }
 
 /// Samples every bone at `time` into `pose` (`pose.len()` = bones).
@@ -184,28 +191,30 @@ pub fn decode_keys<S: SegmentSource>(
     if meta.animated.is_empty() {
         return Ok(());
     }
-    let mut a = cursor(meta, source, keys.a)?;
-    let mut b = cursor(meta, source, keys.b)?;
-    let keys_a = a.view.keys();
-    let keys_b = b.view.keys();
-    for (t, track) in meta.animated.iter().enumerate() {
-        let dec_a = SegmentTrackDecoder::new(
-            &track.range,
-            track.channel,
-            a.view.rate(t),
-            a.view.range_slot(t),
-        );
-        let dec_b = SegmentTrackDecoder::new(
-            &track.range,
-            track.channel,
-            b.view.rate(t),
-            b.view.range_slot(t),
-        );
-        let va = dec_a.read(keys_a, a.bit);
-        let vb = dec_b.read(keys_b, b.bit);
-        a.bit += dec_a.key_bits();
-        b.bit += dec_b.key_bits();
-        blend_into(&mut pose[track.bone as usize], track, va, vb, keys.alpha);
+    let (segment_a, a, mut bit_a) = cursor(meta, source, keys.a)?;
+    let (segment_b, b, mut bit_b) = cursor(meta, source, keys.b)?;
+    let (keys_a, keys_b) = (a.keys(), b.keys());
+    if segment_a == segment_b {
+        // Both keys in one segment (15 times in 16): one decoder per track.
+        for (t, track) in meta.animated.iter().enumerate() {
+            let decoder = SegmentTrackDecoder::new(track, a.rate(t), a.range_slot(t));
+            let va = decoder.read(keys_a, bit_a);
+            let vb = decoder.read(keys_a, bit_b);
+            let step = decoder.key_bits();
+            bit_a += step;
+            bit_b += step;
+            blend_into(&mut pose[track.bone as usize], track, va, vb, keys.alpha);
+        }
+    } else {
+        for (t, track) in meta.animated.iter().enumerate() {
+            let dec_a = SegmentTrackDecoder::new(track, a.rate(t), a.range_slot(t));
+            let dec_b = SegmentTrackDecoder::new(track, b.rate(t), b.range_slot(t));
+            let va = dec_a.read(keys_a, bit_a);
+            let vb = dec_b.read(keys_b, bit_b);
+            bit_a += dec_a.key_bits();
+            bit_b += dec_b.key_bits();
+            blend_into(&mut pose[track.bone as usize], track, va, vb, keys.alpha);
+        }
     }
     Ok(())
 }
@@ -236,39 +245,22 @@ pub fn sample_bone<S: SegmentSource>(
         return Ok(out);
     }
     let keys = locate(meta, time, rounding);
-    let a = cursor(meta, source, keys.a)?;
-    let b = cursor(meta, source, keys.b)?;
+    let (_, a, bit_a) = cursor(meta, source, keys.a)?;
+    let (_, b, bit_b) = cursor(meta, source, keys.b)?;
     let skip = |view: &SegmentView| -> usize {
         meta.animated[..first]
             .iter()
             .enumerate()
-            .map(|(t, track)| {
-                decode::key_bits(
-                    &track.range,
-                    track.channel,
-                    view.rate(t),
-                    view.range_slot(t),
-                )
-            })
+            .map(|(t, track)| decode::key_bits(track, view.rate(t), view.range_slot(t)))
             .sum()
     };
-    let mut bit_a = a.bit + skip(&a.view);
-    let mut bit_b = b.bit + skip(&b.view);
+    let mut bit_a = bit_a + skip(&a);
+    let mut bit_b = bit_b + skip(&b);
     for (t, track) in meta.animated.iter().enumerate().take(end).skip(first) {
-        let dec_a = SegmentTrackDecoder::new(
-            &track.range,
-            track.channel,
-            a.view.rate(t),
-            a.view.range_slot(t),
-        );
-        let dec_b = SegmentTrackDecoder::new(
-            &track.range,
-            track.channel,
-            b.view.rate(t),
-            b.view.range_slot(t),
-        );
-        let va = dec_a.read(a.view.keys(), bit_a);
-        let vb = dec_b.read(b.view.keys(), bit_b);
+        let dec_a = SegmentTrackDecoder::new(track, a.rate(t), a.range_slot(t));
+        let dec_b = SegmentTrackDecoder::new(track, b.rate(t), b.range_slot(t));
+        let va = dec_a.read(a.keys(), bit_a);
+        let vb = dec_b.read(b.keys(), bit_b);
         bit_a += dec_a.key_bits();
         bit_b += dec_b.key_bits();
         blend_into(&mut out, track, va, vb, keys.alpha);

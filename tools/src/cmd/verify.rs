@@ -62,7 +62,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "ok": ok,
             "pages": report.pages,
             "corrupt_pages": report.corrupt_pages.len(),
-            "bad_segments": report.bad_segments.len(),
             "max_error_cm": error.as_ref().map(|e| e.max_cm),
             "p99_error_cm": error.as_ref().map(|e| e.percentiles_cm.p99),
             "threshold_cm": threshold,
@@ -80,9 +79,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         for (page, message) in &report.corrupt_pages {
             println!("  page {page}: {message}");
-        }
-        for (segment, message) in &report.bad_segments {
-            println!("  segment {segment}: {message}");
         }
         if let Some(e) = &error {
             let p = e.percentiles_cm;
