@@ -5,7 +5,10 @@ use cinestream::Transform;
 fn main() -> Result<(), cinestream::Error> {
     let mut args = std::env::args().skip(1);
     let path = args.next().unwrap_or_else(|| "clip.cine".into());
-    let n: usize = args.next().and_then(|v| v.parse().ok()).unwrap_or(2_000_000);
+    let n: usize = args
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_000_000);
     let reader = StreamReader::open_file(std::path::Path::new(&path))?;
     assert!(reader.verify().is_sound());
     let mut pose = vec![Transform::IDENTITY; reader.meta().num_bones()];
@@ -19,6 +22,9 @@ fn main() -> Result<(), cinestream::Error> {
         reader.sample((x as f32 / u32::MAX as f32) * duration, &mut pose)?;
         std::hint::black_box(&pose);
     }
-    println!("{:.1} ns per pose", start.elapsed().as_nanos() as f64 / n.max(1) as f64);
+    println!(
+        "{:.1} ns per pose",
+        start.elapsed().as_nanos() as f64 / n.max(1) as f64
+    );
     Ok(())
 }

@@ -22,7 +22,8 @@ use glam::Vec3;
 
 use crate::clip::{LengthUnit, LoopMode, Skeleton, TrackKind, Transform};
 use crate::sample::decode::{
-    finish_rotation, key_bits, rotation_from_xyz, ClipRange, NUM_RATES, RANGE_SLOT_BYTES,
+    finish_rotation, key_bits, rotation_from_xyz, segment_decoders, ClipRange, KeyDecoder,
+    NUM_RATES, RANGE_SLOT_BYTES,
 };
 
 /// Which part of a bone's transform a track animates.
@@ -410,6 +411,11 @@ impl<'a> SegmentView<'a> {
         }
     }
 
+    /// Appends the decoder of every track of this segment to `out`.
+    pub fn decoders(&self, animated: &[AnimatedTrack], out: &mut Vec<KeyDecoder>) {
+        segment_decoders(animated, |t| self.rate(t), |t| *self.range_slot(t), out);
+    }
+
     /// Bytes a segment of these rates and samples occupies.
     pub fn encoded_len(
         rates: &[u8],
@@ -431,7 +437,6 @@ impl<'a> SegmentView<'a> {
     pub fn rate(&self, track: usize) -> u8 {
         self.bytes.get(track).copied().unwrap_or(0)
     }
-
 
     /// Range slot of a track.
     #[inline]
@@ -472,23 +477,36 @@ pub struct CompressedClip {
     segment_offsets: Vec<usize>,
     /// Bits of one sample's keys in each segment.
     sample_bits: Vec<usize>,
+    /// Decoders of every track of every segment, segment after segment.
+    decoders: Vec<KeyDecoder>,
     data: Vec<u8>,
 }
 
 impl CompressedClip {
     /// Assembles a clip from metadata and its segments' bytes, checking that
     /// every segment fits the metadata.
-    pub fn new(meta: ClipMeta, segments: Vec<Vec<u8>>) -> Result<CompressedClip, (usize, SegmentFault)> {
+    pub fn new(
+        meta: ClipMeta,
+        segments: Vec<Vec<u8>>,
+    ) -> Result<CompressedClip, (usize, SegmentFault)> {
         if segments.len() != meta.segments.count() {
-            return Err((segments.len(), SegmentFault::TooShort { needed: 0, found: 0 }));
+            return Err((
+                segments.len(),
+                SegmentFault::TooShort {
+                    needed: 0,
+                    found: 0,
+                },
+            ));
         }
         let mut segment_offsets = Vec::with_capacity(segments.len() + 1);
         let mut sample_bits = Vec::with_capacity(segments.len());
+        let mut decoders = Vec::with_capacity(segments.len() * meta.animated.len());
         let mut data = Vec::with_capacity(segments.iter().map(Vec::len).sum());
         for (index, s) in segments.iter().enumerate() {
             let (_, samples) = meta.segments.segment(index);
             let view = SegmentView::new(s, &meta.animated, samples).map_err(|f| (index, f))?;
             sample_bits.push(view.sample_bits());
+            view.decoders(&meta.animated, &mut decoders);
             segment_offsets.push(data.len());
             data.extend_from_slice(s);
         }
@@ -497,13 +515,20 @@ impl CompressedClip {
             meta,
             segment_offsets,
             sample_bits,
+            decoders,
             data,
         })
     }
 
-    /// Bits of one sample's keys in a segment.
-    pub fn segment_sample_bits(&self, index: usize) -> usize {
-        self.sample_bits[index]
+    /// A segment ready for the sampler.
+    pub fn segment_ref(&self, index: usize) -> crate::sample::SegmentRef<'_> {
+        let tracks = self.meta.animated.len();
+        let bytes = self.segment_bytes(index);
+        crate::sample::SegmentRef {
+            keys: bytes.get(tracks * (1 + RANGE_SLOT_BYTES)..).unwrap_or(&[]),
+            sample_bits: self.sample_bits[index],
+            decoders: &self.decoders[index * tracks..(index + 1) * tracks],
+        }
     }
 
     /// The metadata.

@@ -302,7 +302,10 @@ pub fn compress(
             segments.iter().map(|s| s.bytes.clone()).collect(),
         )
         .map_err(|(segment, fault)| Error::Internal {
-            message: format!("'{}': segment {segment} does not decode: {fault}", clip.name()),
+            message: format!(
+                "'{}': segment {segment} does not decode: {fault}",
+                clip.name()
+            ),
         })?;
         report = metric::measure_error(&stored, &compressed, &settings.metric())?;
         let over = over_threshold(&report, &ctx, settings.threshold_cm);

@@ -381,7 +381,8 @@ mod tests {
             RATE_CONSTANT => constant_slot(normalized),
             _ => segment_range_slot(normalized),
         };
-        let track = crate::compressed::AnimatedTrack::new(0, Channel::Translation, *range, Vec3::ZERO);
+        let track =
+            crate::compressed::AnimatedTrack::new(0, Channel::Translation, *range, Vec3::ZERO);
         SegmentTrackDecoder::new(&track, rate, &slot)
     }
 

@@ -25,7 +25,7 @@ use crate::compressed::{
     AnimatedTrack, Channel, ClipMeta, ConstantTrack, SegmentLayout, SegmentView,
 };
 use crate::error::{Error, Result};
-use crate::sample::decode::ClipRange;
+use crate::sample::decode::{ClipRange, KeyDecoder, RANGE_SLOT_BYTES};
 use crate::sample::{self, KeyPair, SampleRounding, SegmentRef, SegmentSource};
 
 /// What is wrong with a container file.
@@ -167,6 +167,9 @@ pub struct StreamReader<D> {
     page_segments: Vec<std::ops::Range<usize>>,
     /// Bits of one sample's keys in each segment, set when its page is checked.
     sample_bits: Vec<AtomicUsize>,
+    /// Decoders of every track of every segment of each page, built when the
+    /// page is checked.
+    decoders: Vec<OnceLock<Vec<KeyDecoder>>>,
     flags: u16,
 }
 
@@ -330,6 +333,7 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
             states: pages.iter().map(|_| AtomicU8::new(UNCHECKED)).collect(),
             decoded: pages.iter().map(|_| OnceLock::new()).collect(),
             sample_bits: segments.iter().map(|_| AtomicUsize::new(0)).collect(),
+            decoders: pages.iter().map(|_| OnceLock::new()).collect(),
             page_segments,
             data,
             meta: Arc::new(meta),
@@ -455,7 +459,9 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
     /// Checks every segment of a page against the metadata and records the
     /// bits of one sample's keys, so that sampling need not check again.
     fn check_segments(&self, page: usize, decoded: &[u8]) -> std::result::Result<(), String> {
-        for index in self.page_segments[page].clone() {
+        let segments = self.page_segments[page].clone();
+        let mut decoders = Vec::with_capacity(segments.len() * self.meta.animated.len());
+        for index in segments {
             let entry = self.segments[index];
             let start = entry.offset as usize;
             let bytes = decoded
@@ -465,7 +471,11 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
             let view = SegmentView::new(bytes, &self.meta.animated, samples)
                 .map_err(|fault| format!("segment {index}: {fault}"))?;
             self.sample_bits[index].store(view.sample_bits(), Ordering::Relaxed);
+            view.decoders(&self.meta.animated, &mut decoders);
         }
+        // Another thread may have checked the page at the same time; both
+        // built the same table, so whichever is kept is right.
+        let _ = self.decoders[page].set(decoders);
         Ok(())
     }
 
@@ -529,14 +539,26 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
 impl<D: AsRef<[u8]>> SegmentSource for StreamReader<D> {
     type Error = Error;
 
+    #[inline]
     fn segment(&self, index: usize) -> Result<SegmentRef<'_>> {
         let entry = self.segments[index];
-        let page = self.page_bytes(entry.page as usize)?;
-        // Offsets and lengths were checked against the page's decoded length at open.
+        let page = entry.page as usize;
+        let bytes = self.page_bytes(page)?;
+        let tracks = self.meta.animated.len();
+        // Offsets and lengths were checked against the page's decoded length
+        // at open; the table and bits were stored before the page was marked
+        // sound (Release) and are read after (Acquire, in page_bytes).
+        let segment = &bytes[entry.offset as usize..(entry.offset + entry.len) as usize];
+        let first = self.page_segments[page].start;
+        let table = self.decoders[page].get().map_or(&[][..], Vec::as_slice);
         Ok(SegmentRef {
-            bytes: &page[entry.offset as usize..(entry.offset + entry.len) as usize],
-            // Stored before the page was marked sound (Release), read after (Acquire).
+            keys: segment
+                .get(tracks * (1 + RANGE_SLOT_BYTES)..)
+                .unwrap_or(&[]),
             sample_bits: self.sample_bits[index].load(Ordering::Relaxed),
+            decoders: table
+                .get((index - first) * tracks..(index - first + 1) * tracks)
+                .unwrap_or(&[]),
         })
     }
 }

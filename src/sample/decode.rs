@@ -198,6 +198,98 @@ pub fn key_bits(track: &AnimatedTrack, rate: u8, slot: &[u8; RANGE_SLOT_BYTES]) 
     component_bits(track, rate, slot).iter().sum::<u32>() as usize
 }
 
+/// What the sampler needs to decode one track's keys in one segment.
+///
+/// Built once per segment (when its page is first checked, or when a clip is
+/// assembled in memory) from the rate and range slot, so that sampling does
+/// no per-call setup: 48 bytes per track per segment, beside the segment's
+/// bytes. [`SegmentTrackDecoder`] builds it and decodes through it, so the
+/// compressor and the sampler share one arithmetic.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KeyDecoder {
+    offset: Vec4,
+    step: Vec4,
+    bits: [u8; 4],
+    /// Bit offset of this track's key within one sample's keys.
+    bit_offset: u32,
+    key_bits: u16,
+    rotation: bool,
+    raw: bool,
+}
+
+impl KeyDecoder {
+    /// Bits of one key.
+    #[inline(always)]
+    pub fn key_bits(&self) -> usize {
+        self.key_bits as usize
+    }
+
+    /// Bit offset of this track's key within one sample's keys.
+    #[inline(always)]
+    pub fn bit_offset(&self) -> usize {
+        self.bit_offset as usize
+    }
+
+    /// The value of stored integers.
+    #[inline(always)]
+    pub fn value(&self, q: [u32; 4]) -> Vec4 {
+        if self.raw {
+            let v = Vec4::new(
+                f32::from_bits(q[0]),
+                f32::from_bits(q[1]),
+                f32::from_bits(q[2]),
+                f32::from_bits(q[3]),
+            );
+            return if self.rotation { v } else { v.with_w(0.0) };
+        }
+        let q = Vec4::new(q[0] as f32, q[1] as f32, q[2] as f32, 0.0);
+        let xyz = self.offset + q * self.step;
+        if self.rotation {
+            rotation_from_xyz(xyz)
+        } else {
+            xyz
+        }
+    }
+
+    /// Reads and decodes this track's key in the sample whose keys start at
+    /// bit `sample_bit` of `keys`.
+    #[inline(always)]
+    pub fn read(&self, keys: &[u8], sample_bit: usize) -> Vec4 {
+        let bit = sample_bit + self.bit_offset as usize;
+        let [b0, b1, b2, b3] = self.bits.map(u32::from);
+        let mask = |b: u32| (1u64 << b) - 1;
+        // A component of 0 bits reads as 0 (its mask is 0) without a branch.
+        let q0 = read_masked(keys, bit, mask(b0));
+        let q1 = read_masked(keys, bit + b0 as usize, mask(b1));
+        let q2 = read_masked(keys, bit + (b0 + b1) as usize, mask(b2));
+        let q3 = if b3 > 0 {
+            read_masked(keys, bit + (b0 + b1 + b2) as usize, mask(b3))
+        } else {
+            0
+        };
+        self.value([q0, q1, q2, q3])
+    }
+}
+
+/// The decoders of every track of a segment, with their bit offsets, and the
+/// bits of one sample's keys. `rates` and `slots` come from a checked
+/// [`SegmentView`](crate::compressed::SegmentView).
+pub fn segment_decoders(
+    animated: &[AnimatedTrack],
+    rate: impl Fn(usize) -> u8,
+    slot: impl Fn(usize) -> [u8; RANGE_SLOT_BYTES],
+    out: &mut Vec<KeyDecoder>,
+) -> usize {
+    let mut bit = 0usize;
+    for (t, track) in animated.iter().enumerate() {
+        let mut key = SegmentTrackDecoder::new(track, rate(t), &slot(t)).key;
+        key.bit_offset = bit as u32;
+        bit += key.key_bits();
+        out.push(key);
+    }
+    bit
+}
+
 /// How to turn one track's stored integers in one segment into values.
 ///
 /// Values travel as `Vec4`: a rotation as its (not yet normalized)
@@ -210,16 +302,12 @@ pub fn key_bits(track: &AnimatedTrack, rate: u8, slot: &[u8; RANGE_SLOT_BYTES]) 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SegmentTrackDecoder {
     rate: u8,
-    rotation: bool,
     bits: [u32; 4],
-    masks: [u64; 4],
-    key_bits: u32,
     /// Segment range in value units, for the encoder.
     base: Vec4,
     scale: Vec4,
-    /// What the decode multiplies and adds.
-    offset: Vec4,
-    step: Vec4,
+    /// The decode itself.
+    key: KeyDecoder,
 }
 
 impl SegmentTrackDecoder {
@@ -229,6 +317,7 @@ impl SegmentTrackDecoder {
         let rotation = track.channel == Channel::Rotation;
         let bits = component_bits(track, rate, range_slot);
         let key_bits = bits[0] + bits[1] + bits[2] + bits[3];
+        debug_assert!(key_bits <= u16::MAX as u32);
         let (clip_min, clip_extent) = track.range4();
         let (base, scale) = match rate {
             RATE_CONSTANT => {
@@ -254,14 +343,18 @@ impl SegmentTrackDecoder {
         let step = Vec4::new(inv(0), inv(1), inv(2), 0.0) * scale;
         SegmentTrackDecoder {
             rate,
-            rotation,
             bits,
-            masks: bits.map(|b| (1u64 << b) - 1),
-            key_bits,
             base,
             scale,
-            offset: if rate == RATE_CONSTANT { base } else { offset },
-            step,
+            key: KeyDecoder {
+                offset: if rate == RATE_CONSTANT { base } else { offset },
+                step,
+                bits: bits.map(|b| b as u8),
+                bit_offset: 0,
+                key_bits: key_bits as u16,
+                rotation,
+                raw: rate == RATE_FULL_PRECISION,
+            },
         }
     }
 
@@ -280,28 +373,13 @@ impl SegmentTrackDecoder {
     /// Bits of one key.
     #[inline]
     pub fn key_bits(&self) -> usize {
-        self.key_bits as usize
+        self.key.key_bits()
     }
 
-    /// The value of stored integers.
+    /// The value of stored integers: the sampler's arithmetic exactly.
     #[inline(always)]
     pub fn value(&self, q: [u32; 4]) -> Vec4 {
-        if self.rate == RATE_FULL_PRECISION {
-            let v = Vec4::new(
-                f32::from_bits(q[0]),
-                f32::from_bits(q[1]),
-                f32::from_bits(q[2]),
-                f32::from_bits(q[3]),
-            );
-            return if self.rotation { v } else { v.with_w(0.0) };
-        }
-        let q = Vec4::new(q[0] as f32, q[1] as f32, q[2] as f32, 0.0);
-        let xyz = self.offset + q * self.step;
-        if self.rotation {
-            rotation_from_xyz(xyz)
-        } else {
-            xyz
-        }
+        self.key.value(q)
     }
 
     /// The stored integers whose [`value`](Self::value) is nearest `v` (a
@@ -330,18 +408,7 @@ impl SegmentTrackDecoder {
     /// Reads the integers of a key at bit `bit` of `data` and decodes them.
     #[inline(always)]
     pub fn read(&self, data: &[u8], bit: usize) -> Vec4 {
-        // A component of 0 bits reads as 0 (its mask is 0) without a branch.
-        let [b0, b1, b2, b3] = self.bits;
-        let [m0, m1, m2, m3] = self.masks;
-        let q0 = read_masked(data, bit, m0);
-        let q1 = read_masked(data, bit + b0 as usize, m1);
-        let q2 = read_masked(data, bit + (b0 + b1) as usize, m2);
-        let q3 = if b3 > 0 {
-            read_masked(data, bit + (b0 + b1 + b2) as usize, m3)
-        } else {
-            0
-        };
-        self.value([q0, q1, q2, q3])
+        self.key.read(data, bit)
     }
 }
 
@@ -431,15 +498,27 @@ mod tests {
         assert!((v.y - 64.0 / 255.0).abs() < 1e-5);
         // Full precision ignores the rule; a rotation also stores w.
         assert_eq!(
-            component_bits(&AnimatedTrack::new(0, Channel::Rotation, range, Vec3::ZERO), RATE_FULL_PRECISION, &slot),
+            component_bits(
+                &AnimatedTrack::new(0, Channel::Rotation, range, Vec3::ZERO),
+                RATE_FULL_PRECISION,
+                &slot
+            ),
             [32; 4]
         );
         assert_eq!(
-            component_bits(&AnimatedTrack::new(0, Channel::Scale, range, Vec3::ZERO), RATE_FULL_PRECISION, &slot),
+            component_bits(
+                &AnimatedTrack::new(0, Channel::Scale, range, Vec3::ZERO),
+                RATE_FULL_PRECISION,
+                &slot
+            ),
             [32, 32, 32, 0]
         );
         assert_eq!(
-            component_bits(&AnimatedTrack::new(0, Channel::Scale, range, Vec3::ZERO), RATE_CONSTANT, &slot),
+            component_bits(
+                &AnimatedTrack::new(0, Channel::Scale, range, Vec3::ZERO),
+                RATE_CONSTANT,
+                &slot
+            ),
             [0; 4]
         );
     }

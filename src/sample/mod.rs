@@ -13,10 +13,8 @@ pub mod decode;
 use glam::Vec4;
 
 use crate::clip::{LoopMode, Skeleton, Transform};
-use crate::compressed::{
-    AnimatedTrack, Channel, ClipMeta, CompressedClip, SegmentFault, SegmentView,
-};
-use decode::{nlerp, SegmentTrackDecoder};
+use crate::compressed::{AnimatedTrack, Channel, ClipMeta, CompressedClip, SegmentFault};
+use decode::{nlerp, KeyDecoder};
 
 /// How a time between two samples is turned into a pose.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -88,14 +86,16 @@ pub fn locate(meta: &ClipMeta, time: f32, rounding: SampleRounding) -> KeyPair {
     KeyPair { a, b, alpha }
 }
 
-/// A segment's bytes, checked against the clip metadata, and the bits of
-/// one sample's keys in it.
+/// A segment ready to decode: its key bytes, the bits of one sample's keys,
+/// and the decoder of each animated track.
 #[derive(Clone, Copy, Debug)]
 pub struct SegmentRef<'a> {
-    /// The segment's bytes.
-    pub bytes: &'a [u8],
+    /// The key bytes (after the rates and range slots).
+    pub keys: &'a [u8],
     /// Bits of one sample's keys (all tracks).
     pub sample_bits: usize,
+    /// One decoder per animated track.
+    pub decoders: &'a [KeyDecoder],
 }
 
 /// Gives a sampler the segments of a clip: a clip in memory, or a stream's pages.
@@ -143,23 +143,20 @@ impl SegmentSource for CompressedClip {
     type Error = SampleError;
 
     fn segment(&self, index: usize) -> Result<SegmentRef<'_>, SampleError> {
-        Ok(SegmentRef {
-            bytes: self.segment_bytes(index),
-            sample_bits: self.segment_sample_bits(index),
-        })
+        Ok(self.segment_ref(index))
     }
 }
 
-/// The segment holding a sample, and the bit offset of the sample's keys.
+/// The segment holding a sample, and the bit where the sample's keys start.
+#[inline(always)]
 fn cursor<'a, S: SegmentSource>(
     meta: &ClipMeta,
     source: &'a S,
     sample: usize,
-) -> Result<(usize, SegmentView<'a>, usize), S::Error> {
+) -> Result<(usize, SegmentRef<'a>, usize), S::Error> {
     let (segment, local) = meta.segments.locate(sample);
     let found = source.segment(segment)?;
-    let view = SegmentView::trusted(found.bytes, meta.animated.len(), found.sample_bits);
-    Ok((segment, view, view.key_bit(local)))
+    Ok((segment, found, local * found.sample_bits))
 }
 
 /// Samples every bone at `time` into `pose` (`pose.len()` = bones).
@@ -191,28 +188,30 @@ pub fn decode_keys<S: SegmentSource>(
     if meta.animated.is_empty() {
         return Ok(());
     }
-    let (segment_a, a, mut bit_a) = cursor(meta, source, keys.a)?;
-    let (segment_b, b, mut bit_b) = cursor(meta, source, keys.b)?;
-    let (keys_a, keys_b) = (a.keys(), b.keys());
+    let (segment_a, a, bit_a) = cursor(meta, source, keys.a)?;
+    let (segment_b, b, bit_b) = cursor(meta, source, keys.b)?;
+    let tracks = meta.animated.len();
+    if a.decoders.len() != tracks || b.decoders.len() != tracks {
+        return Err(SampleError::Segment {
+            segment: segment_a,
+            fault: SegmentFault::TooShort {
+                needed: tracks,
+                found: a.decoders.len().min(b.decoders.len()),
+            },
+        }
+        .into());
+    }
     if segment_a == segment_b {
         // Both keys in one segment (15 times in 16): one decoder per track.
-        for (t, track) in meta.animated.iter().enumerate() {
-            let decoder = SegmentTrackDecoder::new(track, a.rate(t), a.range_slot(t));
-            let va = decoder.read(keys_a, bit_a);
-            let vb = decoder.read(keys_a, bit_b);
-            let step = decoder.key_bits();
-            bit_a += step;
-            bit_b += step;
+        for (track, decoder) in meta.animated.iter().zip(a.decoders) {
+            let va = decoder.read(a.keys, bit_a);
+            let vb = decoder.read(a.keys, bit_b);
             blend_into(&mut pose[track.bone as usize], track, va, vb, keys.alpha);
         }
     } else {
-        for (t, track) in meta.animated.iter().enumerate() {
-            let dec_a = SegmentTrackDecoder::new(track, a.rate(t), a.range_slot(t));
-            let dec_b = SegmentTrackDecoder::new(track, b.rate(t), b.range_slot(t));
-            let va = dec_a.read(keys_a, bit_a);
-            let vb = dec_b.read(keys_b, bit_b);
-            bit_a += dec_a.key_bits();
-            bit_b += dec_b.key_bits();
+        for ((track, da), db) in meta.animated.iter().zip(a.decoders).zip(b.decoders) {
+            let va = da.read(a.keys, bit_a);
+            let vb = db.read(b.keys, bit_b);
             blend_into(&mut pose[track.bone as usize], track, va, vb, keys.alpha);
         }
     }
@@ -245,30 +244,33 @@ pub fn sample_bone<S: SegmentSource>(
         return Ok(out);
     }
     let keys = locate(meta, time, rounding);
-    let (_, a, bit_a) = cursor(meta, source, keys.a)?;
+    let (segment_a, a, bit_a) = cursor(meta, source, keys.a)?;
     let (_, b, bit_b) = cursor(meta, source, keys.b)?;
-    let skip = |view: &SegmentView| -> usize {
-        meta.animated[..first]
-            .iter()
-            .enumerate()
-            .map(|(t, track)| decode::key_bits(track, view.rate(t), view.range_slot(t)))
-            .sum()
+    let (Some(decoders_a), Some(decoders_b)) =
+        (a.decoders.get(first..end), b.decoders.get(first..end))
+    else {
+        return Err(SampleError::Segment {
+            segment: segment_a,
+            fault: SegmentFault::TooShort {
+                needed: end,
+                found: a.decoders.len().min(b.decoders.len()),
+            },
+        }
+        .into());
     };
-    let mut bit_a = bit_a + skip(&a);
-    let mut bit_b = bit_b + skip(&b);
-    for (t, track) in meta.animated.iter().enumerate().take(end).skip(first) {
-        let dec_a = SegmentTrackDecoder::new(track, a.rate(t), a.range_slot(t));
-        let dec_b = SegmentTrackDecoder::new(track, b.rate(t), b.range_slot(t));
-        let va = dec_a.read(a.keys(), bit_a);
-        let vb = dec_b.read(b.keys(), bit_b);
-        bit_a += dec_a.key_bits();
-        bit_b += dec_b.key_bits();
+    for ((track, da), db) in meta.animated[first..end]
+        .iter()
+        .zip(decoders_a)
+        .zip(decoders_b)
+    {
+        let va = da.read(a.keys, bit_a);
+        let vb = db.read(b.keys, bit_b);
         blend_into(&mut out, track, va, vb, keys.alpha);
     }
     Ok(out)
 }
 
-#[inline]
+#[inline(always)]
 fn blend_into(out: &mut Transform, track: &AnimatedTrack, a: Vec4, b: Vec4, alpha: f32) {
     match track.channel {
         Channel::Rotation => out.rotation = track.reference() * nlerp(a, b, alpha),
