@@ -23,7 +23,7 @@ use glam::Vec3;
 use crate::clip::{LengthUnit, LoopMode, Skeleton, TrackKind, Transform};
 use crate::sample::decode::{
     finish_rotation, key_bits, rotation_from_xyz, segment_decoders, ClipRange, KeyDecoder,
-    NUM_RATES, RANGE_SLOT_BYTES,
+    RotationLanes, NUM_RATES, RANGE_SLOT_BYTES,
 };
 
 /// Which part of a bone's transform a track animates.
@@ -233,6 +233,23 @@ pub struct ClipMeta {
     pub shell_cm: f64,
     /// Bind pose with constant tracks applied: the pose before animated tracks are decoded.
     base_pose: Vec<Transform>,
+    /// Rotation tracks four by four, for the sampler's side-by-side decode.
+    rotation_groups: Vec<RotationGroup>,
+    /// Indices of the translation and scale tracks.
+    vector_tracks: Vec<u32>,
+}
+
+/// Up to four rotation tracks decoded side by side.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RotationGroup {
+    /// Indices into [`ClipMeta::animated`]; `len` of them are used.
+    pub tracks: [u32; 4],
+    /// Their bones.
+    pub bones: [u16; 4],
+    /// How many lanes are used.
+    pub len: usize,
+    /// Their reference rotations (identity in unused lanes).
+    pub reference: RotationLanes,
 }
 
 impl ClipMeta {
@@ -262,7 +279,35 @@ impl ClipMeta {
                 Channel::Scale => t.scale = c.value,
             }
         }
+        let mut rotation_groups = Vec::new();
+        let mut vector_tracks = Vec::new();
+        let rotations: Vec<usize> = (0..animated.len())
+            .filter(|&t| animated[t].channel == Channel::Rotation)
+            .collect();
+        for chunk in rotations.chunks(4) {
+            let mut group = RotationGroup {
+                tracks: [0; 4],
+                bones: [0; 4],
+                len: chunk.len(),
+                reference: RotationLanes::IDENTITY,
+            };
+            let mut references = [glam::Quat::IDENTITY; 4];
+            for (lane, &t) in chunk.iter().enumerate() {
+                group.tracks[lane] = t as u32;
+                group.bones[lane] = animated[t].bone;
+                references[lane] = animated[t].reference();
+            }
+            group.reference = RotationLanes::from_quats(references);
+            rotation_groups.push(group);
+        }
+        for (t, track) in animated.iter().enumerate() {
+            if track.channel != Channel::Rotation {
+                vector_tracks.push(t as u32);
+            }
+        }
         ClipMeta {
+            rotation_groups,
+            vector_tracks,
             name,
             skeleton,
             sample_rate,
@@ -296,6 +341,16 @@ impl ClipMeta {
             LoopMode::Clamp => (n - 1.0) / rate,
             LoopMode::Wrap => n / rate,
         }
+    }
+
+    /// Rotation tracks four by four.
+    pub fn rotation_groups(&self) -> &[RotationGroup] {
+        &self.rotation_groups
+    }
+
+    /// Indices of the translation and scale tracks.
+    pub fn vector_tracks(&self) -> &[u32] {
+        &self.vector_tracks
     }
 
     /// The pose before animated tracks: bind pose with constants applied.

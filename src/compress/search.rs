@@ -10,14 +10,15 @@
 //! step down together while the error allows; then each track, leaves first,
 //! steps down on its own as far as its subtree's error allows.
 
-use glam::Vec3;
+use glam::{Quat, Vec3};
 
 use super::{Context, TrackSamples, PINNED_RATE};
 use crate::clip::Transform;
 use crate::compressed::{Channel, ClipMeta, SegmentView};
 use crate::metric::{shell_vertices, vertices_error, DTransform};
 use crate::sample::decode::{
-    finish_rotation, key_bits, max_quantized, unit_from_quantized, write_bits, SegmentTrackDecoder,
+    key_bits, key_rotation, max_quantized, unit_from_quantized, write_bits, RotationLanes,
+    SegmentTrackDecoder,
     CONSTANT_VALUE_BITS, RANGE_SLOT_BYTES, RATE_CONSTANT, RATE_FULL_PRECISION,
     RATE_HIGHEST_QUANTIZED, SEGMENT_RANGE_BITS,
 };
@@ -110,13 +111,19 @@ impl<'a> Search<'a> {
         let track = &self.tracks[t];
         let bone = track.track.bone as usize;
         let bones = self.ctx.bones;
+        let reference = RotationLanes::from_quats([
+            track.track.reference(),
+            Quat::IDENTITY,
+            Quat::IDENTITY,
+            Quat::IDENTITY,
+        ]);
         for s in 0..self.len {
-            let v = decoder.value(decoder.quantize(track.values[self.first + s]));
+            let q = decoder.quantize(track.values[self.first + s]);
             let local = &mut self.local[s * bones + bone];
             match track.track.channel {
-                Channel::Rotation => local.rotation = track.track.reference() * finish_rotation(v),
-                Channel::Translation => local.translation = v.truncate(),
-                Channel::Scale => local.scale = v.truncate(),
+                Channel::Rotation => local.rotation = key_rotation(&decoder, q, &reference),
+                Channel::Translation => local.translation = decoder.value(q).truncate(),
+                Channel::Scale => local.scale = decoder.value(q).truncate(),
             }
         }
     }

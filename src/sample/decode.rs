@@ -271,6 +271,152 @@ impl KeyDecoder {
     }
 }
 
+impl KeyDecoder {
+    /// Reads a rotation key's stored components into `lane` of `lanes`:
+    /// x, y, z, and w when stored whole (full precision); w is rebuilt later,
+    /// four lanes at once, by [`RotationLanes::finish_keys`].
+    #[inline(always)]
+    pub fn read_rotation_lane(&self, keys: &[u8], sample_bit: usize, lanes: &mut KeyLanes, lane: usize) {
+        let bit = sample_bit + self.bit_offset as usize;
+        let [b0, b1, b2, b3] = self.bits.map(u32::from);
+        let mask = |b: u32| (1u64 << b) - 1;
+        let q0 = read_masked(keys, bit, mask(b0));
+        let q1 = read_masked(keys, bit + b0 as usize, mask(b1));
+        let q2 = read_masked(keys, bit + (b0 + b1) as usize, mask(b2));
+        if self.raw {
+            lanes.x[lane] = f32::from_bits(q0);
+            lanes.y[lane] = f32::from_bits(q1);
+            lanes.z[lane] = f32::from_bits(q2);
+            lanes.w[lane] = f32::from_bits(read_masked(keys, bit + (b0 + b1 + b2) as usize, mask(b3)));
+            lanes.stored_w[lane] = true;
+        } else {
+            // The same arithmetic as `value`: offset + q * step, per component.
+            lanes.x[lane] = self.offset.x + q0 as f32 * self.step.x;
+            lanes.y[lane] = self.offset.y + q1 as f32 * self.step.y;
+            lanes.z[lane] = self.offset.z + q2 as f32 * self.step.z;
+            lanes.stored_w[lane] = false;
+        }
+    }
+}
+
+/// Up to four rotation keys as stored, one per lane, before w is rebuilt.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct KeyLanes {
+    /// x of each key.
+    pub x: [f32; 4],
+    /// y of each key.
+    pub y: [f32; 4],
+    /// z of each key.
+    pub z: [f32; 4],
+    /// w of keys stored whole.
+    pub w: [f32; 4],
+    /// Which lanes stored w.
+    pub stored_w: [bool; 4],
+}
+
+/// Four rotations side by side (structure of arrays), for decoding four
+/// tracks with one instruction per operation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RotationLanes {
+    /// x of each rotation.
+    pub x: Vec4,
+    /// y of each rotation.
+    pub y: Vec4,
+    /// z of each rotation.
+    pub z: Vec4,
+    /// w of each rotation.
+    pub w: Vec4,
+}
+
+impl RotationLanes {
+    /// Four identity rotations.
+    pub const IDENTITY: RotationLanes = RotationLanes {
+        x: Vec4::ZERO,
+        y: Vec4::ZERO,
+        z: Vec4::ZERO,
+        w: Vec4::ONE,
+    };
+
+    /// Rotations from quaternions, one per lane.
+    pub fn from_quats(q: [Quat; 4]) -> RotationLanes {
+        RotationLanes {
+            x: Vec4::new(q[0].x, q[1].x, q[2].x, q[3].x),
+            y: Vec4::new(q[0].y, q[1].y, q[2].y, q[3].y),
+            z: Vec4::new(q[0].z, q[1].z, q[2].z, q[3].z),
+            w: Vec4::new(q[0].w, q[1].w, q[2].w, q[3].w),
+        }
+    }
+
+    /// The rotation in one lane.
+    #[inline(always)]
+    pub fn lane(&self, lane: usize) -> Quat {
+        Quat::from_xyzw(self.x[lane], self.y[lane], self.z[lane], self.w[lane])
+    }
+
+    /// Keys as stored, with w rebuilt (`sqrt(max(0, 1 - x^2 - y^2 - z^2))`)
+    /// where it was not stored.
+    #[inline(always)]
+    pub fn finish_keys(keys: &KeyLanes) -> RotationLanes {
+        let x = Vec4::from_array(keys.x);
+        let y = Vec4::from_array(keys.y);
+        let z = Vec4::from_array(keys.z);
+        let rest = Vec4::ONE - ((x * x + y * y) + z * z);
+        let rebuilt = Vec4::select(rest.cmpgt(Vec4::ZERO), rest, Vec4::ZERO).sqrt();
+        let stored = glam::BVec4A::new(
+            keys.stored_w[0],
+            keys.stored_w[1],
+            keys.stored_w[2],
+            keys.stored_w[3],
+        );
+        RotationLanes {
+            x,
+            y,
+            z,
+            w: Vec4::select(stored, Vec4::from_array(keys.w), rebuilt),
+        }
+    }
+
+    /// Normalized lerp from `a` to `b` along the shortest arc, then
+    /// `reference *` the result, lane by lane. At `alpha == 0` it is `a`
+    /// normalized and referenced, exactly, which is how the compressor
+    /// decodes a key on its own.
+    #[inline(always)]
+    pub fn blend(a: &RotationLanes, b: &RotationLanes, alpha: f32, reference: &RotationLanes) -> RotationLanes {
+        let dot = ((a.x * b.x + a.y * b.y) + a.z * b.z) + a.w * b.w;
+        let flip = dot.cmplt(Vec4::ZERO);
+        let side = |v: Vec4| Vec4::select(flip, -v, v);
+        let alpha = Vec4::splat(alpha);
+        let x = a.x + (side(b.x) - a.x) * alpha;
+        let y = a.y + (side(b.y) - a.y) * alpha;
+        let z = a.z + (side(b.z) - a.z) * alpha;
+        let w = a.w + (side(b.w) - a.w) * alpha;
+        let inv = Vec4::ONE / (((x * x + y * y) + z * z) + w * w).sqrt();
+        let (x, y, z, w) = (x * inv, y * inv, z * inv, w * inv);
+        let r = reference;
+        RotationLanes {
+            w: ((r.w * w - r.x * x) - r.y * y) - r.z * z,
+            x: ((r.w * x + r.x * w) + r.y * z) - r.z * y,
+            y: ((r.w * y - r.x * z) + r.y * w) + r.z * x,
+            z: ((r.w * z + r.x * y) - r.y * x) + r.z * w,
+        }
+    }
+}
+
+/// The decoded rotation of one key on its own (the sampler's arithmetic at
+/// that key's time): for the compressor's search.
+#[inline]
+pub fn key_rotation(decoder: &SegmentTrackDecoder, q: [u32; 4], reference: &RotationLanes) -> Quat {
+    let v = decoder.value(q);
+    let mut lanes = KeyLanes::default();
+    lanes.x[0] = v.x;
+    lanes.y[0] = v.y;
+    lanes.z[0] = v.z;
+    lanes.w[0] = v.w;
+    lanes.stored_w[0] = decoder.key.raw;
+    let key = RotationLanes::finish_keys(&lanes);
+    RotationLanes::blend(&key, &key, 0.0, reference).lane(0)
+}
+
 /// The decoders of every track of a segment, with their bit offsets, and the
 /// bits of one sample's keys. `rates` and `slots` come from a checked
 /// [`SegmentView`](crate::compressed::SegmentView).

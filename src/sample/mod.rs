@@ -14,7 +14,7 @@ use glam::Vec4;
 
 use crate::clip::{LoopMode, Skeleton, Transform};
 use crate::compressed::{AnimatedTrack, Channel, ClipMeta, CompressedClip, SegmentFault};
-use decode::{nlerp, KeyDecoder};
+use decode::{nlerp, KeyDecoder, KeyLanes, RotationLanes};
 
 /// How a time between two samples is turned into a pose.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -201,20 +201,33 @@ pub fn decode_keys<S: SegmentSource>(
         }
         .into());
     }
-    if segment_a == segment_b {
-        // Both keys in one segment (15 times in 16): one decoder per track.
-        for (track, decoder) in meta.animated.iter().zip(a.decoders) {
-            let va = decoder.read(a.keys, bit_a);
-            let vb = decoder.read(a.keys, bit_b);
-            blend_into(&mut pose[track.bone as usize], track, va, vb, keys.alpha);
+    // Rotations four at a time, side by side.
+    for group in meta.rotation_groups() {
+        let mut lanes_a = KeyLanes::default();
+        let mut lanes_b = KeyLanes::default();
+        for lane in 0..group.len {
+            let t = group.tracks[lane] as usize;
+            a.decoders[t].read_rotation_lane(a.keys, bit_a, &mut lanes_a, lane);
+            b.decoders[t].read_rotation_lane(b.keys, bit_b, &mut lanes_b, lane);
         }
-    } else {
-        for ((track, da), db) in meta.animated.iter().zip(a.decoders).zip(b.decoders) {
-            let va = da.read(a.keys, bit_a);
-            let vb = db.read(b.keys, bit_b);
-            blend_into(&mut pose[track.bone as usize], track, va, vb, keys.alpha);
+        let blended = RotationLanes::blend(
+            &RotationLanes::finish_keys(&lanes_a),
+            &RotationLanes::finish_keys(&lanes_b),
+            keys.alpha,
+            &group.reference,
+        );
+        for lane in 0..group.len {
+            pose[group.bones[lane] as usize].rotation = blended.lane(lane);
         }
     }
+    for &t in meta.vector_tracks() {
+        let t = t as usize;
+        let track = &meta.animated[t];
+        let va = a.decoders[t].read(a.keys, bit_a);
+        let vb = b.decoders[t].read(b.keys, bit_b);
+        blend_into(&mut pose[track.bone as usize], track, va, vb, keys.alpha);
+    }
+    let _ = (segment_a, segment_b);
     Ok(())
 }
 
@@ -273,6 +286,7 @@ pub fn sample_bone<S: SegmentSource>(
 #[inline(always)]
 fn blend_into(out: &mut Transform, track: &AnimatedTrack, a: Vec4, b: Vec4, alpha: f32) {
     match track.channel {
+        // Rotations go through `RotationLanes::blend`; kept for completeness.
         Channel::Rotation => out.rotation = track.reference() * nlerp(a, b, alpha),
         Channel::Translation => out.translation = (a + (b - a) * alpha).truncate(),
         Channel::Scale => out.scale = (a + (b - a) * alpha).truncate(),
