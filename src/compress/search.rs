@@ -18,8 +18,7 @@ use crate::compressed::{Channel, ClipMeta, SegmentView};
 use crate::metric::{shell_vertices, vertices_error, DTransform};
 use crate::sample::decode::{
     key_bits, key_rotation, max_quantized, unit_from_quantized, write_bits, RotationLanes,
-    SegmentTrackDecoder,
-    CONSTANT_VALUE_BITS, RANGE_SLOT_BYTES, RATE_CONSTANT, RATE_FULL_PRECISION,
+    SegmentTrackDecoder, CONSTANT_VALUE_BITS, RANGE_SLOT_BYTES, RATE_CONSTANT, RATE_FULL_PRECISION,
     RATE_HIGHEST_QUANTIZED, SEGMENT_RANGE_BITS,
 };
 

@@ -107,16 +107,20 @@ pub fn read_bits(data: &[u8], bit: usize, count: u32) -> u32 {
 /// Reads the bits selected by `mask` (all low bits) starting at bit `bit`.
 #[inline(always)]
 fn read_masked(data: &[u8], bit: usize, mask: u64) -> u32 {
-    let byte = bit >> 3;
-    let word = match data.get(byte..byte + 8) {
+    ((read_word(data, bit >> 3) >> (bit & 7)) & mask) as u32
+}
+
+/// Eight bytes from `byte`, little-endian; zeros past the end.
+#[inline(always)]
+fn read_word(data: &[u8], byte: usize) -> u64 {
+    match data.get(byte..byte + 8) {
         Some(bytes) => {
             let mut buf = [0u8; 8];
             buf.copy_from_slice(bytes);
             u64::from_le_bytes(buf)
         }
         None => read_tail(data, byte),
-    };
-    ((word >> (bit & 7)) & mask) as u32
+    }
 }
 
 /// The last bytes of `data` from `byte`, padded with zeros.
@@ -209,6 +213,8 @@ pub fn key_bits(track: &AnimatedTrack, rate: u8, slot: &[u8; RANGE_SLOT_BYTES]) 
 pub struct KeyDecoder {
     offset: Vec4,
     step: Vec4,
+    /// `2^bits - 1` of each quantized component.
+    masks: [u32; 3],
     bits: [u8; 4],
     /// Bit offset of this track's key within one sample's keys.
     bit_offset: u32,
@@ -256,18 +262,13 @@ impl KeyDecoder {
     #[inline(always)]
     pub fn read(&self, keys: &[u8], sample_bit: usize) -> Vec4 {
         let bit = sample_bit + self.bit_offset as usize;
-        let [b0, b1, b2, b3] = self.bits.map(u32::from);
-        let mask = |b: u32| (1u64 << b) - 1;
-        // A component of 0 bits reads as 0 (its mask is 0) without a branch.
-        let q0 = read_masked(keys, bit, mask(b0));
-        let q1 = read_masked(keys, bit + b0 as usize, mask(b1));
-        let q2 = read_masked(keys, bit + (b0 + b1) as usize, mask(b2));
-        let q3 = if b3 > 0 {
-            read_masked(keys, bit + (b0 + b1 + b2) as usize, mask(b3))
-        } else {
-            0
-        };
-        self.value([q0, q1, q2, q3])
+        if self.raw {
+            let word = |i: usize| read_masked(keys, bit + 32 * i, u32::MAX as u64);
+            let w = if self.rotation { word(3) } else { 0 };
+            return self.value([word(0), word(1), word(2), w]);
+        }
+        let [q0, q1, q2] = self.read_quantized(keys, bit);
+        self.value([q0, q1, q2, 0])
     }
 }
 
@@ -276,26 +277,43 @@ impl KeyDecoder {
     /// x, y, z, and w when stored whole (full precision); w is rebuilt later,
     /// four lanes at once, by [`RotationLanes::finish_keys`].
     #[inline(always)]
-    pub fn read_rotation_lane(&self, keys: &[u8], sample_bit: usize, lanes: &mut KeyLanes, lane: usize) {
+    pub fn read_rotation_lane(
+        &self,
+        keys: &[u8],
+        sample_bit: usize,
+        lanes: &mut KeyLanes,
+        lane: usize,
+    ) {
         let bit = sample_bit + self.bit_offset as usize;
-        let [b0, b1, b2, b3] = self.bits.map(u32::from);
-        let mask = |b: u32| (1u64 << b) - 1;
-        let q0 = read_masked(keys, bit, mask(b0));
-        let q1 = read_masked(keys, bit + b0 as usize, mask(b1));
-        let q2 = read_masked(keys, bit + (b0 + b1) as usize, mask(b2));
         if self.raw {
-            lanes.x[lane] = f32::from_bits(q0);
-            lanes.y[lane] = f32::from_bits(q1);
-            lanes.z[lane] = f32::from_bits(q2);
-            lanes.w[lane] = f32::from_bits(read_masked(keys, bit + (b0 + b1 + b2) as usize, mask(b3)));
+            let word = |i: usize| f32::from_bits(read_masked(keys, bit + 32 * i, u32::MAX as u64));
+            lanes.x[lane] = word(0);
+            lanes.y[lane] = word(1);
+            lanes.z[lane] = word(2);
+            lanes.w[lane] = word(3);
             lanes.stored_w[lane] = true;
         } else {
+            let [q0, q1, q2] = self.read_quantized(keys, bit);
             // The same arithmetic as `value`: offset + q * step, per component.
             lanes.x[lane] = self.offset.x + q0 as f32 * self.step.x;
             lanes.y[lane] = self.offset.y + q1 as f32 * self.step.y;
             lanes.z[lane] = self.offset.z + q2 as f32 * self.step.z;
             lanes.stored_w[lane] = false;
         }
+    }
+
+    /// The three integers of a quantized key: at most 3 x 19 = 57 bits,
+    /// which with the bit shift fit one 64-bit load.
+    #[inline(always)]
+    fn read_quantized(&self, keys: &[u8], bit: usize) -> [u32; 3] {
+        let word = read_word(keys, bit >> 3) >> (bit & 7);
+        let [b0, b1, _, _] = self.bits.map(u32::from);
+        let [m0, m1, m2] = self.masks;
+        [
+            word as u32 & m0,
+            (word >> b0) as u32 & m1,
+            (word >> (b0 + b1)) as u32 & m2,
+        ]
     }
 }
 
@@ -381,7 +399,12 @@ impl RotationLanes {
     /// normalized and referenced, exactly, which is how the compressor
     /// decodes a key on its own.
     #[inline(always)]
-    pub fn blend(a: &RotationLanes, b: &RotationLanes, alpha: f32, reference: &RotationLanes) -> RotationLanes {
+    pub fn blend(
+        a: &RotationLanes,
+        b: &RotationLanes,
+        alpha: f32,
+        reference: &RotationLanes,
+    ) -> RotationLanes {
         let dot = ((a.x * b.x + a.y * b.y) + a.z * b.z) + a.w * b.w;
         let flip = dot.cmplt(Vec4::ZERO);
         let side = |v: Vec4| Vec4::select(flip, -v, v);
@@ -496,6 +519,7 @@ impl SegmentTrackDecoder {
                 offset: if rate == RATE_CONSTANT { base } else { offset },
                 step,
                 bits: bits.map(|b| b as u8),
+                masks: [0, 1, 2].map(|c| max_quantized(bits[c].min(31))),
                 bit_offset: 0,
                 key_bits: key_bits as u16,
                 rotation,
