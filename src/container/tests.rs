@@ -136,7 +136,7 @@ fn sampling_at_key_times_returns_the_decoded_keys_exactly() {
         assert_eq!(key, sampled, "sample {s}");
         for (bone, expected) in key.iter().enumerate() {
             let one = reader.sample_bone(bone, s as f32 / 30.0).unwrap();
-            assert_eq!(one, *expected);
+            assert_eq!(one, *expected, "bone {bone} sample {s}");
         }
     }
 }

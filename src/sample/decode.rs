@@ -600,13 +600,6 @@ pub fn finish_rotation(v: Vec4) -> Quat {
     Quat::from_vec4(v * v.length_recip())
 }
 
-/// Normalized lerp along the shortest arc; exact `a` (normalized) at `alpha == 0`.
-#[inline(always)]
-pub fn nlerp(a: Vec4, b: Vec4, alpha: f32) -> Quat {
-    let b = if a.dot(b) < 0.0 { -b } else { b };
-    finish_rotation(a + (b - a) * alpha)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -694,12 +687,21 @@ mod tests {
     }
 
     #[test]
-    fn nlerp_takes_the_shortest_arc_and_is_exact_at_zero() {
-        let a = Quat::from_rotation_z(0.3);
-        let b = -Quat::from_rotation_z(0.5);
-        let mid = nlerp(Vec4::from(a), Vec4::from(b), 0.5);
-        assert!(mid.angle_between(Quat::from_rotation_z(0.4)) < 1e-5);
-        let start = nlerp(Vec4::from(a), Vec4::from(b), 0.0);
-        assert_eq!(start, finish_rotation(Vec4::from(a)));
+    fn blend_takes_the_shortest_arc_and_is_exact_at_zero() {
+        let a = RotationLanes::from_quats([Quat::from_rotation_z(0.3); 4]);
+        let b = RotationLanes::from_quats([-Quat::from_rotation_z(0.5); 4]);
+        let reference = RotationLanes::IDENTITY;
+        let mid = RotationLanes::blend(&a, &b, 0.5, &reference).lane(2);
+        assert!(mid.abs_diff_eq(Quat::from_rotation_z(0.4), 1e-6), "{mid:?}");
+        let start = RotationLanes::blend(&a, &b, 0.0, &reference).lane(0);
+        assert!(
+            start.abs_diff_eq(Quat::from_rotation_z(0.3), 1e-7),
+            "{start:?}"
+        );
+        // The reference turns the result: reference * key.
+        let turned = RotationLanes::from_quats([Quat::from_rotation_x(1.0); 4]);
+        let r = RotationLanes::blend(&a, &a, 0.0, &turned).lane(1);
+        let expected = Quat::from_rotation_x(1.0) * Quat::from_rotation_z(0.3);
+        assert!(r.abs_diff_eq(expected, 1e-7), "{r:?} vs {expected:?}");
     }
 }

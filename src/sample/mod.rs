@@ -13,8 +13,8 @@ pub mod decode;
 use glam::Vec4;
 
 use crate::clip::{LoopMode, Skeleton, Transform};
-use crate::compressed::{AnimatedTrack, Channel, ClipMeta, CompressedClip, SegmentFault};
-use decode::{nlerp, KeyDecoder, KeyLanes, RotationLanes};
+use crate::compressed::{Channel, ClipMeta, CompressedClip, SegmentFault};
+use decode::{KeyDecoder, KeyLanes, RotationLanes};
 
 /// How a time between two samples is turned into a pose.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -225,7 +225,13 @@ pub fn decode_keys<S: SegmentSource>(
         let track = &meta.animated[t];
         let va = a.decoders[t].read(a.keys, bit_a);
         let vb = b.decoders[t].read(b.keys, bit_b);
-        blend_into(&mut pose[track.bone as usize], track, va, vb, keys.alpha);
+        blend_vector(
+            &mut pose[track.bone as usize],
+            track.channel,
+            va,
+            vb,
+            keys.alpha,
+        );
     }
     let _ = (segment_a, segment_b);
     Ok(())
@@ -276,20 +282,42 @@ pub fn sample_bone<S: SegmentSource>(
         .zip(decoders_a)
         .zip(decoders_b)
     {
-        let va = da.read(a.keys, bit_a);
-        let vb = db.read(b.keys, bit_b);
-        blend_into(&mut out, track, va, vb, keys.alpha);
+        if track.channel == Channel::Rotation {
+            // One lane of the pose kernel, so one bone decodes exactly as in a pose.
+            let (mut lanes_a, mut lanes_b) = (KeyLanes::default(), KeyLanes::default());
+            da.read_rotation_lane(a.keys, bit_a, &mut lanes_a, 0);
+            db.read_rotation_lane(b.keys, bit_b, &mut lanes_b, 0);
+            let reference = RotationLanes::from_quats([
+                track.reference(),
+                glam::Quat::IDENTITY,
+                glam::Quat::IDENTITY,
+                glam::Quat::IDENTITY,
+            ]);
+            let blended = RotationLanes::blend(
+                &RotationLanes::finish_keys(&lanes_a),
+                &RotationLanes::finish_keys(&lanes_b),
+                keys.alpha,
+                &reference,
+            );
+            out.rotation = blended.lane(0);
+        } else {
+            let va = da.read(a.keys, bit_a);
+            let vb = db.read(b.keys, bit_b);
+            blend_vector(&mut out, track.channel, va, vb, keys.alpha);
+        }
     }
     Ok(out)
 }
 
+/// Lerps a translation or scale key pair into its channel.
 #[inline(always)]
-fn blend_into(out: &mut Transform, track: &AnimatedTrack, a: Vec4, b: Vec4, alpha: f32) {
-    match track.channel {
-        // Rotations go through `RotationLanes::blend`; kept for completeness.
-        Channel::Rotation => out.rotation = track.reference() * nlerp(a, b, alpha),
-        Channel::Translation => out.translation = (a + (b - a) * alpha).truncate(),
-        Channel::Scale => out.scale = (a + (b - a) * alpha).truncate(),
+fn blend_vector(out: &mut Transform, channel: Channel, a: Vec4, b: Vec4, alpha: f32) {
+    let v = (a + (b - a) * alpha).truncate();
+    match channel {
+        Channel::Translation => out.translation = v,
+        Channel::Scale => out.scale = v,
+        // Rotations are decoded four at a time by `RotationLanes`.
+        Channel::Rotation => {}
     }
 }
 
