@@ -368,7 +368,19 @@ impl RotationLanes {
     /// The rotation in one lane.
     #[inline(always)]
     pub fn lane(&self, lane: usize) -> Quat {
-        Quat::from_xyzw(self.x[lane], self.y[lane], self.z[lane], self.w[lane])
+        self.to_quats()[lane & 3]
+    }
+
+    /// The four rotations.
+    #[inline(always)]
+    pub fn to_quats(&self) -> [Quat; 4] {
+        let (x, y, z, w) = (
+            self.x.to_array(),
+            self.y.to_array(),
+            self.z.to_array(),
+            self.w.to_array(),
+        );
+        [0, 1, 2, 3].map(|l| Quat::from_xyzw(x[l], y[l], z[l], w[l]))
     }
 
     /// Keys as stored, with w rebuilt (`sqrt(max(0, 1 - x^2 - y^2 - z^2))`)

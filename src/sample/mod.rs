@@ -189,7 +189,14 @@ pub fn decode_keys<S: SegmentSource>(
         return Ok(());
     }
     let (segment_a, a, bit_a) = cursor(meta, source, keys.a)?;
-    let (segment_b, b, bit_b) = cursor(meta, source, keys.b)?;
+    let (b, bit_b) = match meta.segments.locate(keys.b) {
+        // Both keys in one segment, 15 times in 16: look it up once.
+        (segment, local) if segment == segment_a => (a, local * a.sample_bits),
+        _ => {
+            let (_, b, bit_b) = cursor(meta, source, keys.b)?;
+            (b, bit_b)
+        }
+    };
     let tracks = meta.animated.len();
     if a.decoders.len() != tracks || b.decoders.len() != tracks {
         return Err(SampleError::Segment {
@@ -216,8 +223,9 @@ pub fn decode_keys<S: SegmentSource>(
             keys.alpha,
             &group.reference,
         );
+        let rotations = blended.to_quats();
         for lane in 0..group.len {
-            pose[group.bones[lane] as usize].rotation = blended.lane(lane);
+            pose[group.bones[lane] as usize].rotation = rotations[lane];
         }
     }
     for &t in meta.vector_tracks() {
@@ -233,7 +241,6 @@ pub fn decode_keys<S: SegmentSource>(
             keys.alpha,
         );
     }
-    let _ = (segment_a, segment_b);
     Ok(())
 }
 
