@@ -271,7 +271,13 @@ pub fn sample_bone<S: SegmentSource>(
     }
     let keys = locate(meta, time, rounding);
     let (segment_a, a, bit_a) = cursor(meta, source, keys.a)?;
-    let (_, b, bit_b) = cursor(meta, source, keys.b)?;
+    let (b, bit_b) = match meta.segments.locate(keys.b) {
+        (segment, local) if segment == segment_a => (a, local * a.sample_bits),
+        _ => {
+            let (_, b, bit_b) = cursor(meta, source, keys.b)?;
+            (b, bit_b)
+        }
+    };
     let (Some(decoders_a), Some(decoders_b)) =
         (a.decoders.get(first..end), b.decoders.get(first..end))
     else {
