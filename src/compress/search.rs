@@ -10,14 +10,14 @@
 //! step down together while the error allows; then each track, leaves first,
 //! steps down on its own as far as its subtree's error allows.
 
-use glam::{Quat, Vec3};
+use glam::Vec3;
 
 use super::{Context, TrackSamples, PINNED_RATE};
 use crate::clip::Transform;
 use crate::compressed::{Channel, ClipMeta, SegmentView};
 use crate::metric::{shell_vertices, vertices_error, DTransform};
 use crate::sample::decode::{
-    key_bits, key_rotation, max_quantized, unit_from_quantized, write_bits, RotationLanes,
+    key_bits, key_rotations, max_quantized, unit_from_quantized, write_bits, RotationLanes,
     SegmentTrackDecoder, CONSTANT_VALUE_BITS, RANGE_SLOT_BYTES, RATE_CONSTANT, RATE_FULL_PRECISION,
     RATE_HIGHEST_QUANTIZED, SEGMENT_RANGE_BITS,
 };
@@ -110,19 +110,33 @@ impl<'a> Search<'a> {
         let track = &self.tracks[t];
         let bone = track.track.bone as usize;
         let bones = self.ctx.bones;
-        let reference = RotationLanes::from_quats([
-            track.track.reference(),
-            Quat::IDENTITY,
-            Quat::IDENTITY,
-            Quat::IDENTITY,
-        ]);
-        for s in 0..self.len {
-            let q = decoder.quantize(track.values[self.first + s]);
-            let local = &mut self.local[s * bones + bone];
-            match track.track.channel {
-                Channel::Rotation => local.rotation = key_rotation(&decoder, q, &reference),
-                Channel::Translation => local.translation = decoder.value(q).truncate(),
-                Channel::Scale => local.scale = decoder.value(q).truncate(),
+        match track.track.channel {
+            Channel::Rotation => {
+                let reference = RotationLanes::from_quats([track.track.reference(); 4]);
+                let mut s = 0;
+                while s < self.len {
+                    let n = (self.len - s).min(4);
+                    let mut quantized = [[0u32; 4]; 4];
+                    for (lane, q) in quantized.iter_mut().enumerate().take(n) {
+                        *q = decoder.quantize(track.values[self.first + s + lane]);
+                    }
+                    let rotations = key_rotations(&decoder, &quantized[..n], &reference);
+                    for (lane, rotation) in rotations.iter().enumerate().take(n) {
+                        self.local[(s + lane) * bones + bone].rotation = *rotation;
+                    }
+                    s += n;
+                }
+            }
+            channel => {
+                for s in 0..self.len {
+                    let q = decoder.quantize(track.values[self.first + s]);
+                    let v = decoder.value(q).truncate();
+                    let local = &mut self.local[s * bones + bone];
+                    match channel {
+                        Channel::Translation => local.translation = v,
+                        _ => local.scale = v,
+                    }
+                }
             }
         }
     }

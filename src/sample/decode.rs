@@ -437,19 +437,26 @@ impl RotationLanes {
     }
 }
 
-/// The decoded rotation of one key on its own (the sampler's arithmetic at
-/// that key's time): for the compressor's search.
+/// The decoded rotations of up to four keys of one track, each on its own
+/// (the sampler's arithmetic at each key's time, lane by lane): for the
+/// compressor's search. `reference` holds the track's reference in every lane.
 #[inline]
-pub fn key_rotation(decoder: &SegmentTrackDecoder, q: [u32; 4], reference: &RotationLanes) -> Quat {
-    let v = decoder.value(q);
+pub fn key_rotations(
+    decoder: &SegmentTrackDecoder,
+    quantized: &[[u32; 4]],
+    reference: &RotationLanes,
+) -> [Quat; 4] {
     let mut lanes = KeyLanes::default();
-    lanes.x[0] = v.x;
-    lanes.y[0] = v.y;
-    lanes.z[0] = v.z;
-    lanes.w[0] = v.w;
-    lanes.stored_w[0] = decoder.key.raw;
-    let key = RotationLanes::finish_keys(&lanes);
-    RotationLanes::blend(&key, &key, 0.0, reference).lane(0)
+    for (lane, &q) in quantized.iter().take(4).enumerate() {
+        let v = decoder.value(q);
+        lanes.x[lane] = v.x;
+        lanes.y[lane] = v.y;
+        lanes.z[lane] = v.z;
+        lanes.w[lane] = v.w;
+        lanes.stored_w[lane] = decoder.key.raw;
+    }
+    let keys = RotationLanes::finish_keys(&lanes);
+    RotationLanes::blend(&keys, &keys, 0.0, reference).to_quats()
 }
 
 /// The decoders of every track of a segment, with their bit offsets, and the
