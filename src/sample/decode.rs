@@ -206,7 +206,7 @@ pub fn key_bits(track: &AnimatedTrack, rate: u8, slot: &[u8; RANGE_SLOT_BYTES]) 
 ///
 /// Built once per segment (when its page is first checked, or when a clip is
 /// assembled in memory) from the rate and range slot, so that sampling does
-/// no per-call setup: 48 bytes per track per segment, beside the segment's
+/// no per-call setup: 64 bytes per track per segment, beside the segment's
 /// bytes. [`SegmentTrackDecoder`] builds it and decodes through it, so the
 /// compressor and the sampler share one arithmetic.
 #[derive(Clone, Copy, Debug, PartialEq)]
