@@ -365,3 +365,57 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn rounding_modes_pick_the_bracketing_samples() {
+    use crate::sample::SampleRounding;
+    let clip = compressed(&every_kind_clip(40));
+    let bytes = encoded(&clip, &WriteOptions::default());
+    let reader = StreamReader::open(&bytes[..]).unwrap();
+    let bones = reader.meta().num_bones();
+    let pose = |f: &dyn Fn(&mut Vec<Transform>)| {
+        let mut p = vec![Transform::IDENTITY; bones];
+        f(&mut p);
+        p
+    };
+    let key = |i| pose(&|p| reader.decode_sample(i, p).unwrap());
+    let at = |t: f32, r| pose(&|p| reader.sample_rounded(t, r, p).unwrap());
+    let t = 10.3 / 30.0;
+    assert_eq!(at(t, SampleRounding::Floor), key(10));
+    assert_eq!(at(t, SampleRounding::Ceil), key(11));
+    assert_eq!(at(t, SampleRounding::Nearest), key(10));
+    assert_eq!(at(10.7 / 30.0, SampleRounding::Nearest), key(11));
+    let between = at(t, SampleRounding::None);
+    assert_ne!(between, key(10));
+    assert_ne!(between, key(11));
+    // Clamped: before the start is the first sample, past the end the last.
+    assert_eq!(at(-1.0, SampleRounding::None), key(0));
+    assert_eq!(at(100.0, SampleRounding::None), key(39));
+}
+
+#[test]
+fn wrapping_clips_loop_back_to_the_first_sample() {
+    use crate::compress::LoopPolicy;
+    use crate::sample::SampleRounding;
+    let clip = every_kind_clip(31);
+    let settings = CompressSettings::default().with_loop_policy(LoopPolicy::Wrap);
+    let (compressed, _) = compress(&clip, &settings).unwrap();
+    assert_eq!(compressed.meta().num_samples(), 30);
+    assert!((compressed.meta().duration() - 1.0).abs() < 1e-9);
+    let bytes = encoded(&compressed, &WriteOptions::default());
+    let reader = StreamReader::open(&bytes[..]).unwrap();
+    let bones = reader.meta().num_bones();
+    let mut a = vec![Transform::IDENTITY; bones];
+    let mut b = vec![Transform::IDENTITY; bones];
+    // One duration later is the same pose; the last interval blends into sample 0.
+    reader.sample(0.25, &mut a).unwrap();
+    reader.sample(1.25, &mut b).unwrap();
+    assert_eq!(a, b);
+    reader.sample(-0.75, &mut b).unwrap();
+    assert_eq!(a, b);
+    reader
+        .sample_rounded(29.6 / 30.0, SampleRounding::Ceil, &mut a)
+        .unwrap();
+    reader.decode_sample(0, &mut b).unwrap();
+    assert_eq!(a, b);
+}

@@ -83,6 +83,9 @@ pub fn locate(meta: &ClipMeta, time: f32, rounding: SampleRounding) -> KeyPair {
         SampleRounding::Ceil => 0.0,
         SampleRounding::Nearest => alpha.round(),
     };
+    // A whole step lands on the later key: decode it as a key, exactly,
+    // rather than as a blend that rounding may leave a hair off.
+    let (a, alpha) = if alpha >= 1.0 { (b, 0.0) } else { (a, alpha) };
     KeyPair { a, b, alpha }
 }
 
