@@ -32,135 +32,13 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Once, OnceLock};
 
 use cinestream::compress::{compress, CompressSettings, LoopPolicy};
+use cinestream::container::fuzzing::{exercise, recompute_checksums, Outcome};
 use cinestream::container::{encode_stream, StreamReader, WriteOptions, HEADER_LEN};
 use cinestream::procedural::{cinematic, CinematicSpec};
-use cinestream::{Clip, Transform};
+use cinestream::Clip;
 
 // ---------------------------------------------------------------------------
-// The harness (keep in step with fuzz/fuzz_targets/open_sample_verify.rs).
-
-/// What the reader made of an input.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Outcome {
-    /// `open` returned an error.
-    OpenFailed,
-    /// `open` succeeded; `verify` said whether every page and segment is sound.
-    Opened { sound: bool },
-}
-
-/// Opens `data` and uses the reader every way playback does. Panics only if
-/// the reader does, or if a file that verified sound fails to sample.
-fn exercise(data: &[u8]) -> Outcome {
-    let Ok(reader) = StreamReader::open(data) else {
-        return Outcome::OpenFailed;
-    };
-    let meta = reader.meta();
-    let bones = meta.num_bones();
-    let last = meta.num_samples() - 1;
-    let duration = meta.duration() as f32;
-    let times = [
-        0.0,
-        duration * 0.5,
-        duration,
-        -1.0,
-        f32::NAN,
-        f32::INFINITY,
-        f32::MAX,
-    ];
-    let mut pose = vec![Transform::IDENTITY; bones];
-    let sample_all = |pose: &mut [Transform]| -> Result<(), String> {
-        for t in times {
-            reader
-                .sample(t, pose)
-                .map_err(|e| format!("sample({t}): {e}"))?;
-        }
-        for bone in 0..bones.min(64) {
-            reader
-                .sample_bone(bone, duration * 0.25)
-                .map_err(|e| format!("sample_bone({bone}): {e}"))?;
-        }
-        for index in [0, last, usize::MAX] {
-            reader
-                .decode_sample(index, pose)
-                .map_err(|e| format!("decode_sample({index}): {e}"))?;
-        }
-        Ok(())
-    };
-    let _ = sample_all(&mut pose);
-    // Misuse must be an error, not a panic.
-    assert!(reader.sample_bone(bones, 0.0).is_err());
-    assert!(reader
-        .sample(0.0, &mut vec![Transform::IDENTITY; bones + 1])
-        .is_err());
-    let report = reader.verify();
-    let sound = report.is_sound();
-    if sound {
-        if let Err(e) = sample_all(&mut pose) {
-            panic!("verify() found the file sound, but {e}");
-        }
-    }
-    Outcome::Opened { sound }
-}
-
-/// Recomputes every checksum the file's own (possibly mutated) fields point
-/// at: page checksums in the index, then the metadata, index and header
-/// checksums. Whatever does not parse is left alone.
-fn fix_checksums(b: &mut [u8]) {
-    let _ = try_fix_checksums(b);
-}
-
-fn try_fix_checksums(b: &mut [u8]) -> Option<()> {
-    fn range(b: &[u8], at: usize, len: usize) -> Option<std::ops::Range<usize>> {
-        let end = at.checked_add(len)?;
-        (end <= b.len()).then_some(at..end)
-    }
-    fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-        Some(u32::from_le_bytes(b[range(b, at, 4)?].try_into().ok()?))
-    }
-    fn u64_at(b: &[u8], at: usize) -> Option<u64> {
-        Some(u64::from_le_bytes(b[range(b, at, 8)?].try_into().ok()?))
-    }
-    fn put(b: &mut [u8], at: usize, crc: u32) {
-        b[at..at + 4].copy_from_slice(&crc.to_le_bytes());
-    }
-    if b.len() < 64 {
-        return None;
-    }
-    let metadata = range(b, 64, u32_at(b, 12)? as usize);
-    let index = range(
-        b,
-        usize::try_from(u64_at(b, 24)?).ok()?,
-        u32_at(b, 32)? as usize,
-    );
-    if let Some(index) = index.clone() {
-        let segments = u32_at(b, index.start)? as usize;
-        let pages = u32_at(b, index.start + 4)? as usize;
-        let first = segments.checked_mul(16)?.checked_add(index.start + 8)?;
-        for page in 0..pages {
-            let entry = first.checked_add(page.checked_mul(24)?)?;
-            if entry.checked_add(24)? > index.end {
-                break;
-            }
-            let offset = usize::try_from(u64_at(b, entry)?).ok()?;
-            let stored = u32_at(b, entry + 8)? as usize;
-            if let Some(r) = range(b, offset, stored) {
-                let crc = crc32fast::hash(&b[r]);
-                put(b, entry + 20, crc);
-            }
-        }
-    }
-    if let Some(m) = metadata {
-        let crc = crc32fast::hash(&b[m]);
-        put(b, 36, crc);
-    }
-    if let Some(i) = index {
-        let crc = crc32fast::hash(&b[i]);
-        put(b, 40, crc);
-    }
-    let crc = crc32fast::hash(&b[..60]);
-    put(b, 60, crc);
-    Some(())
-}
+// The harness lives in cinestream::container::fuzzing, shared with fuzz/.
 
 // ---------------------------------------------------------------------------
 // Running cases.
@@ -536,7 +414,7 @@ fn mutations_behind_checksums_never_panic() {
     for seed in corpus() {
         let len = seed.bytes.len();
         let mut fixed = |what: &dyn Fn() -> String, mut bytes: Vec<u8>| {
-            fix_checksums(&mut bytes);
+            recompute_checksums(&mut bytes);
             failures.run(
                 || format!("{}: {}, checksums fixed", seed.name, what()),
                 &bytes,
@@ -605,7 +483,7 @@ fn checksum_fixing_restores_valid_files() {
     // file is a no-op: mutations with fixed checksums differ only where meant.
     for seed in corpus() {
         let mut bytes = seed.bytes.clone();
-        fix_checksums(&mut bytes);
+        recompute_checksums(&mut bytes);
         assert!(
             bytes == seed.bytes,
             "{}: fixing changed a valid file",

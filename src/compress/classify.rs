@@ -166,11 +166,7 @@ fn subtree_error(
     for s in 0..ctx.samples {
         let row = s * bones;
         for &b in &ctx.subtrees[bone] {
-            let local = DTransform::from_f32(&lossy[row + b]);
-            object[row + b] = match skeleton.parent(b) {
-                Some(p) => local.then_parent(&object[row + p]),
-                None => local,
-            };
+            compose(skeleton, lossy, object, row, b);
             let e = vertices_error(
                 &ctx.raw_vertices[row + b],
                 &shell_vertices(&object[row + b], ctx.shells[b]),
@@ -197,11 +193,7 @@ fn refresh(
     for s in 0..samples {
         let row = s * bones;
         for &b in &ctx.subtrees[bone] {
-            let local = DTransform::from_f32(&lossy[row + b]);
-            object[row + b] = match skeleton.parent(b) {
-                Some(p) => local.then_parent(&object[row + p]),
-                None => local,
-            };
+            compose(skeleton, lossy, object, row, b);
         }
     }
 }
@@ -219,4 +211,21 @@ pub(crate) fn mean_rotation_xyz(rotations: impl Iterator<Item = Quat>) -> Vec3 {
     let mean = sum.normalize_or_zero();
     let mean = if mean.w < 0.0 { -mean } else { mean };
     mean.truncate().as_vec3()
+}
+
+/// The object transform of bone `b` in the pose starting at `row`, from its
+/// local transform and its parent's (already final) object transform.
+#[inline]
+fn compose(
+    skeleton: &crate::clip::Skeleton,
+    local: &[Transform],
+    object: &mut [DTransform],
+    row: usize,
+    b: usize,
+) {
+    let l = DTransform::from_f32(&local[row + b]);
+    object[row + b] = match skeleton.parent(b) {
+        Some(p) => l.then_parent(&object[row + p]),
+        None => l,
+    };
 }

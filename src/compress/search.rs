@@ -34,15 +34,7 @@ pub(crate) fn segment_range_slot(normalized: &[Vec3]) -> [u8; RANGE_SLOT_BYTES] 
     let max_q = max_quantized(SEGMENT_RANGE_BITS);
     let unit = |q: u32| unit_from_quantized(q, SEGMENT_RANGE_BITS);
     let mut slot = [0u8; RANGE_SLOT_BYTES];
-    for c in 0..3 {
-        let lo = normalized
-            .iter()
-            .map(|v| v[c])
-            .fold(f32::INFINITY, f32::min);
-        let hi = normalized
-            .iter()
-            .map(|v| v[c])
-            .fold(f32::NEG_INFINITY, f32::max);
+    for (c, (lo, hi)) in component_bounds(normalized).into_iter().enumerate() {
         let mut min_q = ((lo * max_q as f32).floor().max(0.0) as u32).min(max_q);
         while min_q > 0 && unit(min_q) > lo {
             min_q -= 1;
@@ -57,19 +49,18 @@ pub(crate) fn segment_range_slot(normalized: &[Vec3]) -> [u8; RANGE_SLOT_BYTES] 
     slot
 }
 
+/// The smallest and largest value of each component.
+fn component_bounds(values: &[Vec3]) -> [(f32, f32); 3] {
+    let lo = values.iter().copied().fold(Vec3::INFINITY, Vec3::min);
+    let hi = values.iter().copied().fold(Vec3::NEG_INFINITY, Vec3::max);
+    [(lo.x, hi.x), (lo.y, hi.y), (lo.z, hi.z)]
+}
+
 /// The rate-0 slot: the middle of the segment's values at 16 bits per component.
 fn constant_slot(normalized: &[Vec3]) -> [u8; RANGE_SLOT_BYTES] {
     let max_q = max_quantized(CONSTANT_VALUE_BITS) as f32;
     let mut slot = [0u8; RANGE_SLOT_BYTES];
-    for c in 0..3 {
-        let lo = normalized
-            .iter()
-            .map(|v| v[c])
-            .fold(f32::INFINITY, f32::min);
-        let hi = normalized
-            .iter()
-            .map(|v| v[c])
-            .fold(f32::NEG_INFINITY, f32::max);
+    for (c, (lo, hi)) in component_bounds(normalized).into_iter().enumerate() {
         let q = ((lo + hi) * 0.5 * max_q).round().clamp(0.0, max_q) as u16;
         slot[2 * c..2 * c + 2].copy_from_slice(&q.to_le_bytes());
     }

@@ -10,6 +10,8 @@
 #![doc = include_str!("../../FORMAT.md")]
 
 pub mod bytes;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod mmap;
 pub mod read;
 pub mod write;
@@ -64,8 +66,8 @@ pub(crate) fn align(n: usize) -> usize {
     n.div_ceil(ALIGN) * ALIGN
 }
 
-/// One CRC-32 over `bytes`.
-pub(crate) fn crc32(bytes: &[u8]) -> u32 {
+/// The CRC-32 (IEEE) of `bytes`, as the format uses it.
+pub fn crc32(bytes: &[u8]) -> u32 {
     crc32fast::hash(bytes)
 }
 

@@ -220,13 +220,7 @@ pub fn decode_keys<S: SegmentSource>(
             a.decoders[t].read_rotation_lane(a.keys, bit_a, &mut lanes_a, lane);
             b.decoders[t].read_rotation_lane(b.keys, bit_b, &mut lanes_b, lane);
         }
-        let blended = RotationLanes::blend(
-            &RotationLanes::finish_keys(&lanes_a),
-            &RotationLanes::finish_keys(&lanes_b),
-            keys.alpha,
-            &group.reference,
-        );
-        let rotations = blended.to_quats();
+        let rotations = blend_lanes(&lanes_a, &lanes_b, keys.alpha, &group.reference);
         for lane in 0..group.len {
             pose[group.bones[lane] as usize].rotation = rotations[lane];
         }
@@ -309,13 +303,7 @@ pub fn sample_bone<S: SegmentSource>(
                 glam::Quat::IDENTITY,
                 glam::Quat::IDENTITY,
             ]);
-            let blended = RotationLanes::blend(
-                &RotationLanes::finish_keys(&lanes_a),
-                &RotationLanes::finish_keys(&lanes_b),
-                keys.alpha,
-                &reference,
-            );
-            out.rotation = blended.lane(0);
+            out.rotation = blend_lanes(&lanes_a, &lanes_b, keys.alpha, &reference)[0];
         } else {
             let va = da.read(a.keys, bit_a);
             let vb = db.read(b.keys, bit_b);
@@ -323,6 +311,24 @@ pub fn sample_bone<S: SegmentSource>(
         }
     }
     Ok(out)
+}
+
+/// Rebuilds w of the keys read into two sets of lanes, blends them and
+/// applies the references: the one rotation kernel of poses and single bones.
+#[inline(always)]
+fn blend_lanes(
+    a: &KeyLanes,
+    b: &KeyLanes,
+    alpha: f32,
+    reference: &RotationLanes,
+) -> [glam::Quat; 4] {
+    RotationLanes::blend(
+        &RotationLanes::finish_keys(a),
+        &RotationLanes::finish_keys(b),
+        alpha,
+        reference,
+    )
+    .to_quats()
 }
 
 /// Lerps a translation or scale key pair into its channel.

@@ -1,0 +1,133 @@
+//! The harness that fuzzing runs against the reader, shared by the `fuzz/`
+//! target and `tests/container_fuzz.rs` so that both check the same thing.
+//!
+//! Not part of the stable API: it exists for the fuzzers.
+
+use crate::container::StreamReader;
+use crate::Transform;
+
+/// What the reader made of an input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// `open` returned an error.
+    OpenFailed,
+    /// `open` succeeded; `verify` said whether every page and segment is sound.
+    Opened {
+        /// What `verify` said.
+        sound: bool,
+    },
+}
+
+/// Opens `data` and uses the reader every way playback does. Panics only if
+/// the reader does, or if a file that verified sound fails to sample.
+pub fn exercise(data: &[u8]) -> Outcome {
+    let Ok(reader) = StreamReader::open(data) else {
+        return Outcome::OpenFailed;
+    };
+    let meta = reader.meta();
+    let bones = meta.num_bones();
+    let last = meta.num_samples() - 1;
+    let duration = meta.duration() as f32;
+    let times = [
+        0.0,
+        duration * 0.5,
+        duration,
+        -1.0,
+        f32::NAN,
+        f32::INFINITY,
+        f32::MAX,
+    ];
+    let mut pose = vec![Transform::IDENTITY; bones];
+    let sample_all = |pose: &mut [Transform]| -> Result<(), String> {
+        for t in times {
+            reader
+                .sample(t, pose)
+                .map_err(|e| format!("sample({t}): {e}"))?;
+        }
+        for bone in 0..bones.min(64) {
+            reader
+                .sample_bone(bone, duration * 0.25)
+                .map_err(|e| format!("sample_bone({bone}): {e}"))?;
+        }
+        for index in [0, last, usize::MAX] {
+            reader
+                .decode_sample(index, pose)
+                .map_err(|e| format!("decode_sample({index}): {e}"))?;
+        }
+        Ok(())
+    };
+    let _ = sample_all(&mut pose);
+    // Misuse must be an error, not a panic.
+    assert!(reader.sample_bone(bones, 0.0).is_err());
+    assert!(reader
+        .sample(0.0, &mut vec![Transform::IDENTITY; bones + 1])
+        .is_err());
+    let report = reader.verify();
+    let sound = report.is_sound();
+    if sound {
+        if let Err(e) = sample_all(&mut pose) {
+            panic!("verify() found the file sound, but {e}");
+        }
+    }
+    Outcome::Opened { sound }
+}
+
+/// Recomputes every checksum the file's own (possibly mutated) fields point
+/// at: page checksums in the index, then the metadata, index and header
+/// checksums. Whatever does not parse is left alone.
+pub fn recompute_checksums(b: &mut [u8]) {
+    let _ = try_recompute_checksums(b);
+}
+
+fn try_recompute_checksums(b: &mut [u8]) -> Option<()> {
+    fn range(b: &[u8], at: usize, len: usize) -> Option<std::ops::Range<usize>> {
+        let end = at.checked_add(len)?;
+        (end <= b.len()).then_some(at..end)
+    }
+    fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+        Some(u32::from_le_bytes(b[range(b, at, 4)?].try_into().ok()?))
+    }
+    fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+        Some(u64::from_le_bytes(b[range(b, at, 8)?].try_into().ok()?))
+    }
+    fn put(b: &mut [u8], at: usize, crc: u32) {
+        b[at..at + 4].copy_from_slice(&crc.to_le_bytes());
+    }
+    if b.len() < 64 {
+        return None;
+    }
+    let metadata = range(b, 64, u32_at(b, 12)? as usize);
+    let index = range(
+        b,
+        usize::try_from(u64_at(b, 24)?).ok()?,
+        u32_at(b, 32)? as usize,
+    );
+    if let Some(index) = index.clone() {
+        let segments = u32_at(b, index.start)? as usize;
+        let pages = u32_at(b, index.start + 4)? as usize;
+        let first = segments.checked_mul(16)?.checked_add(index.start + 8)?;
+        for page in 0..pages {
+            let entry = first.checked_add(page.checked_mul(24)?)?;
+            if entry.checked_add(24)? > index.end {
+                break;
+            }
+            let offset = usize::try_from(u64_at(b, entry)?).ok()?;
+            let stored = u32_at(b, entry + 8)? as usize;
+            if let Some(r) = range(b, offset, stored) {
+                let crc = crate::container::crc32(&b[r]);
+                put(b, entry + 20, crc);
+            }
+        }
+    }
+    if let Some(m) = metadata {
+        let crc = crate::container::crc32(&b[m]);
+        put(b, 36, crc);
+    }
+    if let Some(i) = index {
+        let crc = crate::container::crc32(&b[i]);
+        put(b, 40, crc);
+    }
+    let crc = crate::container::crc32(&b[..60]);
+    put(b, 60, crc);
+    Some(())
+}
