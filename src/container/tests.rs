@@ -60,7 +60,7 @@ fn assert_same_as_memory(clip: &CompressedClip, bytes: &[u8]) {
     let mut from_memory = vec![Transform::IDENTITY; bones];
     let mut from_file = vec![Transform::IDENTITY; bones];
     for s in 0..clip.meta().num_samples() {
-        clip.decode_sample(s, &mut from_memory);
+        clip.decode_sample(s, &mut from_memory).unwrap();
         reader.decode_sample(s, &mut from_file).unwrap();
         assert_eq!(from_memory, from_file, "sample {s}");
     }

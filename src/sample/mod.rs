@@ -362,24 +362,22 @@ pub fn local_to_object(skeleton: &Skeleton, local: &[Transform], object: &mut [T
 }
 
 impl CompressedClip {
-    /// Samples every bone at `time` (seconds) with interpolation.
-    pub fn sample(&self, time: f32, pose: &mut [Transform]) {
-        // A clip built in memory by the compressor is consistent by construction.
-        if sample_pose(self.meta(), self, time, SampleRounding::None, pose).is_err() {
-            unreachable!("in-memory compressed clip is consistent");
-        }
+    /// Samples every bone at `time` (seconds) with interpolation. Fails only
+    /// when `pose` does not have one transform per bone.
+    pub fn sample(&self, time: f32, pose: &mut [Transform]) -> Result<(), SampleError> {
+        sample_pose(self.meta(), self, time, SampleRounding::None, pose)
     }
 
-    /// Decodes the stored sample `index` exactly.
-    pub fn decode_sample(&self, index: usize, pose: &mut [Transform]) {
+    /// Decodes the stored sample `index` (clamped to the last) exactly.
+    /// Fails only when `pose` does not have one transform per bone.
+    pub fn decode_sample(&self, index: usize, pose: &mut [Transform]) -> Result<(), SampleError> {
+        let index = index.min(self.meta().num_samples() - 1);
         let keys = KeyPair {
             a: index,
             b: index,
             alpha: 0.0,
         };
-        if decode_keys(self.meta(), self, keys, pose).is_err() {
-            unreachable!("in-memory compressed clip is consistent");
-        }
+        decode_keys(self.meta(), self, keys, pose)
     }
 }
 
@@ -393,6 +391,13 @@ impl crate::metric::PoseSource for CompressedClip {
     }
 
     fn sample_pose(&self, sample: usize, out: &mut [Transform]) {
-        self.decode_sample(sample, out);
+        // `out` has one transform per bone (the metric's contract), so this cannot fail.
+        if self.decode_sample(sample, out).is_err() {
+            out.fill(Transform {
+                rotation: glam::Quat::from_xyzw(f32::NAN, f32::NAN, f32::NAN, f32::NAN),
+                translation: glam::Vec3::NAN,
+                scale: glam::Vec3::NAN,
+            });
+        }
     }
 }
