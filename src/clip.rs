@@ -553,6 +553,173 @@ impl Clip {
             })
             .collect()
     }
+
+    /// Concatenates clips of one skeleton into one long take named `name`.
+    ///
+    /// Every clip must have the first clip's bone count, bone names and
+    /// parents (bind poses may differ: the result uses the first clip's
+    /// skeleton), exactly its sample rate and its length unit. The samples
+    /// are appended one clip after the other, none dropped or blended at the
+    /// joins: the result has the sum of the sample counts, and sample
+    /// `n1 - 1` is the last of the first clip, sample `n1` the first of the
+    /// second. The result clamps ([`LoopMode::Clamp`]) whatever the sources'
+    /// loop modes; a wrapping source contributes the samples it stores.
+    ///
+    /// Fails with [`Error::Incompatible`](crate::Error::Incompatible) when
+    /// `clips` is empty or a clip does not match the first; the message names
+    /// the clip and what differs.
+    pub fn sequence(name: impl Into<String>, clips: &[Clip]) -> Result<Clip, crate::Error> {
+        let name = name.into();
+        let Some(first) = clips.first() else {
+            return Err(incompatible(format!(
+                "sequence '{name}': no clips to sequence"
+            )));
+        };
+        let bones = first.num_bones();
+        for clip in &clips[1..] {
+            check_same_timing("sequence", &name, first, clip)?;
+            if clip.num_bones() != bones {
+                return Err(incompatible(format!(
+                    "sequence '{name}': clip '{}' has {} bones, the first ('{}') has {bones}",
+                    clip.name,
+                    clip.num_bones(),
+                    first.name,
+                )));
+            }
+            let pairs = first.skeleton.bones().iter().zip(clip.skeleton.bones());
+            for (index, (a, b)) in pairs.enumerate() {
+                if a.name != b.name {
+                    return Err(incompatible(format!(
+                        "sequence '{name}': bone {index} is '{}' in '{}' but '{}' in '{}'",
+                        b.name, clip.name, a.name, first.name,
+                    )));
+                }
+                if a.parent != b.parent {
+                    let parent = |p: Option<usize>| match p {
+                        Some(p) => format!("bone {p}"),
+                        None => "none (a root)".to_string(),
+                    };
+                    return Err(incompatible(format!(
+                        "sequence '{name}': bone {index} '{}' has parent {} in '{}' but {} in '{}'",
+                        a.name,
+                        parent(b.parent),
+                        clip.name,
+                        parent(a.parent),
+                        first.name,
+                    )));
+                }
+            }
+        }
+        let num_samples: usize = clips.iter().map(|c| c.num_samples).sum();
+        let mut poses = Vec::with_capacity(num_samples * bones);
+        for clip in clips {
+            poses.extend_from_slice(&clip.poses);
+        }
+        // Every source is validated and shares the skeleton's shape: the
+        // poses are copied exactly rather than normalized again.
+        Ok(Clip {
+            name,
+            skeleton: first.skeleton.clone(),
+            sample_rate: first.sample_rate,
+            num_samples,
+            loop_mode: LoopMode::Clamp,
+            unit: first.unit,
+            poses,
+        })
+    }
+
+    /// Puts clips side by side as the actors of one cinematic named `name`.
+    ///
+    /// The result's skeleton starts with a root bone named `"Scene"`, identity
+    /// in the bind pose and at every sample, followed by each clip's bones in
+    /// order, named `actor{i}/{bone name}` (`i` counting from 0 in `clips`
+    /// order) with their parents shifted and each clip's roots parented to
+    /// the scene bone. Bind poses and positions are kept as they are: actors
+    /// are not moved apart, so clips recorded at one spot stand on top of
+    /// each other unless the caller offsets their roots.
+    ///
+    /// All clips must share the sample rate (exactly) and the length unit.
+    /// The result lasts as long as the longest clip; a shorter clip holds its
+    /// last stored pose after it ends. The result clamps
+    /// ([`LoopMode::Clamp`]).
+    ///
+    /// Fails with [`Error::Incompatible`](crate::Error::Incompatible) when
+    /// `clips` is empty or a clip's rate or unit differs from the first's,
+    /// and with [`Error::InvalidClip`](crate::Error::InvalidClip) when the
+    /// combined skeleton has more than [`MAX_BONES`] bones.
+    pub fn actors(name: impl Into<String>, clips: &[Clip]) -> Result<Clip, crate::Error> {
+        let name = name.into();
+        let Some(first) = clips.first() else {
+            return Err(incompatible(format!(
+                "actors '{name}': no clips to combine"
+            )));
+        };
+        for clip in &clips[1..] {
+            check_same_timing("actors", &name, first, clip)?;
+        }
+        let total_bones = 1 + clips.iter().map(Clip::num_bones).sum::<usize>();
+        let mut bones = Vec::with_capacity(total_bones);
+        bones.push(Bone {
+            name: "Scene".to_string(),
+            parent: None,
+            bind: Transform::IDENTITY,
+        });
+        for (actor, clip) in clips.iter().enumerate() {
+            let offset = bones.len();
+            bones.extend(clip.skeleton.bones().iter().map(|b| Bone {
+                name: format!("actor{actor}/{}", b.name),
+                parent: Some(b.parent.map_or(0, |p| p + offset)),
+                bind: b.bind,
+            }));
+        }
+        let skeleton = Skeleton::new(bones).map_err(|source| crate::Error::InvalidClip {
+            source_name: name.clone(),
+            source,
+        })?;
+        let num_samples = clips.iter().map(|c| c.num_samples).max().unwrap_or(1);
+        let mut poses = Vec::with_capacity(num_samples * total_bones);
+        for sample in 0..num_samples {
+            poses.push(Transform::IDENTITY);
+            for clip in clips {
+                poses.extend_from_slice(clip.pose(sample.min(clip.num_samples - 1)));
+            }
+        }
+        Ok(Clip {
+            name,
+            skeleton: Arc::new(skeleton),
+            sample_rate: first.sample_rate,
+            num_samples,
+            loop_mode: LoopMode::Clamp,
+            unit: first.unit,
+            poses,
+        })
+    }
+}
+
+fn incompatible(message: String) -> crate::Error {
+    crate::Error::Incompatible { message }
+}
+
+/// Checks that `clip` has `first`'s sample rate (exactly) and length unit.
+fn check_same_timing(
+    what: &str,
+    name: &str,
+    first: &Clip,
+    clip: &Clip,
+) -> Result<(), crate::Error> {
+    if clip.sample_rate != first.sample_rate {
+        return Err(incompatible(format!(
+            "{what} '{name}': clip '{}' is sampled at {} Hz, the first ('{}') at {} Hz",
+            clip.name, clip.sample_rate, first.name, first.sample_rate,
+        )));
+    }
+    if clip.unit != first.unit {
+        return Err(incompatible(format!(
+            "{what} '{name}': clip '{}' is in {}, the first ('{}') in {}",
+            clip.name, clip.unit, first.name, first.unit,
+        )));
+    }
+    Ok(())
 }
 
 /// What a sub-track (rotation, translation or scale of one bone) holds.
@@ -763,5 +930,209 @@ mod tests {
         assert_eq!(LengthUnit::METRE.to_cm(0.5), 50.0);
         assert!(LengthUnit::from_cm_per_unit(0.0).is_none());
         assert_eq!(LengthUnit::CENTIMETRE.to_string(), "cm");
+    }
+
+    /// A clip on `skeleton` whose bone `b` at sample `s` is translated to `(tag, s, b)`.
+    fn tagged(name: &str, skeleton: Arc<Skeleton>, samples: usize, tag: f32) -> Clip {
+        let bones = skeleton.len();
+        let poses = (0..samples * bones)
+            .map(|i| {
+                let rotation = Quat::from_rotation_z(0.01 * i as f32 + tag);
+                let translation = Vec3::new(tag, (i / bones) as f32, (i % bones) as f32);
+                Transform::from_rotation_translation(rotation, translation)
+            })
+            .collect();
+        Clip::from_poses(name, skeleton, 30.0, LengthUnit::CENTIMETRE, poses).unwrap()
+    }
+
+    fn incompatible_message(result: Result<Clip, crate::Error>) -> String {
+        match result {
+            Err(crate::Error::Incompatible { message }) => message,
+            other => panic!("expected an incompatible-inputs error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn sequence_appends_samples_without_touching_the_joins() {
+        let skeleton = chain(3);
+        let clips = [
+            tagged("a", skeleton.clone(), 4, 1.0),
+            tagged("b", skeleton.clone(), 1, 2.0),
+            tagged("c", skeleton.clone(), 6, 3.0).with_loop_mode(LoopMode::Wrap),
+        ];
+        let long = Clip::sequence("long", &clips).unwrap();
+        assert_eq!(long.name(), "long");
+        assert_eq!(long.num_samples(), 11);
+        assert_eq!(long.num_bones(), 3);
+        assert_eq!(long.sample_rate(), 30.0);
+        assert_eq!(long.unit(), LengthUnit::CENTIMETRE);
+        assert_eq!(long.loop_mode(), LoopMode::Clamp);
+        assert!(Arc::ptr_eq(long.skeleton(), &skeleton));
+        // Joins: the last sample of one clip is followed by the first of the next.
+        assert_eq!(long.pose(3), clips[0].pose(3));
+        assert_eq!(long.pose(4), clips[1].pose(0));
+        assert_eq!(long.pose(5), clips[2].pose(0));
+        assert_eq!(long.pose(10), clips[2].pose(5));
+        let expected: Vec<Transform> = clips.iter().flat_map(|c| c.poses()).copied().collect();
+        assert_eq!(long.poses(), &expected[..]);
+        // A single clip comes back unchanged but for its name and loop mode.
+        let one = Clip::sequence("one", &clips[2..]).unwrap();
+        assert_eq!(one.poses(), clips[2].poses());
+    }
+
+    #[test]
+    fn sequence_uses_the_first_bind_pose() {
+        let mut bones: Vec<Bone> = chain(2).bones().to_vec();
+        bones[1].bind.translation = Vec3::X;
+        let other = Arc::new(Skeleton::new(bones).unwrap());
+        let clips = [tagged("a", chain(2), 2, 1.0), tagged("b", other, 2, 2.0)];
+        let long = Clip::sequence("long", &clips).unwrap();
+        assert_eq!(long.skeleton().bones()[1].bind, Transform::IDENTITY);
+        assert_eq!(long.num_samples(), 4);
+    }
+
+    #[test]
+    fn sequence_names_the_mismatched_clip() {
+        let first = tagged("run", chain(3), 2, 1.0);
+
+        let short = tagged("walk", chain(2), 2, 2.0);
+        let message = incompatible_message(Clip::sequence("s", &[first.clone(), short]));
+        assert!(
+            message.contains("clip 'walk' has 2 bones, the first ('run') has 3"),
+            "{message}"
+        );
+
+        let mut bones: Vec<Bone> = chain(3).bones().to_vec();
+        bones[2].name = "Neck".into();
+        let renamed = tagged("walk", Arc::new(Skeleton::new(bones).unwrap()), 2, 2.0);
+        let message = incompatible_message(Clip::sequence("s", &[first.clone(), renamed]));
+        assert!(
+            message.contains("bone 2 is 'Neck' in 'walk' but 'b2' in 'run'"),
+            "{message}"
+        );
+
+        let mut bones: Vec<Bone> = chain(3).bones().to_vec();
+        bones[2].parent = Some(0);
+        let reparented = tagged("walk", Arc::new(Skeleton::new(bones).unwrap()), 2, 2.0);
+        let message = incompatible_message(Clip::sequence("s", &[first.clone(), reparented]));
+        assert!(
+            message.contains("bone 2 'b2' has parent bone 0 in 'walk' but bone 1 in 'run'"),
+            "{message}"
+        );
+
+        let other = tagged("walk", chain(3), 2, 2.0);
+        let fast = Clip::from_poses(
+            "fast",
+            chain(3),
+            60.0,
+            LengthUnit::CENTIMETRE,
+            other.poses().to_vec(),
+        )
+        .unwrap();
+        let message =
+            incompatible_message(Clip::sequence("s", &[first.clone(), other.clone(), fast]));
+        assert!(
+            message.contains("clip 'fast' is sampled at 60 Hz, the first ('run') at 30 Hz"),
+            "{message}"
+        );
+
+        let metres = Clip::from_poses(
+            "metres",
+            chain(3),
+            30.0,
+            LengthUnit::METRE,
+            other.poses().to_vec(),
+        )
+        .unwrap();
+        let message = incompatible_message(Clip::sequence("s", &[first, metres]));
+        assert!(
+            message.contains("clip 'metres' is in m, the first ('run') in cm"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn combining_nothing_is_an_error() {
+        let message = incompatible_message(Clip::sequence("s", &[]));
+        assert!(message.contains("no clips"), "{message}");
+        let message = incompatible_message(Clip::actors("a", &[]));
+        assert!(message.contains("no clips"), "{message}");
+    }
+
+    #[test]
+    fn actors_stand_side_by_side_and_the_shorter_holds_its_last_pose() {
+        let two_roots =
+            Skeleton::new(vec![bone("x", None), bone("y", Some(0)), bone("z", None)]).unwrap();
+        let long = tagged("long", chain(2), 5, 1.0);
+        let short = tagged("short", Arc::new(two_roots), 3, 2.0);
+        let scene = Clip::actors("scene", &[long.clone(), short.clone()]).unwrap();
+        assert_eq!(scene.name(), "scene");
+        assert_eq!(scene.num_bones(), 1 + 2 + 3);
+        assert_eq!(scene.num_samples(), 5);
+        assert_eq!(scene.sample_rate(), 30.0);
+        assert_eq!(scene.loop_mode(), LoopMode::Clamp);
+        let names: Vec<&str> = scene
+            .skeleton()
+            .bones()
+            .iter()
+            .map(|b| b.name.as_str())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "Scene",
+                "actor0/b0",
+                "actor0/b1",
+                "actor1/x",
+                "actor1/y",
+                "actor1/z"
+            ]
+        );
+        let parents: Vec<Option<usize>> =
+            scene.skeleton().bones().iter().map(|b| b.parent).collect();
+        assert_eq!(parents, [None, Some(0), Some(1), Some(0), Some(3), Some(0)]);
+        for sample in 0..5 {
+            let pose = scene.pose(sample);
+            assert_eq!(pose[0], Transform::IDENTITY);
+            assert_eq!(&pose[1..3], long.pose(sample));
+            assert_eq!(&pose[3..6], short.pose(sample.min(2)));
+        }
+
+        let fast = Clip::from_poses(
+            "fast",
+            chain(2),
+            24.0,
+            LengthUnit::CENTIMETRE,
+            vec![Transform::IDENTITY; 2],
+        )
+        .unwrap();
+        let message = incompatible_message(Clip::actors("scene", &[long, fast]));
+        assert!(
+            message.contains("clip 'fast' is sampled at 24 Hz"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn actors_reject_too_many_bones() {
+        let big = Clip::from_poses(
+            "big",
+            chain(MAX_BONES / 2 + 1),
+            30.0,
+            LengthUnit::CENTIMETRE,
+            vec![Transform::IDENTITY; MAX_BONES / 2 + 1],
+        )
+        .unwrap();
+        let err = Clip::actors("scene", &[big.clone(), big]).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                crate::Error::InvalidClip {
+                    source: ClipError::TooManyBones(_),
+                    ..
+                }
+            ),
+            "{err}"
+        );
     }
 }
