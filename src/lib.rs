@@ -6,7 +6,7 @@
 //! - [`import`]: BVH and glTF 2.0 files into clips;
 //! - [`clip`]: the clip model every other part shares;
 //! - [`metric`]: the object-space error every codec decision is judged by;
-//! - [`compress`]: the variable-bit-rate codec, clip in, [`CompressedClip`] out;
+//! - [`compress`](mod@compress): the variable-bit-rate codec, clip in, [`CompressedClip`] out;
 //! - [`compressed`]: the compressed clip shared by compressor, container and sampler;
 //! - [`container`]: the streaming file: metadata up front, segments in checksummed pages;
 //! - [`sample`]: the stateless sampler and the decode kernel it shares with the compressor;

@@ -1,10 +1,10 @@
 //! The compressor: a clip in, a [`CompressedClip`] and its statistics out.
 //!
 //! The design is ACL's: every sample is kept, sub-tracks that a single value
-//! can stand for are stored once ([`classify`]), the others are range-reduced
+//! can stand for are stored once (`classify.rs`), the others are range-reduced
 //! over the clip and again per segment, and every animated track gets its own
 //! bit rate in every segment, chosen by the object-space error of the values
-//! the sampler will decode ([`search`]). Segments are searched in parallel
+//! the sampler will decode (`search.rs`). Segments are searched in parallel
 //! (rayon); each search is deterministic, so the bytes do not depend on the
 //! number of threads.
 //!

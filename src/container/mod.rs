@@ -1,9 +1,9 @@
 //! The streaming container: one compressed clip per file, metadata up front,
 //! segments in seek-indexed, checksummed pages.
 //!
-//! This module owns every byte of the file. [`write`] turns a
+//! This module owns every byte of the file. [`write`](mod@write) turns a
 //! [`CompressedClip`](crate::CompressedClip) into those bytes (atomically on
-//! disk), [`read`] opens them from any `AsRef<[u8]>` (a `Vec<u8>` in tests, a
+//! disk), [`read`](mod@read) opens them from any `AsRef<[u8]>` (a `Vec<u8>` in tests, a
 //! memory map in production, see [`mmap`]) and samples them through the
 //! stateless sampler. The format itself follows.
 //!

@@ -103,7 +103,7 @@ pub struct SegmentRef<'a> {
 
 /// Gives a sampler the segments of a clip: a clip in memory, or a stream's pages.
 ///
-/// Implementations check each segment once (with [`SegmentView::new`]) before
+/// Implementations check each segment once (with [`SegmentView::new`](crate::compressed::SegmentView::new)) before
 /// handing it out, so the sampler decodes without checking again.
 pub trait SegmentSource {
     /// Error when a segment is unavailable or corrupt.
