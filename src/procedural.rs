@@ -135,7 +135,16 @@ pub fn humanoid_skeleton(actors: usize) -> Skeleton {
 }
 
 /// A procedural cinematic: every actor walks its own path for `spec.seconds`.
+///
+/// # Panics
+///
+/// If `spec.sample_rate` is not a positive finite number.
 pub fn cinematic(spec: &CinematicSpec) -> Clip {
+    assert!(
+        spec.sample_rate.is_finite() && spec.sample_rate > 0.0,
+        "procedural cinematic: sample rate {} Hz is not positive and finite",
+        spec.sample_rate
+    );
     let actors = spec.actors.max(1);
     let skeleton = Arc::new(humanoid_skeleton(actors));
     let samples = spec.num_samples();
