@@ -10,6 +10,7 @@
 //! - [`compressed`]: the compressed clip shared by compressor, container and sampler;
 //! - [`container`]: the streaming file: metadata up front, segments in checksummed pages;
 //! - [`sample`]: the stateless sampler and the decode kernel it shares with the compressor;
+//! - [`play`]: a playhead over a stream, and the seek-spike harness;
 //! - [`procedural`]: a built-in humanoid cinematic, so nothing outside the
 //!   repository is needed to try or test cinestream.
 #![deny(missing_docs)]
@@ -23,6 +24,7 @@ pub mod container;
 pub mod error;
 pub mod import;
 pub mod metric;
+pub mod play;
 pub mod procedural;
 pub mod sample;
 

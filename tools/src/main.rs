@@ -22,6 +22,7 @@ enum Command {
     Batch(cmd::batch::Args),
     Demo(cmd::demo::Args),
     Pack(cmd::pack::Args),
+    Play(cmd::play::Args),
     Stats(cmd::stats::Args),
     Verify(cmd::verify::Args),
 }
@@ -39,6 +40,7 @@ fn main() -> ExitCode {
         Command::Batch(args) => cmd::batch::run(args),
         Command::Demo(args) => cmd::demo::run(args),
         Command::Pack(args) => cmd::pack::run(args),
+        Command::Play(args) => cmd::play::run(args),
         Command::Stats(args) => cmd::stats::run(args),
         Command::Verify(args) => cmd::verify::run(args),
     };

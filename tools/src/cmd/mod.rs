@@ -4,5 +4,6 @@ pub mod batch;
 pub mod common;
 pub mod demo;
 pub mod pack;
+pub mod play;
 pub mod stats;
 pub mod verify;
