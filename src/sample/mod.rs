@@ -162,6 +162,26 @@ fn cursor<'a, S: SegmentSource>(
     Ok((segment, found, local * found.sample_bits))
 }
 
+/// The segments of both keys of a pair and where each key's bits start,
+/// looking a shared segment up once (both keys share one 15 times in 16).
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+fn bracketing_segments<'a, S: SegmentSource>(
+    meta: &ClipMeta,
+    source: &'a S,
+    keys: KeyPair,
+) -> Result<(usize, SegmentRef<'a>, usize, SegmentRef<'a>, usize), S::Error> {
+    let (segment_a, a, bit_a) = cursor(meta, source, keys.a)?;
+    let (b, bit_b) = match meta.segments.locate(keys.b) {
+        (segment, local) if segment == segment_a => (a, local * a.sample_bits),
+        _ => {
+            let (_, b, bit_b) = cursor(meta, source, keys.b)?;
+            (b, bit_b)
+        }
+    };
+    Ok((segment_a, a, bit_a, b, bit_b))
+}
+
 /// Samples every bone at `time` into `pose` (`pose.len()` = bones).
 pub fn sample_pose<S: SegmentSource>(
     meta: &ClipMeta,
@@ -191,15 +211,7 @@ pub fn decode_keys<S: SegmentSource>(
     if meta.animated.is_empty() {
         return Ok(());
     }
-    let (segment_a, a, bit_a) = cursor(meta, source, keys.a)?;
-    let (b, bit_b) = match meta.segments.locate(keys.b) {
-        // Both keys in one segment, 15 times in 16: look it up once.
-        (segment, local) if segment == segment_a => (a, local * a.sample_bits),
-        _ => {
-            let (_, b, bit_b) = cursor(meta, source, keys.b)?;
-            (b, bit_b)
-        }
-    };
+    let (segment_a, a, bit_a, b, bit_b) = bracketing_segments(meta, source, keys)?;
     let tracks = meta.animated.len();
     if a.decoders.len() != tracks || b.decoders.len() != tracks {
         return Err(SampleError::Segment {
@@ -267,14 +279,7 @@ pub fn sample_bone<S: SegmentSource>(
         return Ok(out);
     }
     let keys = locate(meta, time, rounding);
-    let (segment_a, a, bit_a) = cursor(meta, source, keys.a)?;
-    let (b, bit_b) = match meta.segments.locate(keys.b) {
-        (segment, local) if segment == segment_a => (a, local * a.sample_bits),
-        _ => {
-            let (_, b, bit_b) = cursor(meta, source, keys.b)?;
-            (b, bit_b)
-        }
-    };
+    let (segment_a, a, bit_a, b, bit_b) = bracketing_segments(meta, source, keys)?;
     let (Some(decoders_a), Some(decoders_b)) =
         (a.decoders.get(first..end), b.decoders.get(first..end))
     else {
