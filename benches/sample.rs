@@ -15,6 +15,7 @@
 //!
 //! `cargo bench --bench sample` measures; `-- --test` runs each bench once.
 
+use cinestream::Sampling;
 use std::hint::black_box;
 use std::io::BufRead as _;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,6 @@
 //! Samples a packed clip at random times, for profilers: `profile_sample <file.cine> [poses]`.
 use cinestream::container::StreamReader;
+use cinestream::Sampling;
 use cinestream::Transform;
 
 fn main() -> Result<(), cinestream::Error> {

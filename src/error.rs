@@ -69,6 +69,14 @@ pub enum Error {
         /// Which setting and what it must be.
         message: String,
     },
+    /// A page is not resident and the stream does not wait for loads
+    /// ([`MissingPage::NotReady`](crate::stream::MissingPage::NotReady)):
+    /// hold the last pose and try again next frame.
+    #[error("stream: page {page} is not resident yet (asked the prefetcher for it)")]
+    PageNotReady {
+        /// The page.
+        page: usize,
+    },
     /// A broken internal invariant: a bug in cinestream, reported instead of hidden.
     #[error("internal error (please report): {message}")]
     Internal {

@@ -10,6 +10,7 @@
 //! - [`compressed`]: the compressed clip shared by compressor, container and sampler;
 //! - [`container`]: the streaming file: metadata up front, segments in checksummed pages;
 //! - [`sample`]: the stateless sampler and the decode kernel it shares with the compressor;
+//! - [`stream`]: pages resident under a memory budget, the prefetch thread, the missing-page policy;
 //! - [`play`]: a playhead over a stream, and the seek-spike harness;
 //! - [`procedural`]: a built-in humanoid cinematic, so nothing outside the
 //!   repository is needed to try or test cinestream.
@@ -27,11 +28,13 @@ pub mod metric;
 pub mod play;
 pub mod procedural;
 pub mod sample;
+pub mod stream;
 
 pub use clip::{Bone, Clip, ClipError, LengthUnit, LoopMode, Skeleton, TrackKind, Transform};
 pub use compress::{compress, CompressSettings, CompressStats, LoopPolicy};
 pub use compressed::CompressedClip;
 pub use error::{Error, Result};
+pub use sample::Sampling;
 
 // The README's examples are compiled and run as doctests.
 #[cfg(doctest)]

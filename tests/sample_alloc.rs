@@ -9,6 +9,7 @@
 //! harness's own threads cannot disturb the count, and the counter is shown
 //! to count, so the test cannot pass vacuously.
 
+use cinestream::Sampling;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::hint::black_box;

@@ -4,6 +4,7 @@
 //! Not part of the stable API: it exists for the fuzzers.
 
 use crate::container::StreamReader;
+use crate::sample::Sampling;
 use crate::Transform;
 
 /// What the reader made of an input.

@@ -53,6 +53,36 @@ impl MappedFile {
         #[cfg(not(unix))]
         let _ = (offset, len);
     }
+
+    /// Tells the kernel a byte range will not be read for a while
+    /// (`MADV_DONTNEED`), so its pages leave the process's resident set. Only
+    /// OS pages wholly inside the range are advised, so neighbours keep
+    /// theirs. Advice only: failures are ignored.
+    pub fn advise_dont_need(&self, offset: usize, len: usize) {
+        #[cfg(unix)]
+        {
+            const OS_PAGE: usize = 4096;
+            let start = offset.div_ceil(OS_PAGE) * OS_PAGE;
+            let end = (offset.saturating_add(len)).min(self.map.len()) / OS_PAGE * OS_PAGE;
+            if end > start {
+                // SAFETY: MADV_DONTNEED is unchecked advice because on a
+                // private mapping it discards the process's changes, and the
+                // next read would see the file instead. This map is read-only
+                // and never written, so the next read faults the same bytes
+                // back in from the file: what any reader sees is unchanged.
+                // The range lies inside the map (clamped to its length above).
+                let _ = unsafe {
+                    self.map.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        start,
+                        end - start,
+                    )
+                };
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = (offset, len);
+    }
 }
 
 impl AsRef<[u8]> for MappedFile {

@@ -12,10 +12,12 @@
 pub mod bytes;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod index;
 pub mod mmap;
 pub mod read;
 pub mod write;
 
+pub use index::{ContainerError, ContainerIndex, Header, PageEntry, SegmentEntry};
 pub use read::{PageState, StreamReader, VerifyReport};
 pub use write::{encode_stream, write_stream, WriteOptions, WriteSummary};
 

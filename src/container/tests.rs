@@ -1,5 +1,6 @@
 //! Round trips through container bytes and every way a file can be broken.
 
+use crate::sample::Sampling;
 use std::sync::Arc;
 
 use glam::{Quat, Vec3};

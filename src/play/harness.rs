@@ -2,16 +2,16 @@
 //! cinematic and measures what each frame's update costs.
 //!
 //! Each frame advances a [`Player`] by one frame step (or seeks it, for the
-//! seeking patterns) and the harness times that call alone. The numbers are
-//! wall-clock times on whatever machine runs them, so compare patterns and
-//! files within one run.
+//! seeking patterns) and the harness times that call alone, and notes the
+//! frames that stalled on a page load. The numbers are wall-clock times on
+//! whatever machine runs them, so compare patterns and files within one run.
 
 use std::time::Instant;
 
 use super::Player;
-use crate::container::StreamReader;
 use crate::error::Result;
 use crate::metric::Percentiles;
+use crate::stream::{Stream, StreamStats};
 
 /// How the playhead moves from frame to frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -58,6 +58,39 @@ impl Pattern {
     }
 }
 
+/// How to play a stream.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PlayConfig {
+    /// How the playhead moves.
+    pub pattern: Pattern,
+    /// Frames per second: the frame step is `1 / fps`.
+    pub fps: f64,
+    /// Frames to play.
+    pub frames: usize,
+    /// Wait for each frame's time on the wall clock, as a game does, so that
+    /// the prefetcher has the time between frames to work. Off, frames run
+    /// back to back (CPU cost only).
+    pub realtime: bool,
+}
+
+impl PlayConfig {
+    /// `seconds` of `pattern` at `fps`, back to back.
+    pub fn new(pattern: Pattern, fps: f64, seconds: f64) -> PlayConfig {
+        PlayConfig {
+            pattern,
+            fps,
+            frames: (seconds * fps).round().max(1.0) as usize,
+            realtime: false,
+        }
+    }
+
+    /// Paces frames on the wall clock.
+    pub fn realtime(mut self, realtime: bool) -> PlayConfig {
+        self.realtime = realtime;
+        self
+    }
+}
+
 /// What one run measured.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlayReport {
@@ -69,6 +102,15 @@ pub struct PlayReport {
     pub latency_us: Percentiles,
     /// Per-frame update times in microseconds, in play order.
     pub frame_us: Vec<f64>,
+    /// Frames that waited for a page load.
+    pub stall_frames: Vec<usize>,
+    /// Frames whose page was not resident (non-blocking streams).
+    pub not_ready_frames: usize,
+    /// Time to load the first frame's pages before play, in milliseconds.
+    pub preroll_ms: f64,
+    /// The stream's counters over the run (preroll and frames; the peak is
+    /// the most resident at any time in it).
+    pub stats: StreamStats,
 }
 
 impl PlayReport {
@@ -78,32 +120,51 @@ impl PlayReport {
     }
 }
 
-/// Plays `reader` for `frames` frames at `fps` in `pattern` and times each update.
-pub fn run<D: AsRef<[u8]>>(
-    reader: &StreamReader<D>,
-    pattern: Pattern,
-    fps: f64,
-    frames: usize,
-) -> Result<PlayReport> {
-    let mut player = Player::new(reader)?;
+/// Plays `stream` as `config` says and times each update. The counters are
+/// reset first; the first frame's pages are preloaded (timed apart, as an
+/// engine loads a cutscene's start before playing it).
+pub fn run(stream: &Stream, config: &PlayConfig) -> Result<PlayReport> {
+    let PlayConfig {
+        pattern,
+        fps,
+        frames,
+        realtime,
+    } = *config;
+    let mut player = Player::new(stream);
     let duration = player.duration();
     let dt = 1.0 / fps.max(1e-3);
     let mut rng = 0x2545_F491_4F6C_DD1Du64;
-    let mut random_time = || {
+    // Seeks land on frames (k / fps), as a cut or a scrubbed timeline does.
+    let last_frame = (duration * fps).floor().max(0.0) as u64;
+    let mut random_time = move || {
         rng ^= rng << 13;
         rng ^= rng >> 7;
         rng ^= rng << 17;
-        (rng >> 11) as f64 / (1u64 << 53) as f64 * duration
+        ((rng >> 11) % (last_frame + 1)) as f64 / fps
     };
-    match pattern {
+    let start_time = match pattern {
         Pattern::Backward => {
             player.set_rate(-1.0);
-            player.seek(duration)?;
+            duration
         }
-        Pattern::Double => player.set_rate(2.0),
-        _ => {}
+        Pattern::Double => {
+            player.set_rate(2.0);
+            0.0
+        }
+        _ => 0.0,
+    };
+    stream.reset_stats();
+    let preroll = Instant::now();
+    stream.preload(start_time as f32)?;
+    if start_time != 0.0 {
+        player.seek(start_time)?;
     }
+    let preroll_ms = preroll.elapsed().as_secs_f64() * 1e3;
     let mut frame_us = Vec::with_capacity(frames);
+    let mut stall_frames = Vec::new();
+    let mut not_ready_frames = 0;
+    let mut stalls = stream.stats().stalls;
+    let clock = Instant::now();
     for frame in 0..frames {
         // Decide the move outside the timed region.
         let seek_to = match pattern {
@@ -113,7 +174,7 @@ pub fn run<D: AsRef<[u8]>>(
             Pattern::Scrub => {
                 let phase = (frame as f64 * dt / 2.0) % 2.0;
                 let sweep = if phase < 1.0 { phase } else { 2.0 - phase };
-                Some(sweep * duration)
+                Some((sweep * duration * fps).round() / fps)
             }
             _ => None,
         };
@@ -125,14 +186,24 @@ pub fn run<D: AsRef<[u8]>>(
                 player.set_rate(1.0);
             }
         }
-        let start = Instant::now();
-        match seek_to {
-            Some(time) => player.seek(time)?,
-            None => {
-                player.advance(dt)?;
+        if realtime {
+            let due = std::time::Duration::from_secs_f64(frame as f64 * dt);
+            if let Some(wait) = due.checked_sub(clock.elapsed()) {
+                std::thread::sleep(wait);
             }
         }
+        let start = Instant::now();
+        let ready = match seek_to {
+            Some(time) => player.seek(time)?,
+            None => player.advance(dt)?.ready,
+        };
         frame_us.push(start.elapsed().as_secs_f64() * 1e6);
+        let now = stream.stats().stalls;
+        if now != stalls {
+            stall_frames.push(frame);
+            stalls = now;
+        }
+        not_ready_frames += usize::from(!ready);
     }
     let latency_us = Percentiles::of(&mut frame_us.clone());
     Ok(PlayReport {
@@ -140,5 +211,9 @@ pub fn run<D: AsRef<[u8]>>(
         frames,
         latency_us,
         frame_us,
+        stall_frames,
+        not_ready_frames,
+        preroll_ms,
+        stats: stream.stats(),
     })
 }

@@ -1,76 +1,87 @@
-//! Playback: a playhead over an open stream, and the seek-spike harness.
+//! Playback: a playhead over a stream, and the seek-spike harness.
 //!
-//! A [`Player`] owns nothing but a playhead (time, rate, loop mode) and the
-//! pose it last sampled; the stream it reads stays shared and stateless, so
-//! any number of players may play one stream. `advance(dt)` moves the
-//! playhead by `dt * rate` (a negative rate plays backward), wraps or clamps
-//! it, samples the pose and reports the root's displacement since the last
-//! update, across loop boundaries too. [`harness`] drives players through
-//! the access patterns of a cinematic (forward, backward, 2x, ping-pong,
-//! random seeks, scrubbing) and measures per-frame latency.
+//! A [`Player`] owns a playhead (time, rate, loop mode) and the pose it last
+//! sampled; the [`Stream`] it reads stays shared, so any number of players
+//! may play one stream. `advance(dt)` moves the playhead by `dt * rate` (a
+//! negative rate plays backward), wraps or clamps it, tells the stream's
+//! prefetcher where it is going, samples the pose and reports the root's
+//! displacement since the last update, across loop boundaries too. When the
+//! stream does not wait for pages ([`MissingPage::NotReady`](crate::stream::MissingPage::NotReady)), an update
+//! whose page is not resident keeps the last pose and says so; the root
+//! motion it skipped comes with the next ready update. [`harness`] drives
+//! players through the access patterns of a cinematic and measures each
+//! frame.
 
 pub mod harness;
 
+use crate::sample::Sampling;
 use glam::Vec3;
 
 use crate::clip::{LoopMode, Transform};
-use crate::container::StreamReader;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::stream::{Hint, Stream};
 
 /// What one update produced.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Advance {
     /// Playhead after the update, in seconds, inside the clip.
     pub time: f64,
-    /// Displacement of the root bone's translation since the previous update
-    /// (zero right after a seek).
+    /// Displacement of the root bone's translation since the previous ready
+    /// update (zero right after a seek, and when not ready).
     pub root_delta: Vec3,
-    /// Loop boundaries crossed: positive forward, negative backward.
+    /// Loop boundaries crossed in this update: positive forward, negative backward.
     pub loops: i64,
+    /// False when the pose could not be sampled because its page is not
+    /// resident (non-blocking streams only): [`Player::pose`] is the last one.
+    pub ready: bool,
 }
 
 /// A playhead over a stream.
 #[derive(Debug)]
-pub struct Player<'a, D> {
-    reader: &'a StreamReader<D>,
+pub struct Player<'a> {
+    stream: &'a Stream,
+    id: u64,
     time: f64,
     rate: f64,
     loop_mode: LoopMode,
     root_bone: usize,
     pose: Vec<Transform>,
-    /// Root translation at the current time, first and last sample times.
+    /// Root translation of the last ready pose.
     root_now: Vec3,
-    root_first: Vec3,
-    root_last: Vec3,
+    /// Root translation at the first and last sample, once a loop needs them.
+    root_ends: Option<(Vec3, Vec3)>,
+    /// Loop boundaries crossed since the last ready pose.
+    pending_loops: i64,
+    /// Where root motion counts from when no pose has been sampled since the
+    /// player was made or seeked.
+    anchor: Option<f64>,
 }
 
-impl<'a, D: AsRef<[u8]>> Player<'a, D> {
-    /// A player at time 0, rate 1, looping as the clip says; samples the first pose.
-    pub fn new(reader: &'a StreamReader<D>) -> Result<Self> {
-        let meta = reader.meta();
-        let mut player = Player {
-            reader,
+impl<'a> Player<'a> {
+    /// A player at time 0, rate 1, looping as the clip says. Its pose is the
+    /// base pose until the first [`Player::seek`] or [`Player::advance`].
+    pub fn new(stream: &'a Stream) -> Self {
+        let meta = stream.meta();
+        Player {
+            stream,
+            id: stream.new_player_id(),
             time: 0.0,
             rate: 1.0,
             loop_mode: meta.loop_mode,
             root_bone: 0,
-            pose: vec![Transform::IDENTITY; meta.num_bones()],
+            pose: meta.base_pose().to_vec(),
             root_now: Vec3::ZERO,
-            root_first: Vec3::ZERO,
-            root_last: Vec3::ZERO,
-        };
-        player.root_first = reader.sample_bone(0, 0.0)?.translation;
-        player.root_last = player.root_at(player.duration())?;
-        player.sample()?;
-        Ok(player)
+            root_ends: None,
+            pending_loops: 0,
+            anchor: Some(0.0),
+        }
     }
 
     /// Loops with `mode` regardless of the clip's own mode (a clamped clip
     /// with root motion can be looped, its root advancing every loop).
-    pub fn with_loop_mode(mut self, mode: LoopMode) -> Result<Self> {
+    pub fn with_loop_mode(mut self, mode: LoopMode) -> Self {
         self.loop_mode = mode;
-        self.root_last = self.root_at(self.duration())?;
-        Ok(self)
+        self
     }
 
     /// Playback rate; negative plays backward.
@@ -88,15 +99,14 @@ impl<'a, D: AsRef<[u8]>> Player<'a, D> {
         self.time
     }
 
+    /// How the playhead loops.
+    pub fn loop_mode(&self) -> LoopMode {
+        self.loop_mode
+    }
+
     /// Length of one loop in seconds: the clip's duration for its loop mode.
     pub fn duration(&self) -> f64 {
-        let meta = self.reader.meta();
-        let n = meta.num_samples() as f64;
-        let rate = meta.sample_rate as f64;
-        match meta.loop_mode {
-            LoopMode::Clamp => (n - 1.0) / rate,
-            LoopMode::Wrap => n / rate,
-        }
+        self.stream.meta().duration()
     }
 
     /// The pose last sampled.
@@ -105,9 +115,13 @@ impl<'a, D: AsRef<[u8]>> Player<'a, D> {
     }
 
     /// Moves the playhead to `time` (wrapped or clamped) and samples there.
-    /// The next root delta starts from here.
-    pub fn seek(&mut self, time: f64) -> Result<()> {
+    /// The next root delta starts from here. Returns false when the page is
+    /// not resident yet (non-blocking streams), keeping the last pose.
+    pub fn seek(&mut self, time: f64) -> Result<bool> {
         self.time = self.place(time).0;
+        self.pending_loops = 0;
+        self.anchor = Some(self.time);
+        self.publish(true);
         self.sample()
     }
 
@@ -116,24 +130,51 @@ impl<'a, D: AsRef<[u8]>> Player<'a, D> {
     /// `(last - previous) + (current - first)` when it wrapped once forward,
     /// plus `(last - first)` for every extra loop (mirrored backward).
     pub fn advance(&mut self, dt: f64) -> Result<Advance> {
-        let previous = self.root_now;
-        let target = self.time + dt * self.rate;
-        let (time, loops) = self.place(target);
+        let (time, loops) = self.place(self.time + dt * self.rate);
         self.time = time;
-        self.sample()?;
+        self.pending_loops += loops;
+        self.publish(false);
+        let not_ready = Advance {
+            time,
+            root_delta: Vec3::ZERO,
+            loops,
+            ready: false,
+        };
+        let ends = match self.pending_loops {
+            0 => None,
+            _ => match self.root_ends() {
+                Ok(ends) => Some(ends),
+                Err(Error::PageNotReady { .. }) => return Ok(not_ready),
+                Err(e) => return Err(e),
+            },
+        };
+        let previous = match self.anchor {
+            None => self.root_now,
+            Some(t) => match self.stream.sample_bone(self.root_bone, t as f32) {
+                Ok(root) => root.translation,
+                Err(Error::PageNotReady { .. }) => return Ok(not_ready),
+                Err(e) => return Err(e),
+            },
+        };
+        if !self.sample()? {
+            return Ok(not_ready);
+        }
         let current = self.root_now;
-        let span = self.root_last - self.root_first;
-        let root_delta = match loops {
-            0 => current - previous,
-            k if k > 0 => {
-                (self.root_last - previous) + (current - self.root_first) + span * (k - 1) as f32
+        let k = std::mem::take(&mut self.pending_loops);
+        let root_delta = match ends {
+            Some((first, last)) if k > 0 => {
+                (last - previous) + (current - first) + (last - first) * (k - 1) as f32
             }
-            k => (self.root_first - previous) + (current - self.root_last) - span * (-k - 1) as f32,
+            Some((first, last)) if k < 0 => {
+                (first - previous) + (current - last) - (last - first) * (-k - 1) as f32
+            }
+            _ => current - previous,
         };
         Ok(Advance {
             time,
             root_delta,
             loops,
+            ready: true,
         })
     }
 
@@ -156,17 +197,48 @@ impl<'a, D: AsRef<[u8]>> Player<'a, D> {
         }
     }
 
-    fn root_at(&self, time: f64) -> Result<Vec3> {
-        Ok(self
-            .reader
-            .sample_bone(self.root_bone, time as f32)?
-            .translation)
+    fn root_ends(&mut self) -> Result<(Vec3, Vec3)> {
+        if let Some(ends) = self.root_ends {
+            return Ok(ends);
+        }
+        let at = |t: f64| -> Result<Vec3> {
+            Ok(self
+                .stream
+                .sample_bone(self.root_bone, t as f32)?
+                .translation)
+        };
+        let ends = (at(0.0)?, at(self.duration())?);
+        self.root_ends = Some(ends);
+        Ok(ends)
     }
 
-    fn sample(&mut self) -> Result<()> {
-        self.reader.sample(self.time as f32, &mut self.pose)?;
-        self.root_now = self.pose[self.root_bone].translation;
-        Ok(())
+    /// Samples at the playhead; false when the page is not resident yet.
+    fn sample(&mut self) -> Result<bool> {
+        match self.stream.sample(self.time as f32, &mut self.pose) {
+            Ok(()) => {
+                self.root_now = self.pose[self.root_bone].translation;
+                self.anchor = None;
+                Ok(true)
+            }
+            Err(Error::PageNotReady { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn publish(&self, jumped: bool) {
+        self.stream.hint(Hint {
+            player: self.id,
+            time: self.time,
+            rate: self.rate,
+            wrap: self.loop_mode == LoopMode::Wrap,
+            jumped,
+        });
+    }
+}
+
+impl Drop for Player<'_> {
+    fn drop(&mut self) {
+        self.stream.leave(self.id);
     }
 }
 
@@ -180,9 +252,10 @@ mod tests {
     use crate::clip::{Bone, Clip, LengthUnit, Skeleton};
     use crate::compress::{compress, CompressSettings, LoopPolicy};
     use crate::container::{encode_stream, WriteOptions};
+    use crate::stream::StreamOptions;
 
     /// A root walking 10 cm/s along x for one second (31 samples), with a child.
-    fn walking_stream() -> StreamReader<Vec<u8>> {
+    fn walking_stream() -> Stream {
         let bone = |name: &str, parent| Bone {
             name: name.into(),
             parent,
@@ -205,10 +278,11 @@ mod tests {
         let clip = Clip::from_poses("walk", skeleton, 30.0, LengthUnit::CENTIMETRE, poses).unwrap();
         let settings = CompressSettings::default().with_loop_policy(LoopPolicy::Clamp);
         let (compressed, _) = compress(&clip, &settings).unwrap();
-        StreamReader::open(
+        Stream::from_bytes(
             encode_stream(&compressed, &WriteOptions::default())
                 .unwrap()
                 .0,
+            StreamOptions::default(),
         )
         .unwrap()
     }
@@ -220,7 +294,7 @@ mod tests {
     #[test]
     fn a_clamped_clip_stops_at_its_ends() {
         let reader = walking_stream();
-        let mut player = Player::new(&reader).unwrap();
+        let mut player = Player::new(&reader);
         for _ in 0..50 {
             player.advance(1.0 / 30.0).unwrap();
         }
@@ -241,10 +315,7 @@ mod tests {
     #[test]
     fn root_motion_carries_across_loop_boundaries() {
         let reader = walking_stream();
-        let mut player = Player::new(&reader)
-            .unwrap()
-            .with_loop_mode(LoopMode::Wrap)
-            .unwrap();
+        let mut player = Player::new(&reader).with_loop_mode(LoopMode::Wrap);
         // Small steps (exact in binary) through three loops: 30 cm in all.
         let mut total = Vec3::ZERO;
         let mut loops = 0;
@@ -280,7 +351,7 @@ mod tests {
     #[test]
     fn a_seek_restarts_root_motion_from_the_new_place() {
         let reader = walking_stream();
-        let mut player = Player::new(&reader).unwrap();
+        let mut player = Player::new(&reader);
         player.seek(0.5).unwrap();
         let step = player.advance(0.1).unwrap();
         assert!(
@@ -298,7 +369,8 @@ mod tests {
     fn the_harness_plays_every_pattern() {
         let reader = walking_stream();
         for pattern in harness::Pattern::ALL {
-            let report = harness::run(&reader, pattern, 30.0, 120).unwrap();
+            let config = harness::PlayConfig::new(pattern, 30.0, 4.0);
+            let report = harness::run(&reader, &config).unwrap();
             assert_eq!(report.frames, 120);
             assert_eq!(report.frame_us.len(), 120);
             assert!(report.latency_us.p50 > 0.0 && report.latency_us.max >= report.latency_us.p99);

@@ -86,6 +86,8 @@ pub fn locate(meta: &ClipMeta, time: f32, rounding: SampleRounding) -> KeyPair {
     // A whole step lands on the later key: decode it as a key, exactly,
     // rather than as a blend that rounding may leave a hair off.
     let (a, alpha) = if alpha >= 1.0 { (b, 0.0) } else { (a, alpha) };
+    // A key alone needs only its own segment (and page): b's weight is zero.
+    let b = if alpha == 0.0 { a } else { b };
     KeyPair { a, b, alpha }
 }
 
@@ -101,15 +103,84 @@ pub struct SegmentRef<'a> {
     pub decoders: &'a [KeyDecoder],
 }
 
+impl SegmentRef<'_> {
+    /// A segment with no tracks: what a source hands out when it has none,
+    /// which the sampler's length check turns into an error.
+    pub const EMPTY: SegmentRef<'static> = SegmentRef {
+        keys: &[],
+        sample_bits: 0,
+        decoders: &[],
+    };
+}
+
 /// Gives a sampler the segments of a clip: a clip in memory, or a stream's pages.
 ///
 /// Implementations check each segment once (with [`SegmentView::new`](crate::compressed::SegmentView::new)) before
-/// handing it out, so the sampler decodes without checking again.
+/// handing it out, so the sampler decodes without checking again. A segment
+/// comes as a handle so that a source that evicts pages (a
+/// [`Stream`](crate::stream::Stream)) can keep the page alive while it is decoded.
 pub trait SegmentSource {
     /// Error when a segment is unavailable or corrupt.
     type Error: From<SampleError>;
+    /// A segment held for decoding.
+    type Segment<'a>: SegmentHandle
+    where
+        Self: 'a;
     /// Segment `index`.
-    fn segment(&self, index: usize) -> Result<SegmentRef<'_>, Self::Error>;
+    fn segment(&self, index: usize) -> Result<Self::Segment<'_>, Self::Error>;
+}
+
+/// A segment held by a [`SegmentSource`] for as long as the handle lives.
+pub trait SegmentHandle {
+    /// The segment's bytes and decoders.
+    fn get(&self) -> SegmentRef<'_>;
+}
+
+impl SegmentHandle for SegmentRef<'_> {
+    #[inline(always)]
+    fn get(&self) -> SegmentRef<'_> {
+        *self
+    }
+}
+
+/// The sampling calls, for anything that holds a clip's segments: a
+/// [`CompressedClip`], a whole-file [`StreamReader`](crate::container::StreamReader)
+/// or a [`Stream`](crate::stream::Stream). Stateless: each call stands alone.
+pub trait Sampling: SegmentSource + Sized {
+    /// The clip's metadata.
+    fn clip_meta(&self) -> &ClipMeta;
+
+    /// Samples every bone at `time` (seconds), interpolating. On an error
+    /// `pose` keeps what it held.
+    fn sample(&self, time: f32, pose: &mut [Transform]) -> Result<(), Self::Error> {
+        sample_pose(self.clip_meta(), self, time, SampleRounding::None, pose)
+    }
+
+    /// Samples every bone at `time` with the given rounding.
+    fn sample_rounded(
+        &self,
+        time: f32,
+        rounding: SampleRounding,
+        pose: &mut [Transform],
+    ) -> Result<(), Self::Error> {
+        sample_pose(self.clip_meta(), self, time, rounding, pose)
+    }
+
+    /// Samples one bone's local transform at `time`, decoding only its tracks.
+    fn sample_bone(&self, bone: usize, time: f32) -> Result<Transform, Self::Error> {
+        sample_bone(self.clip_meta(), self, bone, time, SampleRounding::None)
+    }
+
+    /// Decodes the stored sample `index` (clamped to the last) exactly.
+    fn decode_sample(&self, index: usize, pose: &mut [Transform]) -> Result<(), Self::Error> {
+        let index = index.min(self.clip_meta().num_samples() - 1);
+        let keys = KeyPair {
+            a: index,
+            b: index,
+            alpha: 0.0,
+        };
+        decode_keys(self.clip_meta(), self, keys, pose)
+    }
 }
 
 /// Why a pose could not be sampled.
@@ -144,42 +215,65 @@ pub enum SampleError {
 
 impl SegmentSource for CompressedClip {
     type Error = SampleError;
+    type Segment<'a> = SegmentRef<'a>;
 
     fn segment(&self, index: usize) -> Result<SegmentRef<'_>, SampleError> {
         Ok(self.segment_ref(index))
     }
 }
 
-/// The segment holding a sample, and the bit where the sample's keys start.
-#[inline(always)]
-fn cursor<'a, S: SegmentSource>(
-    meta: &ClipMeta,
-    source: &'a S,
-    sample: usize,
-) -> Result<(usize, SegmentRef<'a>, usize), S::Error> {
-    let (segment, local) = meta.segments.locate(sample);
-    let found = source.segment(segment)?;
-    Ok((segment, found, local * found.sample_bits))
-}
-
-/// The segments of both keys of a pair and where each key's bits start,
-/// looking a shared segment up once (both keys share one 15 times in 16).
+/// The segments of both keys of a pair, each held once (both keys share one
+/// 15 times in 16): the second handle is `None` when they share.
 #[inline(always)]
 #[allow(clippy::type_complexity)]
 fn bracketing_segments<'a, S: SegmentSource>(
     meta: &ClipMeta,
     source: &'a S,
     keys: KeyPair,
-) -> Result<(usize, SegmentRef<'a>, usize, SegmentRef<'a>, usize), S::Error> {
-    let (segment_a, a, bit_a) = cursor(meta, source, keys.a)?;
-    let (b, bit_b) = match meta.segments.locate(keys.b) {
-        (segment, local) if segment == segment_a => (a, local * a.sample_bits),
-        _ => {
-            let (_, b, bit_b) = cursor(meta, source, keys.b)?;
-            (b, bit_b)
-        }
+) -> Result<(Bracket, S::Segment<'a>, Option<S::Segment<'a>>), S::Error> {
+    let (segment_a, local_a) = meta.segments.locate(keys.a);
+    let (segment_b, local_b) = meta.segments.locate(keys.b);
+    let a = source.segment(segment_a)?;
+    let b = match segment_b == segment_a {
+        true => None,
+        false => Some(source.segment(segment_b)?),
     };
-    Ok((segment_a, a, bit_a, b, bit_b))
+    Ok((
+        Bracket {
+            segment_a,
+            local_a,
+            local_b,
+        },
+        a,
+        b,
+    ))
+}
+
+/// Where the two keys of a pair lie in their segments.
+#[derive(Clone, Copy)]
+struct Bracket {
+    segment_a: usize,
+    local_a: usize,
+    local_b: usize,
+}
+
+impl Bracket {
+    /// The two segments and the bits where each key starts.
+    #[inline(always)]
+    fn resolve<'h, H: SegmentHandle>(
+        &self,
+        a: &'h H,
+        b: &'h Option<H>,
+    ) -> (SegmentRef<'h>, usize, SegmentRef<'h>, usize) {
+        let a = a.get();
+        let b = b.as_ref().map_or(a, SegmentHandle::get);
+        (
+            a,
+            self.local_a * a.sample_bits,
+            b,
+            self.local_b * b.sample_bits,
+        )
+    }
 }
 
 /// Samples every bone at `time` into `pose` (`pose.len()` = bones).
@@ -193,7 +287,8 @@ pub fn sample_pose<S: SegmentSource>(
     decode_keys(meta, source, locate(meta, time, rounding), pose)
 }
 
-/// Decodes the pose blended between two samples (see [`locate`]).
+/// Decodes the pose blended between two samples (see [`locate`]). On an
+/// error (a segment unavailable or corrupt) `pose` keeps what it held.
 pub fn decode_keys<S: SegmentSource>(
     meta: &ClipMeta,
     source: &S,
@@ -207,11 +302,14 @@ pub fn decode_keys<S: SegmentSource>(
         }
         .into());
     }
-    pose.copy_from_slice(meta.base_pose());
     if meta.animated.is_empty() {
+        pose.copy_from_slice(meta.base_pose());
         return Ok(());
     }
-    let (segment_a, a, bit_a, b, bit_b) = bracketing_segments(meta, source, keys)?;
+    // Segments first: if one is unavailable, `pose` keeps what it held.
+    let (bracket, handle_a, handle_b) = bracketing_segments(meta, source, keys)?;
+    let (a, bit_a, b, bit_b) = bracket.resolve(&handle_a, &handle_b);
+    let segment_a = bracket.segment_a;
     let tracks = meta.animated.len();
     if a.decoders.len() != tracks || b.decoders.len() != tracks {
         return Err(SampleError::Segment {
@@ -223,6 +321,7 @@ pub fn decode_keys<S: SegmentSource>(
         }
         .into());
     }
+    pose.copy_from_slice(meta.base_pose());
     // Rotations four at a time, side by side.
     for group in meta.rotation_groups() {
         let mut lanes_a = KeyLanes::default();
@@ -279,7 +378,9 @@ pub fn sample_bone<S: SegmentSource>(
         return Ok(out);
     }
     let keys = locate(meta, time, rounding);
-    let (segment_a, a, bit_a, b, bit_b) = bracketing_segments(meta, source, keys)?;
+    let (bracket, handle_a, handle_b) = bracketing_segments(meta, source, keys)?;
+    let (a, bit_a, b, bit_b) = bracket.resolve(&handle_a, &handle_b);
+    let segment_a = bracket.segment_a;
     let (Some(decoders_a), Some(decoders_b)) =
         (a.decoders.get(first..end), b.decoders.get(first..end))
     else {
@@ -366,23 +467,9 @@ pub fn local_to_object(skeleton: &Skeleton, local: &[Transform], object: &mut [T
     }
 }
 
-impl CompressedClip {
-    /// Samples every bone at `time` (seconds) with interpolation. Fails only
-    /// when `pose` does not have one transform per bone.
-    pub fn sample(&self, time: f32, pose: &mut [Transform]) -> Result<(), SampleError> {
-        sample_pose(self.meta(), self, time, SampleRounding::None, pose)
-    }
-
-    /// Decodes the stored sample `index` (clamped to the last) exactly.
-    /// Fails only when `pose` does not have one transform per bone.
-    pub fn decode_sample(&self, index: usize, pose: &mut [Transform]) -> Result<(), SampleError> {
-        let index = index.min(self.meta().num_samples() - 1);
-        let keys = KeyPair {
-            a: index,
-            b: index,
-            alpha: 0.0,
-        };
-        decode_keys(self.meta(), self, keys, pose)
+impl Sampling for CompressedClip {
+    fn clip_meta(&self) -> &ClipMeta {
+        self.meta()
     }
 }
 

@@ -3,18 +3,26 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use cinestream::container::StreamReader;
-use cinestream::play::harness::{self, Pattern};
+use std::time::Duration;
+
+use cinestream::play::harness::{self, Pattern, PlayConfig};
+use cinestream::stream::{
+    drop_from_os_cache, MappedSource, MissingPage, SlowSource, Stream, StreamOptions,
+};
 use serde_json::json;
 
-/// Play a .cine file in the access patterns of a cinematic and report the
-/// per-frame update time: p50, p99, p99.9 and max.
+/// Play a .cine file from disk in the access patterns of a cinematic and
+/// report the per-frame update time (p50, p99, p99.9, max), the stalls on
+/// page loads, the bytes read and the peak resident memory.
 ///
-/// The file is memory-mapped and every page checked once before playing, so
-/// the numbers are warm-page playback. (Streaming from cold pages with a
-/// prefetch thread and a memory budget is not built yet.)
+/// Each pattern opens the file afresh as a stream with a prefetch thread and
+/// a memory budget. Without --cold, --throttle-mbps or --latency-ms, every
+/// page the budget holds is loaded first (warm) and frames run back to back
+/// (or paced, with --realtime); with any of them, only the first frame's
+/// pages are loaded first and frames are paced in real time, so the
+/// prefetcher has the time a game gives it.
 ///
-/// Example: cinestream play long.cine --pattern random-seek --json
+/// Example: cinestream play long.cine --pattern forward --cold --throttle-mbps 2 --json
 #[derive(clap::Args)]
 pub struct Args {
     /// The container file.
@@ -25,12 +33,34 @@ pub struct Args {
     /// Frames per second of the game loop.
     #[arg(long, default_value_t = 30.0)]
     fps: f64,
-    /// Seconds of play per pattern (default: the clip's duration, at least 10).
+    /// Seconds of play per pattern (default: 60 back to back, 20 in real time,
+    /// at most the clip's length for the patterns that stop at an end).
     #[arg(long)]
     seconds: Option<f64>,
     /// Frames between seeks in the random-seek pattern.
     #[arg(long, default_value_t = 30)]
     seek_every: u32,
+    /// Simulated media bandwidth in MB/s (10^6 bytes).
+    #[arg(long)]
+    throttle_mbps: Option<f64>,
+    /// Simulated media latency per read, in milliseconds.
+    #[arg(long)]
+    latency_ms: Option<f64>,
+    /// Drop the file from the OS page cache before each pattern (Linux).
+    #[arg(long)]
+    cold: bool,
+    /// Memory budget for resident pages, in MiB.
+    #[arg(long, default_value_t = 64.0)]
+    budget_mib: f64,
+    /// Seconds of play the prefetcher keeps resident ahead.
+    #[arg(long, default_value_t = 4.0)]
+    lookahead_s: f64,
+    /// Pace frames in real time even when warm.
+    #[arg(long)]
+    realtime: bool,
+    /// Do not wait for missing pages: hold the last pose instead.
+    #[arg(long)]
+    non_blocking: bool,
     /// One JSON object per pattern, one per line.
     #[arg(long)]
     json: bool,
@@ -53,22 +83,63 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.fps.is_finite() && args.fps > 0.0 && args.fps <= 1000.0,
         "--fps must be in (0, 1000]"
     );
-    let reader = StreamReader::open_file(&args.file)?;
-    let report = reader.verify();
     anyhow::ensure!(
-        report.is_sound(),
-        "{}: {} corrupt pages; run cinestream verify",
-        args.file.display(),
-        report.corrupt_pages.len()
+        args.budget_mib.is_finite() && args.budget_mib > 0.0,
+        "--budget-mib must be a positive number"
     );
-    let seconds = args
-        .seconds
-        .unwrap_or_else(|| reader.meta().duration().max(10.0));
+    if let Some(mbps) = args.throttle_mbps {
+        anyhow::ensure!(
+            mbps.is_finite() && mbps > 0.0,
+            "--throttle-mbps must be a positive number"
+        );
+    }
+    let latency = match args.latency_ms {
+        Some(ms) if ms.is_finite() && (0.0..=10_000.0).contains(&ms) => {
+            Duration::from_secs_f64(ms / 1e3)
+        }
+        Some(_) => anyhow::bail!("--latency-ms must be in [0, 10000]"),
+        None => Duration::ZERO,
+    };
+    let slow = args.throttle_mbps.is_some() || args.latency_ms.is_some();
+    let realtime = args.realtime || slow || args.cold;
+    let options = StreamOptions::default()
+        .with_budget_bytes((args.budget_mib * 1024.0 * 1024.0) as u64)
+        .with_lookahead_seconds(args.lookahead_s)
+        .with_missing_page(match args.non_blocking {
+            true => MissingPage::NotReady,
+            false => MissingPage::Block,
+        });
+    let open = || -> anyhow::Result<(Stream, Option<Duration>)> {
+        if args.cold {
+            drop_from_os_cache(&args.file)?;
+        }
+        let mapped = MappedSource::open(&args.file)?;
+        Ok(if slow {
+            let source = SlowSource::new(mapped, latency, args.throttle_mbps.unwrap_or(0.0));
+            let stream = Stream::open(source, options.clone())?;
+            let biggest = stream
+                .index()
+                .pages()
+                .iter()
+                .map(|p| p.stored_len as usize)
+                .max()
+                .unwrap_or(0);
+            let bandwidth = args.throttle_mbps.map_or(f64::INFINITY, |m| m * 1e6);
+            let load = latency + Duration::from_secs_f64(biggest as f64 / bandwidth);
+            (stream, Some(load))
+        } else {
+            (Stream::open(mapped, options.clone())?, None)
+        })
+    };
+    let (probe, _) = open()?;
+    let meta = probe.meta();
+    let duration = meta.duration();
+    let default_seconds = if realtime { 20.0 } else { 60.0 };
+    let seconds = args.seconds.unwrap_or(default_seconds);
     anyhow::ensure!(
         seconds.is_finite() && seconds > 0.0 && seconds <= 24.0 * 3600.0,
         "--seconds must be in (0, 86400]"
     );
-    let frames = ((seconds * args.fps).round() as usize).max(1);
     let every = args.seek_every.max(1);
     let patterns: Vec<Pattern> = match args.pattern {
         PatternArg::All => Pattern::ALL
@@ -87,47 +158,114 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     if !args.json {
         println!(
-            "{}: '{}', {} bones, {:.1} s; {} frames at {} fps per pattern, warm pages",
+            "{}: '{}', {} bones, {:.1} s, {} pages; {:.0} s at {} fps per pattern, {}{}{}, budget {:.1} MiB",
             args.file.display(),
-            reader.meta().name,
-            reader.meta().num_bones(),
-            reader.meta().duration(),
-            frames,
-            args.fps
+            meta.name,
+            meta.num_bones(),
+            duration,
+            probe.index().pages().len(),
+            seconds,
+            args.fps,
+            if args.cold { "cold start" } else if slow { "pages from slow media" } else { "warm pages" },
+            match (args.throttle_mbps, args.latency_ms) {
+                (Some(m), Some(l)) => format!(", media {m} MB/s + {l} ms"),
+                (Some(m), None) => format!(", media {m} MB/s"),
+                (None, Some(l)) => format!(", media +{l} ms"),
+                (None, None) => String::new(),
+            },
+            if realtime { ", real time" } else { ", back to back" },
+            args.budget_mib
         );
         println!(
-            "{:<12} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8}",
-            "pattern", "frames", "p50 us", "p99 us", "p99.9 us", "max us", "p99/p50"
+            "{:<12} {:>7} {:>8} {:>8} {:>9} {:>9} {:>7} {:>7} {:>9} {:>9} {:>10} {:>10}",
+            "pattern",
+            "frames",
+            "p50 us",
+            "p99 us",
+            "p99.9 us",
+            "max us",
+            "p99/p50",
+            "stalls",
+            "stall ms",
+            "preroll",
+            "read KiB",
+            "peak KiB"
         );
     }
+    drop(probe);
+    let mut failed = false;
     for pattern in patterns {
-        let r = harness::run(&reader, pattern, args.fps, frames)?;
+        // Patterns that stop at an end play at most the clip.
+        let play_seconds = match pattern {
+            Pattern::Forward | Pattern::Backward => seconds.min(duration.max(1.0 / args.fps)),
+            Pattern::Double => seconds.min((duration / 2.0).max(1.0 / args.fps)),
+            _ => seconds,
+        };
+        let (stream, page_load) = open()?;
+        if !slow && !args.cold {
+            stream.preload_all()?;
+        }
+        let config = PlayConfig::new(pattern, args.fps, play_seconds).realtime(realtime);
+        let r = harness::run(&stream, &config)?;
+        for e in stream.prefetch_errors() {
+            eprintln!("error: prefetch: {e}");
+            failed = true;
+        }
         let l = r.latency_us;
+        let s = r.stats;
+        let stall_ms = s.stall_ns as f64 / 1e6;
         if args.json {
             let object = json!({
                 "file": args.file.display().to_string(),
                 "pattern": pattern.name(),
                 "frames": r.frames,
                 "fps": args.fps,
+                "realtime": realtime,
+                "cold": args.cold,
+                "throttle_mbps": args.throttle_mbps,
+                "latency_ms": args.latency_ms,
+                "budget_bytes": stream.options().budget_bytes,
                 "p50_us": l.p50,
                 "p99_us": l.p99,
                 "p999_us": l.p999,
                 "max_us": l.max,
                 "p99_over_p50": r.spike_ratio(),
+                "stalls": s.stalls,
+                "stall_ms": stall_ms,
+                "stall_frames": r.stall_frames,
+                "not_ready_frames": r.not_ready_frames,
+                "preroll_ms": r.preroll_ms,
+                "page_load_ms": page_load.map(|d| d.as_secs_f64() * 1e3),
+                "bytes_read": s.bytes_read,
+                "page_loads": s.page_loads,
+                "prefetch_loads": s.prefetch_loads,
+                "evictions": s.evictions,
+                "hits": s.hits,
+                "misses": s.misses,
+                "peak_resident_bytes": s.peak_resident_bytes,
             });
             println!("{object}");
         } else {
             println!(
-                "{:<12} {:>8} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>8.2}",
+                "{:<12} {:>7} {:>8.2} {:>8.2} {:>9.2} {:>9.1} {:>7.2} {:>7} {:>9.1} {:>7.1}ms {:>10.1} {:>10.1}",
                 pattern.name(),
                 r.frames,
                 l.p50,
                 l.p99,
                 l.p999,
                 l.max,
-                r.spike_ratio()
+                r.spike_ratio(),
+                s.stalls,
+                stall_ms,
+                r.preroll_ms,
+                s.bytes_read as f64 / 1024.0,
+                s.peak_resident_bytes as f64 / 1024.0,
             );
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }

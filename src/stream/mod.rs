@@ -1,0 +1,472 @@
+//! Streaming playback from disk: a container opened over a [`Source`], its
+//! pages resident under a memory budget, and a prefetch thread that keeps
+//! the pages ahead of every playhead in memory.
+//!
+//! A [`Stream`] reads only the table of contents at open. Sampling is the
+//! stateless sampler of [`crate::sample`] over the stream's resident pages,
+//! from any number of threads. What happens when a page is not resident is
+//! the stream's [`MissingPage`] policy:
+//!
+//! - [`MissingPage::Block`] (the default): the sampler loads the page itself
+//!   and waits. The pose is always right; the wait is counted as a stall and
+//!   timed in [`StreamStats`].
+//! - [`MissingPage::NotReady`]: the sampler returns
+//!   [`Error::PageNotReady`] at once and asks the prefetcher for the page,
+//!   so an engine can hold its last pose for a frame.
+//!
+//! The prefetch worker ([`prefetch`]) follows the [`Hint`]s players send
+//! (time, rate, loop mode) and loads the pages covering the next
+//! [`StreamOptions::lookahead_seconds`] of play, times the rate, in the
+//! direction of play, wrapping around loops. The cache ([`cache`]) evicts the
+//! pages every playhead will reach last. Dropping the stream stops and joins
+//! the worker.
+//!
+//! tracing: `stream_open` span; `page load` (debug, with cause and time),
+//! `stall` (debug), `evict` (debug) events; the worker runs in a `prefetch` span.
+
+pub mod cache;
+mod playhead;
+pub mod prefetch;
+pub mod source;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use arc_swap::Guard;
+
+use crate::compressed::ClipMeta;
+use crate::container::index::{ContainerError, ContainerIndex, Header};
+use crate::container::HEADER_LEN;
+use crate::error::{Error, Result};
+pub use crate::sample::Sampling;
+use crate::sample::{self, SampleRounding, SegmentHandle, SegmentRef, SegmentSource};
+pub use cache::StreamStats;
+use cache::{Admission, Counters, PageCache, ResidentPage};
+pub use playhead::Hint;
+use prefetch::{Prefetcher, Request};
+pub use source::{drop_from_os_cache, MappedSource, MemorySource, PageData, SlowSource, Source};
+
+/// What a sampler does when the page it needs is not resident.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MissingPage {
+    /// Load it and wait (counted as a stall).
+    #[default]
+    Block,
+    /// Return [`Error::PageNotReady`] and ask the prefetcher for it.
+    NotReady,
+}
+
+/// How a stream holds and fetches pages.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StreamOptions {
+    /// Most bytes of resident pages (decoded bytes plus decode tables). Must
+    /// hold at least two of the stream's largest pages.
+    pub budget_bytes: u64,
+    /// Seconds of play (at rate 1) the prefetcher keeps resident ahead of
+    /// each playhead.
+    pub lookahead_seconds: f64,
+    /// What a sampler does on a page that is not resident.
+    pub missing_page: MissingPage,
+    /// Run a prefetch thread.
+    pub prefetch: bool,
+    /// How often an active prefetcher looks at the playheads.
+    pub tick: Duration,
+}
+
+impl Default for StreamOptions {
+    fn default() -> Self {
+        StreamOptions {
+            budget_bytes: 64 << 20,
+            lookahead_seconds: 4.0,
+            missing_page: MissingPage::Block,
+            prefetch: true,
+            tick: Duration::from_millis(5),
+        }
+    }
+}
+
+impl StreamOptions {
+    /// Sets the memory budget.
+    pub fn with_budget_bytes(mut self, bytes: u64) -> Self {
+        self.budget_bytes = bytes;
+        self
+    }
+
+    /// Sets the prefetch lookahead.
+    pub fn with_lookahead_seconds(mut self, seconds: f64) -> Self {
+        self.lookahead_seconds = seconds;
+        self
+    }
+
+    /// Sets the missing-page policy.
+    pub fn with_missing_page(mut self, policy: MissingPage) -> Self {
+        self.missing_page = policy;
+        self
+    }
+
+    /// Turns the prefetch thread on or off.
+    pub fn with_prefetch(mut self, prefetch: bool) -> Self {
+        self.prefetch = prefetch;
+        self
+    }
+}
+
+/// What the sampler, the prefetcher and the cache share.
+pub(crate) struct Shared {
+    source: Box<dyn Source>,
+    describe: String,
+    index: ContainerIndex,
+    cache: PageCache,
+    playheads: playhead::Playheads,
+    /// Pages that failed their check: they fail again without a read.
+    corrupt: Vec<OnceLock<ContainerError>>,
+}
+
+impl Shared {
+    /// Makes `page` resident. Ok(false) when a prefetch found no room.
+    fn load(&self, page: usize, admission: Admission, prefetch: bool) -> Result<bool> {
+        if let Some(e) = self.corrupt[page].get() {
+            return Err(e.clone().into());
+        }
+        let _loading = self.cache.load_lock(page);
+        if self.cache.is_resident(page) {
+            return Ok(true);
+        }
+        let cost = self.index.resident_cost(page) as u64;
+        let playheads = &self.playheads;
+        if !self
+            .cache
+            .admit(&self.index, playheads, page, cost, admission)
+        {
+            return Ok(false);
+        }
+        let start = Instant::now();
+        let entry = self.index.pages()[page];
+        let (offset, len) = (entry.offset, entry.stored_len as usize);
+        let read = match prefetch {
+            true => self.source.read_prefetch(offset, len),
+            false => self.source.read(offset, len),
+        };
+        let data = match read {
+            Ok(data) => data,
+            Err(source) => {
+                self.cache.cancel(cost);
+                return Err(Error::Io {
+                    path: self.describe.clone().into(),
+                    source,
+                });
+            }
+        };
+        let counters = &self.cache.counters;
+        Counters::add(&counters.bytes_read, entry.stored_len as u64);
+        let checked = match self.index.check_page(page, &data) {
+            Ok(checked) => checked,
+            Err(e) => {
+                self.cache.cancel(cost);
+                tracing::warn!(page, error = %e, "corrupt page");
+                let _ = self.corrupt[page].set(e.clone());
+                return Err(e.into());
+            }
+        };
+        self.cache.install(page, data, checked, cost);
+        Counters::add(&counters.page_loads, 1);
+        if prefetch {
+            Counters::add(&counters.prefetch_loads, 1);
+        }
+        tracing::debug!(
+            page,
+            bytes = entry.stored_len,
+            resident = cost,
+            ms = start.elapsed().as_secs_f64() * 1e3,
+            cause = if prefetch { "prefetch" } else { "demand" },
+            "page load"
+        );
+        Ok(true)
+    }
+}
+
+/// An open container streamed from a [`Source`]: metadata in memory, pages
+/// resident on demand and ahead of the playheads, within a budget.
+///
+/// `Send + Sync`: any number of threads may sample one stream, and every
+/// player of the stream shares its cache.
+pub struct Stream {
+    shared: Arc<Shared>,
+    options: StreamOptions,
+    prefetcher: Option<Prefetcher>,
+    next_player: AtomicU64,
+}
+
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stream")
+            .field("source", &self.shared.describe)
+            .field("pages", &self.shared.index.pages().len())
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl Stream {
+    /// Memory-maps and opens a container file.
+    pub fn open_file(path: &Path, options: StreamOptions) -> Result<Stream> {
+        Stream::open(MappedSource::open(path)?, options)
+    }
+
+    /// Opens a container held in memory.
+    pub fn from_bytes(bytes: Vec<u8>, options: StreamOptions) -> Result<Stream> {
+        Stream::open(MemorySource::new(bytes), options)
+    }
+
+    /// Opens a container over `source`: reads the header and the table of
+    /// contents (two reads), checks them, and starts the prefetcher.
+    pub fn open(source: impl Source, options: StreamOptions) -> Result<Stream> {
+        let describe = source.describe();
+        let _span = tracing::debug_span!("stream_open", source = %describe).entered();
+        let io = |source| Error::Io {
+            path: describe.clone().into(),
+            source,
+        };
+        let len = source.len();
+        let head = source.read(0, HEADER_LEN.min(len as usize)).map_err(io)?;
+        let header = Header::parse(&head, len)?;
+        let prefix = source.read(0, header.pages_offset as usize).map_err(io)?;
+        let index = ContainerIndex::parse(&header, &prefix)?;
+        let largest = (0..index.pages().len())
+            .map(|p| index.resident_cost(p) as u64)
+            .max()
+            .unwrap_or(0);
+        if options.budget_bytes < 2 * largest {
+            return Err(Error::InvalidSettings {
+                message: format!(
+                    "a budget of {} bytes cannot hold two pages of this stream ({largest} bytes each at most)",
+                    options.budget_bytes
+                ),
+            });
+        }
+        if !(options.lookahead_seconds.is_finite() && options.lookahead_seconds >= 0.0) {
+            return Err(Error::InvalidSettings {
+                message: format!(
+                    "lookahead {} s is not a non-negative number",
+                    options.lookahead_seconds
+                ),
+            });
+        }
+        let counters = Arc::new(Counters::default());
+        Counters::add(&counters.bytes_read, (head.len() + prefix.len()) as u64);
+        drop((head, prefix));
+        tracing::debug!(
+            clip = index.meta().name,
+            samples = index.meta().num_samples(),
+            pages = index.pages().len(),
+            "opened stream"
+        );
+        let shared = Arc::new(Shared {
+            source: Box::new(source),
+            describe,
+            cache: PageCache::new(index.pages().len(), options.budget_bytes, counters),
+            corrupt: index.pages().iter().map(|_| OnceLock::new()).collect(),
+            index,
+            playheads: Default::default(),
+        });
+        let prefetcher = match options.prefetch {
+            true => Some(Prefetcher::spawn(
+                Arc::clone(&shared),
+                options.lookahead_seconds,
+                options.tick,
+            )?),
+            false => None,
+        };
+        Ok(Stream {
+            shared,
+            options,
+            prefetcher,
+            next_player: AtomicU64::new(0),
+        })
+    }
+
+    /// The clip metadata.
+    pub fn meta(&self) -> &ClipMeta {
+        self.shared.index.meta()
+    }
+
+    /// The table of contents.
+    pub fn index(&self) -> &ContainerIndex {
+        &self.shared.index
+    }
+
+    /// The options it was opened with.
+    pub fn options(&self) -> &StreamOptions {
+        &self.options
+    }
+
+    /// The cache counters now.
+    pub fn stats(&self) -> StreamStats {
+        self.shared.cache.counters.snapshot()
+    }
+
+    /// Zeroes the event counters (the peak restarts from what is resident).
+    pub fn reset_stats(&self) {
+        self.shared.cache.counters.reset();
+    }
+
+    /// True when `page` is resident.
+    pub fn is_resident(&self, page: usize) -> bool {
+        page < self.shared.index.pages().len() && self.shared.cache.is_resident(page)
+    }
+
+    /// The pages resident now.
+    pub fn resident_pages(&self) -> Vec<usize> {
+        self.shared.cache.resident_pages()
+    }
+
+    /// Evicts every page.
+    pub fn evict_all(&self) {
+        self.shared.cache.clear();
+    }
+
+    /// Loads the pages holding the keys around `time` and waits, without
+    /// counting a stall: what an engine does before a cutscene starts.
+    pub fn preload(&self, time: f32) -> Result<()> {
+        let keys = sample::locate(self.meta(), time, SampleRounding::None);
+        for sample in [keys.a, keys.b] {
+            let page = self.shared.index.page_of_sample(sample);
+            self.shared.load(page, Admission::Demand, false)?;
+        }
+        Ok(())
+    }
+
+    /// Loads every page, first to last, as far as the budget holds them
+    /// without evicting; returns how many are resident.
+    pub fn preload_all(&self) -> Result<usize> {
+        for page in 0..self.shared.index.pages().len() {
+            if !self.shared.load(page, Admission::Prefetch(0), false)? {
+                break;
+            }
+        }
+        Ok(self.resident_pages().len())
+    }
+
+    /// Errors the prefetcher met since the last call (each page's once).
+    pub fn prefetch_errors(&self) -> Vec<Error> {
+        self.prefetcher
+            .as_ref()
+            .map_or_else(Vec::new, Prefetcher::take_errors)
+    }
+
+    /// True while the prefetch thread runs.
+    pub fn prefetcher_running(&self) -> bool {
+        self.prefetcher.as_ref().is_some_and(Prefetcher::is_running)
+    }
+
+    /// A new player id for [`Stream::hint`].
+    pub fn new_player_id(&self) -> u64 {
+        self.next_player.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Tells the prefetcher where a playhead is and where it goes. Never
+    /// blocks; without a prefetcher it does nothing.
+    #[inline]
+    pub fn hint(&self, hint: Hint) {
+        if let Some(p) = &self.prefetcher {
+            p.send(Request::Hint(hint));
+        }
+    }
+
+    /// Tells the prefetcher a player is gone.
+    pub fn leave(&self, player: u64) {
+        if let Some(p) = &self.prefetcher {
+            p.send(Request::Leave(player));
+        }
+    }
+
+    /// The resident page `page`, loading it by the missing-page policy.
+    #[inline]
+    fn pin(&self, page: usize) -> Result<Guard<Option<Arc<ResidentPage>>>> {
+        let resident = self.shared.cache.get(page);
+        if resident.is_some() {
+            Counters::add(&self.shared.cache.counters.hits, 1);
+            return Ok(resident);
+        }
+        self.miss(page)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn miss(&self, page: usize) -> Result<Guard<Option<Arc<ResidentPage>>>> {
+        let counters = &self.shared.cache.counters;
+        Counters::add(&counters.misses, 1);
+        if self.options.missing_page == MissingPage::NotReady {
+            if let Some(e) = self.shared.corrupt[page].get() {
+                return Err(e.clone().into());
+            }
+            Counters::add(&counters.not_ready, 1);
+            if let Some(p) = &self.prefetcher {
+                p.send(Request::Load(page));
+            }
+            return Err(Error::PageNotReady { page });
+        }
+        let start = Instant::now();
+        // Another thread's demand load may evict the page between our load
+        // and our look; a few tries settle it.
+        for _ in 0..4 {
+            self.shared.load(page, Admission::Demand, false)?;
+            let resident = self.shared.cache.get(page);
+            if resident.is_some() {
+                let waited = start.elapsed();
+                Counters::add(&counters.stalls, 1);
+                Counters::add(&counters.stall_ns, waited.as_nanos() as u64);
+                tracing::debug!(page, ms = waited.as_secs_f64() * 1e3, "stall");
+                return Ok(resident);
+            }
+        }
+        Err(Error::Internal {
+            message: format!("page {page} was evicted as soon as it was loaded, four times"),
+        })
+    }
+}
+
+/// A segment of a resident page, held so the page outlives the decode.
+pub struct PinnedSegment<'a> {
+    page: Guard<Option<Arc<ResidentPage>>>,
+    index: &'a ContainerIndex,
+    segment: usize,
+}
+
+impl SegmentHandle for PinnedSegment<'_> {
+    #[inline(always)]
+    fn get(&self) -> SegmentRef<'_> {
+        match &*self.page {
+            Some(page) => page.segment(self.index, self.segment),
+            // Not built without a page; an empty segment fails the sampler's
+            // length check rather than panicking.
+            None => SegmentRef::EMPTY,
+        }
+    }
+}
+
+impl Sampling for Stream {
+    fn clip_meta(&self) -> &ClipMeta {
+        self.shared.index.meta()
+    }
+}
+
+impl SegmentSource for Stream {
+    type Error = Error;
+    type Segment<'a> = PinnedSegment<'a>;
+
+    #[inline]
+    fn segment(&self, segment: usize) -> Result<PinnedSegment<'_>> {
+        let index = &self.shared.index;
+        Ok(PinnedSegment {
+            page: self.pin(index.page_of(segment))?,
+            index,
+            segment,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

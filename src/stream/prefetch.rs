@@ -1,0 +1,239 @@
+//! The prefetch worker: one thread per stream that keeps the pages of the
+//! next few seconds of play resident, ahead of every playhead in its
+//! direction of play.
+//!
+//! Players send [`Hint`]s over a bounded crossbeam channel; a send never
+//! blocks and never allocates, so a frame pays a few atomic operations for
+//! it. While players are active the worker wakes every tick, takes the
+//! latest hint of each (older ones are stale and dropped), and loads the
+//! planned pages soonest first, re-planning as soon as a playhead jumps. An
+//! idle worker blocks on the channel. Load errors come back as values on a
+//! second channel. Dropping the sender (the stream) stops the worker at its
+//! next wake, and the stream joins it.
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, Sender, TryRecvError, TrySendError};
+
+use super::cache::Admission;
+use super::playhead::{Hint, Scorer};
+use super::Shared;
+use crate::error::{Error, Result};
+
+/// What players and the stream ask of the worker.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Request {
+    /// A playhead moved.
+    Hint(Hint),
+    /// A player is gone.
+    Leave(u64),
+    /// Load this page as soon as possible (a non-blocking sampler missed it).
+    Load(usize),
+}
+
+/// Hints a worker can fall behind by before new ones are dropped (a dropped
+/// hint is replaced by the next frame's).
+const QUEUE: usize = 1024;
+
+/// Errors kept for the stream to collect; more are dropped (they repeat).
+const ERROR_QUEUE: usize = 64;
+
+/// The handle of a running worker.
+#[derive(Debug)]
+pub(crate) struct Prefetcher {
+    requests: Option<Sender<Request>>,
+    errors: Receiver<Error>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Prefetcher {
+    pub fn spawn(shared: Arc<Shared>, lookahead: f64, tick: Duration) -> Result<Prefetcher> {
+        let (requests, inbox) = crossbeam_channel::bounded(QUEUE);
+        let (error_tx, errors) = crossbeam_channel::bounded(ERROR_QUEUE);
+        let thread = std::thread::Builder::new()
+            .name("cinestream-prefetch".into())
+            .spawn(move || {
+                let _span = tracing::debug_span!("prefetch", stream = shared.describe).entered();
+                Worker {
+                    shared,
+                    inbox,
+                    errors: error_tx,
+                    lookahead,
+                    tick,
+                    hints: Vec::new(),
+                    urgent: VecDeque::new(),
+                    reported: HashSet::new(),
+                }
+                .run();
+                tracing::debug!("prefetch worker stopped");
+            })
+            .map_err(|e| Error::InvalidSettings {
+                message: format!("cannot start the prefetch thread: {e}"),
+            })?;
+        Ok(Prefetcher {
+            requests: Some(requests),
+            errors,
+            thread: Some(thread),
+        })
+    }
+
+    /// Sends without waiting; a full queue drops the request.
+    #[inline]
+    pub fn send(&self, request: Request) {
+        if let Some(requests) = &self.requests {
+            match requests.try_send(request) {
+                Ok(()) | Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {}
+            }
+        }
+    }
+
+    pub fn take_errors(&self) -> Vec<Error> {
+        self.errors.try_iter().collect()
+    }
+
+    /// True while the worker thread runs.
+    pub fn is_running(&self) -> bool {
+        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+    }
+}
+
+impl Drop for Prefetcher {
+    fn drop(&mut self) {
+        // Disconnecting wakes a blocked worker and ends a ticking one.
+        self.requests = None;
+        if let Some(thread) = self.thread.take() {
+            if thread.join().is_err() {
+                tracing::error!("the prefetch worker panicked");
+            }
+        }
+    }
+}
+
+struct Worker {
+    shared: Arc<Shared>,
+    inbox: Receiver<Request>,
+    errors: Sender<Error>,
+    lookahead: f64,
+    tick: Duration,
+    /// Latest hint of each active player.
+    hints: Vec<Hint>,
+    urgent: VecDeque<usize>,
+    /// Pages whose error was already sent.
+    reported: HashSet<usize>,
+}
+
+/// What draining the inbox found.
+enum Drained {
+    Disconnected,
+    Jumped,
+    Quiet,
+}
+
+impl Worker {
+    fn run(mut self) {
+        loop {
+            if self.hints.is_empty() && self.urgent.is_empty() {
+                match self.inbox.recv() {
+                    Ok(request) => {
+                        self.apply(request);
+                    }
+                    Err(_) => return,
+                }
+            } else {
+                std::thread::sleep(self.tick);
+            }
+            if let Drained::Disconnected = self.drain() {
+                return;
+            }
+            self.shared.playheads.set(self.hints.clone());
+            if !self.work() {
+                return;
+            }
+        }
+    }
+
+    /// True when the request makes plans made before it stale.
+    fn apply(&mut self, request: Request) -> bool {
+        match request {
+            Request::Hint(hint) => {
+                match self.hints.iter_mut().find(|h| h.player == hint.player) {
+                    Some(h) => *h = hint,
+                    None => self.hints.push(hint),
+                }
+                hint.jumped
+            }
+            Request::Leave(player) => {
+                self.hints.retain(|h| h.player != player);
+                false
+            }
+            Request::Load(page) => {
+                self.urgent.push_back(page);
+                true
+            }
+        }
+    }
+
+    fn drain(&mut self) -> Drained {
+        let mut jumped = false;
+        loop {
+            match self.inbox.try_recv() {
+                Ok(request) => jumped |= self.apply(request),
+                Err(TryRecvError::Empty) => {
+                    return if jumped {
+                        Drained::Jumped
+                    } else {
+                        Drained::Quiet
+                    }
+                }
+                Err(TryRecvError::Disconnected) => return Drained::Disconnected,
+            }
+        }
+    }
+
+    /// Loads urgent pages, then the plan, until done, out of room, or a
+    /// playhead jumps. False when the stream is gone.
+    fn work(&mut self) -> bool {
+        'replan: loop {
+            while let Some(page) = self.urgent.pop_front() {
+                self.load(page, Admission::Prefetch(0));
+            }
+            let plan = Scorer::new(&self.shared.index, self.hints.clone()).plan(self.lookahead);
+            for (page, score) in plan {
+                if self.shared.cache.is_resident(page) || self.reported.contains(&page) {
+                    continue;
+                }
+                if !self.load(page, Admission::Prefetch(score)) {
+                    break;
+                }
+                match self.drain() {
+                    Drained::Disconnected => return false,
+                    Drained::Jumped => {
+                        self.shared.playheads.set(self.hints.clone());
+                        continue 'replan;
+                    }
+                    Drained::Quiet => {}
+                }
+            }
+            return true;
+        }
+    }
+
+    /// False when there was no room.
+    fn load(&mut self, page: usize, admission: Admission) -> bool {
+        if page >= self.shared.index.pages().len() {
+            return true;
+        }
+        match self.shared.load(page, admission, true) {
+            Ok(loaded) => loaded,
+            Err(e) => {
+                if self.reported.insert(page) {
+                    let _ = self.errors.try_send(e);
+                }
+                true
+            }
+        }
+    }
+}

@@ -1,0 +1,372 @@
+//! Where a stream's bytes come from: a memory-mapped file (the default), a
+//! buffer in memory, or simulated slow media wrapped around either.
+//!
+//! A [`Source`] reads byte ranges; the page cache decides which and when.
+//! Reads return [`PageData`], which borrows from the map or buffer where it
+//! can (no copy) and owns its bytes where it must.
+
+use std::io;
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::container::mmap::MappedFile;
+use crate::error::{Error, Result};
+
+/// Reads byte ranges of one container.
+pub trait Source: Send + Sync + 'static {
+    /// Length of the container in bytes.
+    fn len(&self) -> u64;
+
+    /// True when the container is empty.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Reads `len` bytes at `offset`, making them resident. Callers keep
+    /// ranges inside [`Source::len`]; a range outside is an error, not a panic.
+    fn read(&self, offset: u64, len: usize) -> io::Result<PageData>;
+
+    /// Reads like [`Source::read`] for the prefetcher: a source that
+    /// queues reads lets a sampler's read go first.
+    fn read_prefetch(&self, offset: u64, len: usize) -> io::Result<PageData> {
+        self.read(offset, len)
+    }
+
+    /// A name for messages: a path, or what the source is.
+    fn describe(&self) -> String;
+}
+
+/// Bytes read from a [`Source`].
+#[derive(Debug)]
+pub struct PageData(Repr);
+
+#[derive(Debug)]
+enum Repr {
+    Owned(Vec<u8>),
+    Mapped {
+        map: Arc<MappedFile>,
+        start: usize,
+        len: usize,
+    },
+    Shared {
+        bytes: Arc<[u8]>,
+        start: usize,
+        len: usize,
+    },
+}
+
+impl PageData {
+    /// Bytes owned by the caller.
+    pub fn owned(bytes: Vec<u8>) -> PageData {
+        PageData(Repr::Owned(bytes))
+    }
+
+    /// Tells the OS the bytes are no longer needed, where that means
+    /// anything: a mapped range leaves the process's resident set (the file
+    /// stays in the OS page cache). Called when the page cache evicts a page.
+    pub(crate) fn release(&self) {
+        if let Repr::Mapped { map, start, len } = &self.0 {
+            map.advise_dont_need(*start, *len);
+        }
+    }
+}
+
+impl Deref for PageData {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match &self.0 {
+            Repr::Owned(bytes) => bytes,
+            Repr::Mapped { map, start, len } => &map.as_ref().as_ref()[*start..*start + *len],
+            Repr::Shared { bytes, start, len } => &bytes[*start..*start + *len],
+        }
+    }
+}
+
+fn check_range(offset: u64, len: usize, total: u64) -> io::Result<usize> {
+    match offset.checked_add(len as u64) {
+        Some(end) if end <= total => Ok(offset as usize),
+        _ => Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("read of {len} bytes at {offset} is past the end ({total} bytes)"),
+        )),
+    }
+}
+
+/// A memory-mapped container file: a read advises the kernel and touches
+/// every OS page of the range, so the faults happen in the reading thread
+/// (the prefetcher), not later in the sampler.
+#[derive(Debug)]
+pub struct MappedSource {
+    map: Arc<MappedFile>,
+    path: PathBuf,
+}
+
+impl MappedSource {
+    /// Maps `path` read-only.
+    pub fn open(path: &Path) -> Result<MappedSource> {
+        Ok(MappedSource {
+            map: Arc::new(MappedFile::open(path)?),
+            path: path.to_path_buf(),
+        })
+    }
+}
+
+/// Size of the OS pages a mapped read touches.
+const OS_PAGE: usize = 4096;
+
+impl Source for MappedSource {
+    fn len(&self) -> u64 {
+        self.map.as_ref().as_ref().len() as u64
+    }
+
+    fn read(&self, offset: u64, len: usize) -> io::Result<PageData> {
+        let start = check_range(offset, len, self.len())?;
+        self.map.advise_will_need(start, len);
+        let bytes = &self.map.as_ref().as_ref()[start..start + len];
+        let mut touched = 0u8;
+        for chunk in bytes.chunks(OS_PAGE) {
+            touched ^= chunk[0];
+        }
+        std::hint::black_box(touched);
+        Ok(PageData(Repr::Mapped {
+            map: Arc::clone(&self.map),
+            start,
+            len,
+        }))
+    }
+
+    fn describe(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+/// A container in memory. Reads borrow from it.
+#[derive(Clone, Debug)]
+pub struct MemorySource {
+    bytes: Arc<[u8]>,
+}
+
+impl MemorySource {
+    /// Holds `bytes`.
+    pub fn new(bytes: impl Into<Arc<[u8]>>) -> MemorySource {
+        MemorySource {
+            bytes: bytes.into(),
+        }
+    }
+}
+
+impl Source for MemorySource {
+    fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    fn read(&self, offset: u64, len: usize) -> io::Result<PageData> {
+        let start = check_range(offset, len, self.len())?;
+        Ok(PageData(Repr::Shared {
+            bytes: Arc::clone(&self.bytes),
+            start,
+            len,
+        }))
+    }
+
+    fn describe(&self) -> String {
+        format!("memory ({} bytes)", self.bytes.len())
+    }
+}
+
+/// Slow media: one device that serves reads one at a time, each waiting a
+/// fixed latency plus its length over a bandwidth, then reading from the
+/// inner source. It shows what prefetching buys on a disk far slower than
+/// this machine's.
+///
+/// Transfers go in chunks of [`SlowSource::CHUNK`] bytes, and a prefetch
+/// read steps aside between chunks while a sampler's read waits, as a
+/// drive's queue would put a demand read first: a sampler waits for at most
+/// one chunk of someone else's read.
+#[derive(Debug)]
+pub struct SlowSource<S> {
+    inner: S,
+    latency: Duration,
+    bytes_per_second: f64,
+    device: Mutex<()>,
+    demand_waiting: AtomicUsize,
+}
+
+impl<S: Source> SlowSource<S> {
+    /// Bytes moved per turn on the device.
+    pub const CHUNK: usize = 16 * 1024;
+
+    /// Wraps `inner` with `latency` per read and a cap of `megabytes_per_second`
+    /// (10^6 bytes). A non-positive or non-finite cap means no cap.
+    pub fn new(inner: S, latency: Duration, megabytes_per_second: f64) -> SlowSource<S> {
+        let bytes_per_second = if megabytes_per_second.is_finite() && megabytes_per_second > 0.0 {
+            megabytes_per_second * 1e6
+        } else {
+            f64::INFINITY
+        };
+        SlowSource {
+            inner,
+            latency,
+            bytes_per_second,
+            device: Mutex::new(()),
+            demand_waiting: AtomicUsize::new(0),
+        }
+    }
+
+    /// How long a read of `len` bytes takes on an idle device.
+    pub fn read_time(&self, len: usize) -> Duration {
+        self.latency + Duration::from_secs_f64(len as f64 / self.bytes_per_second)
+    }
+
+    fn transfer(&self, len: usize, prefetch: bool) {
+        let mut wait = self.latency;
+        let mut left = len;
+        loop {
+            let chunk = left.min(Self::CHUNK);
+            // A poisoned lock only means another read panicked; the device is fine.
+            let device = self.device.lock().unwrap_or_else(|e| e.into_inner());
+            if prefetch && self.demand_waiting.load(Ordering::Acquire) > 0 {
+                drop(device);
+                std::thread::sleep(Duration::from_micros(200));
+                continue;
+            }
+            std::thread::sleep(
+                wait + Duration::from_secs_f64(chunk as f64 / self.bytes_per_second),
+            );
+            drop(device);
+            wait = Duration::ZERO;
+            left -= chunk;
+            if left == 0 {
+                return;
+            }
+        }
+    }
+}
+
+impl<S: Source> Source for SlowSource<S> {
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+
+    fn read(&self, offset: u64, len: usize) -> io::Result<PageData> {
+        check_range(offset, len, self.len())?;
+        self.demand_waiting.fetch_add(1, Ordering::AcqRel);
+        self.transfer(len, false);
+        self.demand_waiting.fetch_sub(1, Ordering::AcqRel);
+        self.inner.read(offset, len)
+    }
+
+    fn read_prefetch(&self, offset: u64, len: usize) -> io::Result<PageData> {
+        check_range(offset, len, self.len())?;
+        self.transfer(len, true);
+        self.inner.read(offset, len)
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} (slow: {:?} latency, {:.3} MB/s)",
+            self.inner.describe(),
+            self.latency,
+            self.bytes_per_second / 1e6
+        )
+    }
+}
+
+impl Source for Box<dyn Source> {
+    fn len(&self) -> u64 {
+        (**self).len()
+    }
+
+    fn read(&self, offset: u64, len: usize) -> io::Result<PageData> {
+        (**self).read(offset, len)
+    }
+
+    fn read_prefetch(&self, offset: u64, len: usize) -> io::Result<PageData> {
+        (**self).read_prefetch(offset, len)
+    }
+
+    fn describe(&self) -> String {
+        (**self).describe()
+    }
+}
+
+/// A cold start: writes back and drops `path` from the OS page cache
+/// (`posix_fadvise(POSIX_FADV_DONTNEED)`), so the next reads come from the
+/// disk. Call it before the file is mapped: pages mapped by a process stay.
+/// Linux only; elsewhere it is an `Unsupported` error.
+pub fn drop_from_os_cache(path: &Path) -> Result<()> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    // Dirty pages cannot be dropped: write them back first.
+    file.sync_all().map_err(io)?;
+    #[cfg(target_os = "linux")]
+    {
+        rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed).map_err(|e| io(e.into()))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Err(io(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "dropping a file from the OS page cache is implemented for Linux only",
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+
+    #[test]
+    fn memory_reads_borrow_and_check_bounds() {
+        let source = MemorySource::new((0u8..100).collect::<Vec<_>>());
+        assert_eq!(&*source.read(10, 5).unwrap(), &[10, 11, 12, 13, 14]);
+        assert_eq!(
+            source.read(95, 10).unwrap_err().kind(),
+            io::ErrorKind::UnexpectedEof
+        );
+        assert!(source.read(u64::MAX, 2).is_err());
+    }
+
+    #[test]
+    fn slow_media_waits_for_latency_and_bandwidth() {
+        let source = SlowSource::new(
+            MemorySource::new(vec![7u8; 100_000]),
+            Duration::from_millis(5),
+            10.0,
+        );
+        // 5 ms + 100 kB at 10 MB/s (10 ms).
+        assert_eq!(source.read_time(100_000), Duration::from_millis(15));
+        let start = Instant::now();
+        let data = source.read(0, 100_000).unwrap();
+        assert!(start.elapsed() >= Duration::from_millis(15));
+        assert_eq!(data.len(), 100_000);
+        assert!(source.describe().contains("slow"));
+    }
+
+    #[test]
+    fn a_mapped_file_reads_what_was_written() {
+        let dir = std::env::temp_dir().join(format!("cinestream-src-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("bytes.bin");
+        std::fs::write(&path, (0..10_000u32).map(|i| i as u8).collect::<Vec<_>>()).unwrap();
+        if cfg!(target_os = "linux") {
+            drop_from_os_cache(&path).unwrap();
+        }
+        let source = MappedSource::open(&path).unwrap();
+        assert_eq!(source.len(), 10_000);
+        let data = source.read(5000, 4).unwrap();
+        assert_eq!(&*data, &[136, 137, 138, 139]);
+        data.release();
+        assert!(source.read(9_999, 2).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

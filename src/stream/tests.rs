@@ -1,0 +1,372 @@
+use crate::clip::Transform;
+use crate::sample::Sampling;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use super::playhead::{Hint, Scorer};
+use super::*;
+use crate::compress::{compress, CompressSettings, LoopPolicy};
+use crate::container::{encode_stream, StreamReader, WriteOptions};
+use crate::play::harness::{self, Pattern, PlayConfig};
+use crate::play::Player;
+use crate::procedural::{cinematic, CinematicSpec};
+
+/// A 20-second walking actor in pages of about 2 KiB (a page is under a
+/// second of play), clamped or looping.
+fn encoded(wrap: bool) -> &'static [u8] {
+    static CLAMP: OnceLock<Vec<u8>> = OnceLock::new();
+    static WRAP: OnceLock<Vec<u8>> = OnceLock::new();
+    let cell = if wrap { &WRAP } else { &CLAMP };
+    cell.get_or_init(|| {
+        let clip = cinematic(&CinematicSpec {
+            seconds: 20.0,
+            ..Default::default()
+        });
+        let policy = if wrap {
+            LoopPolicy::Wrap
+        } else {
+            LoopPolicy::Clamp
+        };
+        let settings = CompressSettings::default().with_loop_policy(policy);
+        let (compressed, _) = compress(&clip, &settings).unwrap();
+        let options = WriteOptions::default().with_page_bytes(2048);
+        encode_stream(&compressed, &options).unwrap().0
+    })
+}
+
+fn open(wrap: bool, options: StreamOptions) -> Stream {
+    Stream::from_bytes(encoded(wrap).to_vec(), options).unwrap()
+}
+
+/// Budget for `pages` of the stream's largest pages.
+fn budget_for(stream: &Stream, pages: u64) -> u64 {
+    let index = stream.index();
+    let largest = (0..index.pages().len())
+        .map(|p| index.resident_cost(p) as u64)
+        .max()
+        .unwrap();
+    pages * largest
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "timed out: {what}"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+fn reference_pose(wrap: bool, time: f32) -> Vec<Transform> {
+    let reader = StreamReader::open(encoded(wrap)).unwrap();
+    let mut pose = vec![Transform::IDENTITY; reader.meta().num_bones()];
+    reader.sample(time, &mut pose).unwrap();
+    pose
+}
+
+#[test]
+fn the_test_stream_has_many_pages() {
+    let stream = open(false, StreamOptions::default());
+    assert!(stream.index().pages().len() >= 10, "{:?}", stream);
+    // Opening read the table of contents and nothing else.
+    assert_eq!(
+        stream.stats().bytes_read,
+        HEADER_LEN as u64 + stream.index().header().pages_offset
+    );
+    assert!(stream.resident_pages().is_empty());
+}
+
+#[test]
+fn a_blocking_miss_loads_the_page_and_counts_a_stall() {
+    let stream = open(false, StreamOptions::default().with_prefetch(false));
+    let mut pose = vec![Transform::IDENTITY; stream.meta().num_bones()];
+    stream.sample(7.25, &mut pose).unwrap();
+    assert_eq!(pose, reference_pose(false, 7.25));
+    let stats = stream.stats();
+    assert_eq!(stats.misses, 1);
+    assert_eq!(stats.stalls, 1);
+    assert!(stats.stall_ns > 0);
+    assert_eq!(stats.page_loads, 1);
+    let page = stream.index().page_of_sample((7.25 * 30.0) as usize);
+    assert_eq!(stream.resident_pages(), vec![page]);
+    // Now resident: a hit, no new stall.
+    stream.sample(7.25, &mut pose).unwrap();
+    let again = stream.stats();
+    assert_eq!((again.stalls, again.misses), (1, 1));
+    assert!(again.hits > stats.hits);
+}
+
+#[test]
+fn a_non_blocking_miss_keeps_the_pose_and_the_prefetcher_brings_the_page() {
+    let options = StreamOptions::default().with_missing_page(MissingPage::NotReady);
+    let stream = open(false, options);
+    let sentinel =
+        Transform::from_rotation_translation(glam::Quat::IDENTITY, glam::Vec3::splat(9.0));
+    let mut pose = vec![sentinel; stream.meta().num_bones()];
+    let page = stream.index().page_of_sample(300);
+    match stream.sample(10.0, &mut pose) {
+        Err(Error::PageNotReady { page: p }) => assert_eq!(p, page),
+        other => panic!("expected not ready, got {other:?}"),
+    }
+    assert!(
+        pose.iter().all(|t| *t == sentinel),
+        "a failed sample wrote the pose"
+    );
+    assert_eq!(stream.stats().not_ready, 1);
+    assert_eq!(stream.stats().stalls, 0);
+    wait_until("the prefetcher loads the missed page", || {
+        stream.is_resident(page)
+    });
+    stream.sample(10.0, &mut pose).unwrap();
+    assert_eq!(pose, reference_pose(false, 10.0));
+    assert_eq!(stream.stats().stalls, 0);
+}
+
+#[test]
+fn a_player_holds_its_last_pose_while_not_ready() {
+    let options = StreamOptions::default()
+        .with_missing_page(MissingPage::NotReady)
+        .with_prefetch(false);
+    let stream = open(false, options);
+    let mut player = Player::new(&stream);
+    stream.preload(0.0).unwrap();
+    assert!(player.seek(0.0).unwrap());
+    let held = player.pose().to_vec();
+    // Far ahead, on a page nobody loads (no prefetcher).
+    assert!(!player.seek(15.0).unwrap());
+    let step = player.advance(1.0 / 30.0).unwrap();
+    assert!(!step.ready);
+    assert_eq!(player.pose(), &held[..]);
+    stream.preload(player.time() as f32).unwrap();
+    assert!(player.advance(0.0).unwrap().ready);
+}
+
+#[test]
+fn eviction_takes_pages_behind_the_playhead_first() {
+    let stream = open(false, StreamOptions::default().with_prefetch(false));
+    let budget = budget_for(&stream, 4);
+    let stream = open(
+        false,
+        StreamOptions::default()
+            .with_prefetch(false)
+            .with_budget_bytes(budget),
+    );
+    let shared = &stream.shared;
+    let at_page = |page: usize| stream.index().page_samples(page).start as f64 / 30.0;
+    let hint = |page: usize, rate: f64| Hint {
+        player: 0,
+        time: at_page(page),
+        rate,
+        wrap: false,
+        jumped: false,
+    };
+    // Forward from page 5: loading 0..=7 in order keeps 4..=7; 0 went first.
+    shared.playheads.set(vec![hint(5, 1.0)]);
+    for page in 0..=7 {
+        shared.load(page, Admission::Demand, false).unwrap();
+    }
+    assert_eq!(stream.resident_pages(), vec![4, 5, 6, 7]);
+    assert_eq!(stream.stats().evictions, 4);
+    assert!(stream.stats().peak_resident_bytes <= budget);
+    // Backward from page 5: pages past it (in file order) are behind now.
+    shared.playheads.set(vec![hint(5, -1.0)]);
+    for page in [3, 2] {
+        shared.load(page, Admission::Demand, false).unwrap();
+    }
+    assert_eq!(stream.resident_pages(), vec![2, 3, 4, 5]);
+    assert!(stream.stats().peak_resident_bytes <= budget);
+    // A prefetch never evicts a page wanted sooner than the one it loads.
+    assert!(!shared
+        .load(
+            9,
+            Admission::Prefetch(Scorer::new(stream.index(), vec![hint(5, -1.0)]).score(9)),
+            true
+        )
+        .unwrap());
+    assert!(!stream.is_resident(9));
+}
+
+#[test]
+fn the_plan_follows_the_direction_of_play_and_wraps_only_when_looping() {
+    let stream = open(true, StreamOptions::default().with_prefetch(false));
+    let index = stream.index();
+    let pages = index.pages().len();
+    let last = pages - 1;
+    let end = stream.meta().duration() - 0.1;
+    let plan = |time: f64, rate: f64, wrap: bool| -> Vec<usize> {
+        let hint = Hint {
+            player: 0,
+            time,
+            rate,
+            wrap,
+            jumped: false,
+        };
+        Scorer::new(index, vec![hint])
+            .plan(2.0)
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect()
+    };
+    let forward = plan(end, 1.0, true);
+    assert_eq!(forward[0], last);
+    assert!(
+        forward.contains(&0),
+        "looping forward wraps to page 0: {forward:?}"
+    );
+    let clamped = plan(end, 1.0, false);
+    assert_eq!(clamped, vec![last]);
+    let backward = plan(0.05, -1.0, true);
+    assert_eq!(backward[0], 0);
+    assert!(
+        backward.contains(&last),
+        "looping backward wraps to the end: {backward:?}"
+    );
+    assert_eq!(plan(0.05, -1.0, false), vec![0]);
+    // Twice the rate, twice the pages ahead.
+    let slow = plan(5.0, 1.0, false).len();
+    let fast = plan(5.0, 2.0, false).len();
+    assert!(fast > slow, "{fast} pages at 2x, {slow} at 1x");
+}
+
+#[test]
+fn the_prefetcher_wraps_around_the_loop() {
+    let stream = open(true, StreamOptions::default().with_lookahead_seconds(2.0));
+    let mut player = Player::new(&stream);
+    let near_end = stream.meta().duration() - 0.5;
+    player.seek(near_end).unwrap();
+    wait_until("page 0 is prefetched before the loop", || {
+        stream.is_resident(0)
+    });
+    // The player crosses the loop without stalling.
+    let stalls = stream.stats().stalls;
+    let step = player.advance(1.0).unwrap();
+    assert_eq!(step.loops, 1);
+    assert_eq!(stream.stats().stalls, stalls);
+}
+
+#[test]
+fn dropping_the_stream_stops_its_worker() {
+    let source = SlowSource::new(
+        MemorySource::new(encoded(false).to_vec()),
+        Duration::from_millis(20),
+        0.0,
+    );
+    let stream = Stream::open(source, StreamOptions::default()).unwrap();
+    assert!(stream.prefetcher_running());
+    let shared = Arc::downgrade(&stream.shared);
+    {
+        let mut player = Player::new(&stream);
+        player.seek(1.0).unwrap();
+        player.advance(0.1).unwrap();
+    }
+    // The worker is busy with slow reads now; dropping waits for the one in
+    // flight and no longer.
+    std::thread::sleep(Duration::from_millis(30));
+    let start = Instant::now();
+    drop(stream);
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert!(
+        shared.upgrade().is_none(),
+        "the worker still holds the stream"
+    );
+}
+
+#[test]
+fn eight_threads_sample_one_stream_like_one() {
+    let bytes = encoded(false);
+    let reader = StreamReader::open(bytes).unwrap();
+    let bones = reader.meta().num_bones();
+    let duration = reader.meta().duration() as f32;
+    let times: Vec<f32> = (0..400)
+        .map(|i| ((i * 7919) % 400) as f32 / 400.0 * duration)
+        .collect();
+    let expected: Vec<Vec<Transform>> = times
+        .iter()
+        .map(|&t| {
+            let mut pose = vec![Transform::IDENTITY; bones];
+            reader.sample(t, &mut pose).unwrap();
+            pose
+        })
+        .collect();
+    // A budget of three pages: the threads evict each other's pages all along.
+    let probe = open(false, StreamOptions::default());
+    let budget = budget_for(&probe, 3);
+    let stream = open(false, StreamOptions::default().with_budget_bytes(budget));
+    std::thread::scope(|scope| {
+        for thread in 0..8 {
+            let (stream, times, expected) = (&stream, &times, &expected);
+            scope.spawn(move || {
+                let mut pose = vec![Transform::IDENTITY; bones];
+                for k in 0..times.len() {
+                    let i = (k + thread * 50) % times.len();
+                    stream.sample(times[i], &mut pose).unwrap();
+                    assert_eq!(pose, expected[i], "thread {thread}, time {}", times[i]);
+                }
+            });
+        }
+    });
+    let stats = stream.stats();
+    assert!(stats.evictions > 0);
+    assert!(stats.peak_resident_bytes <= budget, "{stats:?}");
+}
+
+#[test]
+fn prefetch_keeps_real_time_play_free_of_stalls_on_slow_media() {
+    // Each page (under a second of play) takes about 4 ms to read; the
+    // prefetcher looks a second ahead, so play should never wait.
+    for pattern in [Pattern::Forward, Pattern::Backward] {
+        let source = SlowSource::new(
+            MemorySource::new(encoded(false).to_vec()),
+            Duration::from_millis(2),
+            1.0,
+        );
+        let probe = open(false, StreamOptions::default());
+        let options = StreamOptions::default()
+            .with_lookahead_seconds(1.0)
+            .with_budget_bytes(budget_for(&probe, 6));
+        let stream = Stream::open(source, options).unwrap();
+        // 3 s at 4x the frame rate, so pages go by at 12 s of play.
+        let config = PlayConfig::new(pattern, 30.0, 3.0).realtime(true);
+        let config = PlayConfig {
+            frames: 90,
+            ..config
+        };
+        let report = harness::run(&stream, &config).unwrap();
+        assert_eq!(report.stats.stalls, 0, "{pattern:?}: {:?}", report.stats);
+        assert!(report.stats.prefetch_loads >= 3, "{:?}", report.stats);
+        assert!(report.stats.peak_resident_bytes <= stream.options().budget_bytes);
+        assert!(stream.prefetch_errors().is_empty());
+    }
+}
+
+#[test]
+fn a_corrupt_page_is_an_error_for_sampler_and_prefetcher() {
+    let mut bytes = encoded(false).to_vec();
+    let index = ContainerIndex::parse_file(&bytes).unwrap();
+    let page = index.page_of_sample(90);
+    let at = index.pages()[page].offset as usize + 5;
+    bytes[at] ^= 0x40;
+    let stream = Stream::from_bytes(bytes, StreamOptions::default()).unwrap();
+    let mut pose = vec![Transform::IDENTITY; stream.meta().num_bones()];
+    let err = stream.sample(3.0, &mut pose).unwrap_err();
+    assert!(err.to_string().contains(&format!("page {page}")), "{err}");
+    let mut player = Player::new(&stream);
+    player.seek(2.0).ok();
+    wait_until("the prefetcher reports the page", || {
+        !stream.prefetch_errors().is_empty()
+    });
+}
+
+#[test]
+fn a_budget_below_two_pages_is_refused() {
+    let probe = open(false, StreamOptions::default());
+    let budget = budget_for(&probe, 2) - 1;
+    let err = Stream::from_bytes(
+        encoded(false).to_vec(),
+        StreamOptions::default().with_budget_bytes(budget),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("budget"), "{err}");
+}
