@@ -104,6 +104,8 @@ pub struct PlayReport {
     pub frame_us: Vec<f64>,
     /// Frames that waited for a page load.
     pub stall_frames: Vec<usize>,
+    /// Most page loads one frame waited for.
+    pub max_stalls_in_a_frame: u64,
     /// Frames whose page was not resident (non-blocking streams).
     pub not_ready_frames: usize,
     /// Time to load the first frame's pages before play, in milliseconds.
@@ -164,6 +166,7 @@ pub fn run(stream: &Stream, config: &PlayConfig) -> Result<PlayReport> {
     let mut stall_frames = Vec::new();
     let mut not_ready_frames = 0;
     let mut stalls = stream.stats().stalls;
+    let mut max_stalls_in_a_frame = 0;
     let clock = Instant::now();
     for frame in 0..frames {
         // Decide the move outside the timed region.
@@ -201,6 +204,7 @@ pub fn run(stream: &Stream, config: &PlayConfig) -> Result<PlayReport> {
         let now = stream.stats().stalls;
         if now != stalls {
             stall_frames.push(frame);
+            max_stalls_in_a_frame = max_stalls_in_a_frame.max(now - stalls);
             stalls = now;
         }
         not_ready_frames += usize::from(!ready);
@@ -212,6 +216,7 @@ pub fn run(stream: &Stream, config: &PlayConfig) -> Result<PlayReport> {
         latency_us,
         frame_us,
         stall_frames,
+        max_stalls_in_a_frame,
         not_ready_frames,
         preroll_ms,
         stats: stream.stats(),

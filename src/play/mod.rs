@@ -55,6 +55,9 @@ pub struct Player<'a> {
     /// Where root motion counts from when no pose has been sampled since the
     /// player was made or seeked.
     anchor: Option<f64>,
+    /// What the last hint sent covered: pages under the playhead and at the
+    /// end of the lookahead, rate, wrapping.
+    last_hint: Option<((usize, usize), f64, bool)>,
 }
 
 impl<'a> Player<'a> {
@@ -74,6 +77,7 @@ impl<'a> Player<'a> {
             root_ends: None,
             pending_loops: 0,
             anchor: Some(0.0),
+            last_hint: None,
         }
     }
 
@@ -225,14 +229,24 @@ impl<'a> Player<'a> {
         }
     }
 
-    fn publish(&self, jumped: bool) {
-        self.stream.hint(Hint {
+    /// Tells the prefetcher where the playhead is going, when that changes
+    /// what it should load: after a seek, a change of rate or loop mode, or
+    /// when the page under the playhead or at the end of its lookahead
+    /// changes. Most frames send nothing.
+    fn publish(&mut self, jumped: bool) {
+        let hint = Hint {
             player: self.id,
             time: self.time,
             rate: self.rate,
             wrap: self.loop_mode == LoopMode::Wrap,
             jumped,
-        });
+        };
+        let key = self.stream.hint_pages(&hint);
+        let sent = (key, self.rate, hint.wrap);
+        if jumped || self.last_hint != Some(sent) {
+            self.last_hint = Some(sent);
+            self.stream.hint(hint);
+        }
     }
 }
 

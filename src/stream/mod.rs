@@ -375,6 +375,28 @@ impl Stream {
         }
     }
 
+    /// The pages under a hint's playhead and at the end of its lookahead:
+    /// while both stay the same, a newer hint would not change the plan.
+    pub fn hint_pages(&self, hint: &Hint) -> (usize, usize) {
+        let meta = self.meta();
+        let n = meta.num_samples() as f64;
+        let rate = meta.sample_rate as f64;
+        let at = |samples: f64| {
+            let s = match hint.wrap {
+                true => samples.rem_euclid(n),
+                false => samples.clamp(0.0, n - 1.0),
+            };
+            // Finite and inside the clip here; `as` saturates anyway.
+            self.shared.index.page_of_sample(s as usize)
+        };
+        let now = hint.time * rate;
+        let ahead = self.options.lookahead_seconds * hint.rate * rate;
+        if !(now.is_finite() && ahead.is_finite()) {
+            return (0, 0);
+        }
+        (at(now), at(now + ahead))
+    }
+
     /// Tells the prefetcher a player is gone.
     pub fn leave(&self, player: u64) {
         if let Some(p) = &self.prefetcher {

@@ -233,6 +233,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 "stalls": s.stalls,
                 "stall_ms": stall_ms,
                 "stall_frames": r.stall_frames,
+                "max_stalls_in_a_frame": r.max_stalls_in_a_frame,
                 "not_ready_frames": r.not_ready_frames,
                 "preroll_ms": r.preroll_ms,
                 "page_load_ms": page_load.map(|d| d.as_secs_f64() * 1e3),
