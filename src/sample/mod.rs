@@ -309,10 +309,6 @@ pub fn decode_keys<S: SegmentSource>(
     // Segments first: if one is unavailable, `pose` keeps what it held.
     let (bracket, handle_a, handle_b) = bracketing_segments(meta, source, keys)?;
     let (a, bit_a, b, bit_b) = bracket.resolve(&handle_a, &handle_b);
-    touch(&a, bit_a);
-    if handle_b.is_some() {
-        touch(&b, bit_b);
-    }
     let segment_a = bracket.segment_a;
     let tracks = meta.animated.len();
     if a.decoders.len() != tracks || b.decoders.len() != tracks {
@@ -439,29 +435,6 @@ fn blend_lanes(
         reference,
     )
     .to_quats()
-}
-
-/// Loads one word of every cache line a key will be decoded from (its
-/// decoders and its bits) before decoding starts. The loads do not depend on
-/// one another, so after a seek their misses overlap instead of arriving one
-/// at a time as the decode reaches each track; on a hot segment they cost a
-/// few nanoseconds.
-#[inline(always)]
-fn touch(segment: &SegmentRef<'_>, bit: usize) {
-    let mut sum = 0u32;
-    for decoder in segment.decoders {
-        sum = sum.wrapping_add(decoder.bit_offset() as u32);
-    }
-    let first = bit / 8;
-    let last = (bit + segment.sample_bits)
-        .div_ceil(8)
-        .min(segment.keys.len());
-    let mut at = first;
-    while at < last {
-        sum = sum.wrapping_add(segment.keys[at] as u32);
-        at += 64;
-    }
-    std::hint::black_box(sum);
 }
 
 /// Lerps a translation or scale key pair into its channel.

@@ -61,6 +61,11 @@ pub struct Args {
     /// Do not wait for missing pages: hold the last pose instead.
     #[arg(long)]
     non_blocking: bool,
+    /// Play each pattern this many times (a fresh stream each) and report
+    /// the median of each percentile; counters are summed, peaks are the
+    /// largest. Tames a noisy machine.
+    #[arg(long, default_value_t = 1)]
+    repeat: u32,
     /// One JSON object per pattern, one per line.
     #[arg(long)]
     json: bool,
@@ -201,16 +206,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Pattern::Double => seconds.min((duration / 2.0).max(1.0 / args.fps)),
             _ => seconds,
         };
-        let (stream, page_load) = open()?;
-        if !slow && !args.cold {
-            stream.preload_all()?;
-        }
         let config = PlayConfig::new(pattern, args.fps, play_seconds).realtime(realtime);
-        let r = harness::run(&stream, &config)?;
-        for e in stream.prefetch_errors() {
-            eprintln!("error: prefetch: {e}");
-            failed = true;
+        let mut runs = Vec::new();
+        let mut page_load = None;
+        for _ in 0..args.repeat.max(1) {
+            let (stream, load) = open()?;
+            page_load = load;
+            if !slow && !args.cold {
+                stream.preload_all()?;
+            }
+            runs.push(harness::run(&stream, &config)?);
+            for e in stream.prefetch_errors() {
+                eprintln!("error: prefetch: {e}");
+                failed = true;
+            }
         }
+        let r = combine(runs);
         let l = r.latency_us;
         let s = r.stats;
         let stall_ms = s.stall_ns as f64 / 1e6;
@@ -224,12 +235,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 "cold": args.cold,
                 "throttle_mbps": args.throttle_mbps,
                 "latency_ms": args.latency_ms,
-                "budget_bytes": stream.options().budget_bytes,
+                "budget_bytes": options.budget_bytes,
                 "p50_us": l.p50,
                 "p99_us": l.p99,
                 "p999_us": l.p999,
                 "max_us": l.max,
                 "p99_over_p50": r.spike_ratio(),
+                "runs": args.repeat.max(1),
                 "stalls": s.stalls,
                 "stall_ms": stall_ms,
                 "stall_frames": r.stall_frames,
@@ -269,4 +281,50 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// One report from several runs of a pattern: the median of each latency
+/// percentile and the largest maximum; counters summed, peaks the largest;
+/// frame lists of the first run.
+fn combine(mut runs: Vec<harness::PlayReport>) -> harness::PlayReport {
+    let median = |pick: &dyn Fn(&harness::PlayReport) -> f64| {
+        let mut v: Vec<f64> = runs.iter().map(pick).collect();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let latency = cinestream::metric::Percentiles {
+        p50: median(&|r| r.latency_us.p50),
+        p90: median(&|r| r.latency_us.p90),
+        p99: median(&|r| r.latency_us.p99),
+        p999: median(&|r| r.latency_us.p999),
+        max: runs.iter().map(|r| r.latency_us.max).fold(0.0, f64::max),
+    };
+    let mut stats = runs[0].stats;
+    for r in &runs[1..] {
+        let t = r.stats;
+        stats.hits += t.hits;
+        stats.misses += t.misses;
+        stats.stalls += t.stalls;
+        stats.stall_ns += t.stall_ns;
+        stats.not_ready += t.not_ready;
+        stats.bytes_read += t.bytes_read;
+        stats.page_loads += t.page_loads;
+        stats.prefetch_loads += t.prefetch_loads;
+        stats.evictions += t.evictions;
+        stats.peak_resident_bytes = stats.peak_resident_bytes.max(t.peak_resident_bytes);
+    }
+    let max_stalls = runs
+        .iter()
+        .map(|r| r.max_stalls_in_a_frame)
+        .max()
+        .unwrap_or(0);
+    let not_ready: usize = runs.iter().map(|r| r.not_ready_frames).sum();
+    let preroll = median(&|r| r.preroll_ms);
+    let mut first = runs.swap_remove(0);
+    first.latency_us = latency;
+    first.stats = stats;
+    first.max_stalls_in_a_frame = max_stalls;
+    first.not_ready_frames = not_ready;
+    first.preroll_ms = preroll;
+    first
 }
