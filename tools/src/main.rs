@@ -4,6 +4,7 @@
 //! Failures print one line (`error: what and where`) and exit non-zero.
 
 mod cmd;
+mod progress;
 
 use std::process::ExitCode;
 
@@ -11,7 +12,12 @@ use clap::{Parser, Subcommand};
 
 /// Compress skeletal animation and stream it from disk.
 #[derive(Parser)]
-#[command(name = "cinestream", version, about, long_about = None)]
+#[command(
+    name = "cinestream",
+    version,
+    about = "Compress skeletal animation and stream it from disk while a cinematic plays.",
+    long_about = None
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -28,6 +34,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // `cinestream ... | head` should end quietly, as Unix tools do, not
+    // panic on a closed stdout.
+    sigpipe::reset();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("CINESTREAM_LOG")

@@ -12,8 +12,12 @@ use cinestream::metric::Percentiles;
 use rayon::prelude::*;
 use serde_json::json;
 
-/// Compress every clip of the given files or directories on its own and print
-/// a per-clip table and the aggregate: sizes, ratio, decoded error, speed.
+use crate::progress;
+
+/// Compress every clip on its own and report sizes, ratio, error and speed.
+///
+/// Prints a per-clip table and the aggregate for every clip of the given
+/// files or directories.
 ///
 /// Raw size is counted as ACL counts it (40 bytes per bone per sample);
 /// compressed size is the size of the .cine file `pack` would write with
@@ -59,13 +63,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let pool = pool.build().context("starting worker threads")?;
     let options = ImportOptions::default();
+    let importing = progress::bar(files.len() as u64, "importing");
     let clips = files
         .iter()
-        .map(|f| import::import_file(f, &options))
+        .map(|f| {
+            importing.inc(1);
+            import::import_file(f, &options)
+        })
         .collect::<Result<Vec<_>, _>>()?
         .into_iter()
         .flatten()
         .collect::<Vec<_>>();
+    importing.finish_and_clear();
     let settings = CompressSettings::default()
         .with_threshold_cm(args.threshold_cm)
         .with_shell_cm(args.shell_cm)
@@ -73,6 +82,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .with_segment_samples(args.segment_samples);
 
     let start = Instant::now();
+    let compressing = progress::bar(clips.len() as u64, "compressing");
     let results: Vec<(CompressStats, WriteSummary)> = pool.install(|| {
         clips
             .par_iter()
@@ -80,10 +90,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 let (compressed, mut stats) = compress(clip, &settings)?;
                 let (_, file) = encode_stream(&compressed, &WriteOptions::default())?;
                 stats.compressed_bytes = file.file_bytes;
+                compressing.inc(1);
                 Ok((stats, file))
             })
             .collect::<Result<Vec<_>, cinestream::Error>>()
     })?;
+    compressing.finish_and_clear();
     let (results, files): (Vec<CompressStats>, Vec<WriteSummary>) = results.into_iter().unzip();
     let payload: usize = files
         .iter()

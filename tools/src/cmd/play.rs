@@ -11,8 +11,11 @@ use cinestream::stream::{
 };
 use serde_json::json;
 
-/// Play a .cine file from disk in the access patterns of a cinematic and
-/// report the per-frame update time (p50, p99, p99.9, max), the stalls on
+use crate::progress;
+
+/// Play a .cine file in the access patterns of a cinematic and time each frame.
+///
+/// Reports the per-frame update time (p50, p99, p99.9, max), the stalls on
 /// page loads, the bytes read and the peak resident memory.
 ///
 /// Each pattern opens the file afresh as a stream with a prefetch thread and
@@ -181,24 +184,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             if realtime { ", real time" } else { ", back to back" },
             args.budget_mib
         );
-        println!(
-            "{:<12} {:>7} {:>8} {:>8} {:>9} {:>9} {:>7} {:>7} {:>9} {:>9} {:>10} {:>10}",
-            "pattern",
-            "frames",
-            "p50 us",
-            "p99 us",
-            "p99.9 us",
-            "max us",
-            "p99/p50",
-            "stalls",
-            "stall ms",
-            "preroll",
-            "read KiB",
-            "peak KiB"
-        );
+        println!("{}", table_header());
     }
     drop(probe);
     let mut failed = false;
+    let bar = progress::quiet_bar(
+        patterns.len() as u64 * u64::from(args.repeat.max(1)),
+        "playing",
+    );
     for pattern in patterns {
         // Patterns that stop at an end play at most the clip.
         let play_seconds = match pattern {
@@ -215,7 +208,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             if !slow && !args.cold {
                 stream.preload_all()?;
             }
+            bar.set_message(format!("playing {}", pattern.name()));
             runs.push(harness::run(&stream, &config)?);
+            bar.inc(1);
             for e in stream.prefetch_errors() {
                 eprintln!("error: prefetch: {e}");
                 failed = true;
@@ -225,62 +220,90 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let l = r.latency_us;
         let s = r.stats;
         let stall_ms = s.stall_ns as f64 / 1e6;
-        if args.json {
-            let object = json!({
-                "file": args.file.display().to_string(),
-                "pattern": pattern.name(),
-                "frames": r.frames,
-                "fps": args.fps,
-                "realtime": realtime,
-                "cold": args.cold,
-                "throttle_mbps": args.throttle_mbps,
-                "latency_ms": args.latency_ms,
-                "budget_bytes": options.budget_bytes,
-                "p50_us": l.p50,
-                "p99_us": l.p99,
-                "p999_us": l.p999,
-                "max_us": l.max,
-                "p99_over_p50": r.spike_ratio(),
-                "runs": args.repeat.max(1),
-                "stalls": s.stalls,
-                "stall_ms": stall_ms,
-                "stall_frames": r.stall_frames,
-                "max_stalls_in_a_frame": r.max_stalls_in_a_frame,
-                "not_ready_frames": r.not_ready_frames,
-                "preroll_ms": r.preroll_ms,
-                "page_load_ms": page_load.map(|d| d.as_secs_f64() * 1e3),
-                "bytes_read": s.bytes_read,
-                "page_loads": s.page_loads,
-                "prefetch_loads": s.prefetch_loads,
-                "evictions": s.evictions,
-                "hits": s.hits,
-                "misses": s.misses,
-                "peak_resident_bytes": s.peak_resident_bytes,
-            });
-            println!("{object}");
-        } else {
-            println!(
-                "{:<12} {:>7} {:>8.2} {:>8.2} {:>9.2} {:>9.1} {:>7.2} {:>7} {:>9.1} {:>7.1}ms {:>10.1} {:>10.1}",
-                pattern.name(),
-                r.frames,
-                l.p50,
-                l.p99,
-                l.p999,
-                l.max,
-                r.spike_ratio(),
-                s.stalls,
-                stall_ms,
-                r.preroll_ms,
-                s.bytes_read as f64 / 1024.0,
-                s.peak_resident_bytes as f64 / 1024.0,
-            );
-        }
+        bar.suspend(|| {
+            if args.json {
+                let object = json!({
+                    "file": args.file.display().to_string(),
+                    "pattern": pattern.name(),
+                    "frames": r.frames,
+                    "fps": args.fps,
+                    "realtime": realtime,
+                    "cold": args.cold,
+                    "throttle_mbps": args.throttle_mbps,
+                    "latency_ms": args.latency_ms,
+                    "budget_bytes": options.budget_bytes,
+                    "p50_us": l.p50,
+                    "p99_us": l.p99,
+                    "p999_us": l.p999,
+                    "max_us": l.max,
+                    "p99_over_p50": r.spike_ratio(),
+                    "runs": args.repeat.max(1),
+                    "stalls": s.stalls,
+                    "stall_ms": stall_ms,
+                    "stall_frames": r.stall_frames,
+                    "max_stalls_in_a_frame": r.max_stalls_in_a_frame,
+                    "not_ready_frames": r.not_ready_frames,
+                    "preroll_ms": r.preroll_ms,
+                    "page_load_ms": page_load.map(|d| d.as_secs_f64() * 1e3),
+                    "bytes_read": s.bytes_read,
+                    "page_loads": s.page_loads,
+                    "prefetch_loads": s.prefetch_loads,
+                    "evictions": s.evictions,
+                    "hits": s.hits,
+                    "misses": s.misses,
+                    "peak_resident_bytes": s.peak_resident_bytes,
+                });
+                println!("{object}");
+            } else {
+                println!("{}", table_row(&r));
+            }
+        });
     }
+    bar.finish_and_clear();
     Ok(if failed {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The column heads of the latency table.
+pub fn table_header() -> String {
+    format!(
+        "{:<12} {:>7} {:>8} {:>8} {:>9} {:>9} {:>7} {:>7} {:>9} {:>9} {:>10} {:>10}",
+        "pattern",
+        "frames",
+        "p50 us",
+        "p99 us",
+        "p99.9 us",
+        "max us",
+        "p99/p50",
+        "stalls",
+        "stall ms",
+        "preroll",
+        "read KiB",
+        "peak KiB"
+    )
+}
+
+/// One pattern's row of the latency table.
+pub fn table_row(r: &harness::PlayReport) -> String {
+    let (l, s) = (r.latency_us, r.stats);
+    format!(
+        "{:<12} {:>7} {:>8.2} {:>8.2} {:>9.2} {:>9.1} {:>7.2} {:>7} {:>9.1} {:>7.1}ms {:>10.1} {:>10.1}",
+        r.pattern.name(),
+        r.frames,
+        l.p50,
+        l.p99,
+        l.p999,
+        l.max,
+        r.spike_ratio(),
+        s.stalls,
+        s.stall_ns as f64 / 1e6,
+        r.preroll_ms,
+        s.bytes_read as f64 / 1024.0,
+        s.peak_resident_bytes as f64 / 1024.0,
+    )
 }
 
 /// One report from several runs of a pattern: the median of each latency

@@ -110,8 +110,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    if failures > 1 {
+        eprintln!(
+            "error: {failures} of {} files failed to import",
+            files.len()
+        );
+    }
     if failures > 0 {
-        eprintln!("{failures} of {} files failed to import", files.len());
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)

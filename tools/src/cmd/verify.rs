@@ -10,8 +10,10 @@ use serde_json::json;
 
 use super::common::load_one_clip;
 
-/// Check every checksum and page of a .cine file; with --against, also
-/// decode every bone at every sample and measure the error against the source.
+/// Check a .cine file's checksums and pages (and its error, with --against).
+///
+/// With --against, also decode every bone at every sample and measure the
+/// error against the source.
 ///
 /// Exit status 0 only when the file is sound and, with a source, every
 /// error is within the threshold.

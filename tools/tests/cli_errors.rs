@@ -1,0 +1,133 @@
+//! Every subcommand fails with one `error:` line naming what and where and a
+//! non-zero exit code, never a panic.
+// Test helpers may unwrap: a failure there is a failed test.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn cinestream(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cinestream"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cinestream-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const WALK: &str = "HIERARCHY
+ROOT hips
+{
+  OFFSET 0 90 0
+  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+  JOINT leg
+  {
+    OFFSET 0 -45 0
+    CHANNELS 3 Zrotation Xrotation Yrotation
+    End Site
+    {
+      OFFSET 0 -45 0
+    }
+  }
+}
+MOTION
+Frames: 4
+Frame Time: 0.0333333
+0 90 0 0 0 0 0 10 0
+1 90 0 0 5 0 0 20 0
+2 90 0 0 10 0 0 30 0
+3 90 0 0 15 0 0 40 0
+";
+
+/// Asserts a clean failure: exit 1, one line on stderr starting `error:`
+/// and holding every one of `mentions`.
+fn assert_fails(output: &Output, mentions: &[&str]) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "stderr: {stderr}");
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one line expected: {stderr}");
+    assert!(lines[0].starts_with("error: "), "{stderr}");
+    for m in mentions {
+        assert!(lines[0].contains(m), "{m:?} missing from {stderr}");
+    }
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn every_subcommand_fails_with_one_clear_line() {
+    let dir = temp_dir("errors");
+    let missing = dir.join("missing.bvh");
+    let bad = dir.join("bad.bvh");
+    std::fs::write(&bad, "HIERARCHY\nROOT hips\n{\n  OFFSET 0 zero 0\n").unwrap();
+    let good = dir.join("walk.bvh");
+    std::fs::write(&good, WALK).unwrap();
+    let not_cine = dir.join("not.cine");
+    std::fs::write(&not_cine, vec![7u8; 200]).unwrap();
+
+    assert_fails(&cinestream(&["stats", path(&missing)]), &["missing.bvh"]);
+    assert_fails(&cinestream(&["stats", path(&bad)]), &["bad.bvh", "line 4"]);
+    assert_fails(
+        &cinestream(&["pack", path(&bad), "-o", path(&dir.join("x.cine"))]),
+        &["bad.bvh", "line 4"],
+    );
+    assert_fails(&cinestream(&["batch", path(&bad)]), &["bad.bvh"]);
+    assert_fails(
+        &cinestream(&["verify", path(&not_cine)]),
+        &["not a cinestream file"],
+    );
+    assert_fails(
+        &cinestream(&["play", path(&not_cine)]),
+        &["not a cinestream file"],
+    );
+    assert_fails(&cinestream(&["demo", "--actors", "0"]), &["--actors"]);
+    assert_fails(
+        &cinestream(&["pack", path(&good), "-o", "/proc/no/such/dir/x.cine"]),
+        &["/proc/no/such/dir"],
+    );
+
+    // A good file, then the same truncated.
+    let cine = dir.join("walk.cine");
+    let packed = cinestream(&["pack", path(&good), "-o", path(&cine)]);
+    assert!(
+        packed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&packed.stderr)
+    );
+    let bytes = std::fs::read(&cine).unwrap();
+    let cut = dir.join("cut.cine");
+    std::fs::write(&cut, &bytes[..bytes.len() - 3]).unwrap();
+    assert_fails(&cinestream(&["verify", path(&cut)]), &["truncated"]);
+    assert_fails(
+        &cinestream(&["play", path(&cut), "--seconds", "1"]),
+        &["truncated"],
+    );
+    assert_fails(
+        &cinestream(&["verify", path(&cine), "--against", path(&missing)]),
+        &["missing.bvh"],
+    );
+    assert_fails(
+        &cinestream(&["play", path(&cine), "--budget-mib", "0.000001"]),
+        &["budget"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn every_subcommand_has_help_with_an_example() {
+    for sub in ["stats", "batch", "pack", "verify", "play", "demo"] {
+        let out = cinestream(&[sub, "--help"]);
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("Example") && text.contains(&format!("cinestream {sub}")),
+            "{sub} --help has no example:\n{text}"
+        );
+    }
+}
