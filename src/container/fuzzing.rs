@@ -5,6 +5,7 @@
 
 use crate::container::StreamReader;
 use crate::sample::Sampling;
+use crate::stream::{Stream, StreamOptions};
 use crate::Transform;
 
 /// What the reader made of an input.
@@ -70,7 +71,55 @@ pub fn exercise(data: &[u8]) -> Outcome {
             panic!("verify() found the file sound, but {e}");
         }
     }
+    stream_like_the_reader(data, &reader, &times, sound);
     Outcome::Opened { sound }
+}
+
+/// A stream over the same bytes, with room for two pages only so that it
+/// evicts all along, opens when the reader does and, on a sound file,
+/// samples exactly what the reader samples.
+fn stream_like_the_reader(data: &[u8], reader: &StreamReader<&[u8]>, times: &[f32], sound: bool) {
+    let index = reader.index();
+    let largest = (0..index.pages().len())
+        .map(|p| index.resident_cost(p) as u64)
+        .max()
+        .unwrap_or(0);
+    let options = StreamOptions::default()
+        .with_prefetch(false)
+        .with_budget_bytes(2 * largest);
+    let stream = match Stream::from_bytes(data.to_vec(), options) {
+        Ok(stream) => stream,
+        Err(e) => panic!("the reader opened the file, the stream did not: {e}"),
+    };
+    let bones = reader.meta().num_bones();
+    let (mut a, mut b) = (
+        vec![Transform::IDENTITY; bones],
+        vec![Transform::IDENTITY; bones],
+    );
+    for &t in times {
+        let from_stream = stream.sample(t, &mut a);
+        if sound {
+            let from_reader = reader.sample(t, &mut b);
+            assert!(from_stream.is_ok() && from_reader.is_ok(), "sample({t})");
+            assert!(
+                a.iter().zip(&b).all(|(x, y)| same_bits(x, y)),
+                "stream and reader differ at {t}"
+            );
+        }
+    }
+}
+
+/// Bitwise equality, so that NaN equals itself.
+fn same_bits(a: &Transform, b: &Transform) -> bool {
+    let bits = |t: &Transform| {
+        let (r, p, s) = (
+            t.rotation.to_array(),
+            t.translation.to_array(),
+            t.scale.to_array(),
+        );
+        [r[0], r[1], r[2], r[3], p[0], p[1], p[2], s[0], s[1], s[2]].map(f32::to_bits)
+    };
+    bits(a) == bits(b)
 }
 
 /// Recomputes every checksum the file's own (possibly mutated) fields point
