@@ -733,6 +733,17 @@ pub enum TrackKind {
     Animated,
 }
 
+impl TrackKind {
+    /// Lower-case name, as tools print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TrackKind::Default => "default",
+            TrackKind::Constant => "constant",
+            TrackKind::Animated => "animated",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -487,6 +487,13 @@ impl<'a> SegmentView<'a> {
         rates.len() * (1 + RANGE_SLOT_BYTES) + (sample_bits * samples).div_ceil(8)
     }
 
+    /// Bit-rate index of every track, in track order (indices into
+    /// [`BIT_RATES`](crate::sample::decode::BIT_RATES)).
+    #[inline]
+    pub fn rates(&self) -> &'a [u8] {
+        self.bytes.get(..self.tracks).unwrap_or(&[])
+    }
+
     /// Bit-rate index of a track.
     #[inline]
     pub fn rate(&self, track: usize) -> u8 {

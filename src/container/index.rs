@@ -134,6 +134,8 @@ pub struct Header {
     pub index_len: u64,
     /// Offset of the first page: every byte before it is the table of contents.
     pub pages_offset: u64,
+    version: u16,
+    header_crc: u32,
     metadata_crc: u32,
     index_crc: u32,
 }
@@ -229,9 +231,31 @@ impl Header {
             index_offset,
             index_len,
             pages_offset,
+            version,
+            header_crc: stored,
             metadata_crc,
             index_crc,
         })
+    }
+
+    /// The format version; parsing accepts only [`FORMAT_VERSION`].
+    pub fn version(&self) -> u16 {
+        self.version
+    }
+
+    /// The stored CRC-32 of header bytes 0..60, checked by [`Header::parse`].
+    pub fn header_checksum(&self) -> u32 {
+        self.header_crc
+    }
+
+    /// The stored CRC-32 of the metadata section, checked by [`ContainerIndex::parse`].
+    pub fn metadata_checksum(&self) -> u32 {
+        self.metadata_crc
+    }
+
+    /// The stored CRC-32 of the index section, checked by [`ContainerIndex::parse`].
+    pub fn index_checksum(&self) -> u32 {
+        self.index_crc
     }
 }
 

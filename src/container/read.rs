@@ -15,7 +15,7 @@ use glam::Quat;
 use super::index::{CheckedPage, ContainerIndex};
 use super::mmap::MappedFile;
 use crate::clip::Transform;
-use crate::compressed::ClipMeta;
+use crate::compressed::{ClipMeta, SegmentView};
 use crate::error::{Error, Result};
 pub use crate::sample::Sampling;
 use crate::sample::{SegmentRef, SegmentSource};
@@ -139,7 +139,8 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
         &self.data.as_ref()[start..start + entry.stored_len as usize]
     }
 
-    fn checked(&self, page: usize) -> Result<&CheckedPage> {
+    /// A page's check and its decoded bytes, checking it on first use.
+    fn checked(&self, page: usize) -> Result<(&CheckedPage, &[u8])> {
         let check = self.checked[page].get_or_init(|| {
             let result = self.index.check_page(page, self.stored(page));
             match &result {
@@ -148,16 +149,40 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
             }
             result
         });
-        check.as_ref().map_err(|e| Error::from(e.clone()))
+        let checked = check.as_ref().map_err(|e| Error::from(e.clone()))?;
+        let decoded = checked
+            .decoded
+            .as_deref()
+            .unwrap_or_else(|| self.stored(page));
+        Ok((checked, decoded))
     }
 
     /// The decoded bytes of a page, checking it on first use.
     pub fn page_bytes(&self, page: usize) -> Result<&[u8]> {
-        let checked = self.checked(page)?;
-        Ok(checked
-            .decoded
-            .as_deref()
-            .unwrap_or_else(|| self.stored(page)))
+        Ok(self.checked(page)?.1)
+    }
+
+    /// Segment `segment` (bit rates, range slots, keys), checking its page on
+    /// first use, so that tools can look inside a segment without slicing
+    /// pages themselves. Panics if `segment` is not below the segment count.
+    pub fn segment_view(&self, segment: usize) -> Result<SegmentView<'_>> {
+        let (checked, decoded) = self.checked(self.index.page_of(segment))?;
+        let entry = self.index.segments()[segment];
+        let start = entry.offset as usize;
+        // The page check found every segment inside the page; `get` keeps a
+        // mismatch harmless rather than a panic.
+        let bytes = decoded
+            .get(start..start + entry.len as usize)
+            .unwrap_or(&[]);
+        let sample_bits = checked
+            .tables
+            .segment(&self.index, segment, decoded)
+            .sample_bits;
+        Ok(SegmentView::trusted(
+            bytes,
+            self.meta().animated.len(),
+            sample_bits,
+        ))
     }
 
     /// Checks every page's checksum, decode and segments, and the padding between pages.
@@ -196,12 +221,7 @@ impl<D: AsRef<[u8]>> SegmentSource for StreamReader<D> {
 
     #[inline]
     fn segment(&self, index: usize) -> Result<SegmentRef<'_>> {
-        let page = self.index.page_of(index);
-        let checked = self.checked(page)?;
-        let bytes = checked
-            .decoded
-            .as_deref()
-            .unwrap_or_else(|| self.stored(page));
+        let (checked, bytes) = self.checked(self.index.page_of(index))?;
         Ok(checked.tables.segment(&self.index, index, bytes))
     }
 }

@@ -122,6 +122,40 @@ fn writing_is_deterministic_and_pages_split_as_asked() {
 }
 
 #[test]
+fn segment_views_and_header_checksums_match_what_was_written() {
+    let clip = compressed(&cinematic(&CinematicSpec::default().with_seconds(6.0)));
+    for options in [
+        WriteOptions::default().with_page_bytes(700),
+        WriteOptions::default().with_page_bytes(700).with_lz4(true),
+    ] {
+        let bytes = encoded(&clip, &options);
+        let reader = StreamReader::open(&bytes[..]).unwrap();
+        let header = reader.index().header();
+        assert_eq!(header.version(), FORMAT_VERSION);
+        let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+        assert_eq!(header.header_checksum(), u32_at(60));
+        assert_eq!(header.metadata_checksum(), u32_at(36));
+        assert_eq!(header.index_checksum(), u32_at(40));
+        let tracks = clip.meta().animated.len();
+        for segment in 0..clip.meta().segments.count() {
+            let view = reader.segment_view(segment).unwrap();
+            let written = clip.segment_bytes(segment);
+            assert_eq!(view.rates(), &written[..tracks], "segment {segment}");
+            assert_eq!(
+                view.keys(),
+                &written[clip.meta().segment_header_bytes()..],
+                "segment {segment}"
+            );
+            let (_, samples) = clip.meta().segments.segment(segment);
+            let fresh =
+                crate::compressed::SegmentView::new(written, &clip.meta().animated, samples)
+                    .unwrap();
+            assert_eq!(view.sample_bits(), fresh.sample_bits(), "segment {segment}");
+        }
+    }
+}
+
+#[test]
 fn sampling_at_key_times_returns_the_decoded_keys_exactly() {
     let clip = compressed(&every_kind_clip(50));
     let bytes = encoded(&clip, &WriteOptions::default());
@@ -205,6 +239,10 @@ fn a_flipped_byte_in_any_page_fails_that_page() {
             let (first, _) = reader.meta().segments.segment(segment);
             let mut pose = vec![Transform::IDENTITY; reader.meta().num_bones()];
             let err = reader.decode_sample(first, &mut pose).unwrap_err();
+            assert!(
+                matches!(err, Error::Container(read::ContainerError::CorruptPage { page, .. }) if page == index)
+            );
+            let err = reader.segment_view(segment).unwrap_err();
             assert!(
                 matches!(err, Error::Container(read::ContainerError::CorruptPage { page, .. }) if page == index)
             );

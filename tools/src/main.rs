@@ -27,6 +27,7 @@ struct Cli {
 enum Command {
     Batch(cmd::batch::Args),
     Demo(cmd::demo::Args),
+    Inspect(cmd::inspect::Args),
     Pack(cmd::pack::Args),
     Play(cmd::play::Args),
     Stats(cmd::stats::Args),
@@ -48,6 +49,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Batch(args) => cmd::batch::run(args),
         Command::Demo(args) => cmd::demo::run(args),
+        Command::Inspect(args) => cmd::inspect::run(args),
         Command::Pack(args) => cmd::pack::run(args),
         Command::Play(args) => cmd::play::run(args),
         Command::Stats(args) => cmd::stats::run(args),

@@ -1,10 +1,12 @@
-//! Pieces several subcommands share: reading one clip, compression flags.
+//! Pieces several subcommands share: reading one clip, compression flags,
+//! track usage counts.
 
 use std::path::Path;
 
 use cinestream::compress::{CompressSettings, LoopPolicy};
 use cinestream::import::{self, ImportOptions};
-use cinestream::Clip;
+use cinestream::{Clip, TrackKind};
+use serde_json::json;
 
 /// Compression settings every compressing subcommand accepts.
 #[derive(clap::Args, Clone, Debug)]
@@ -63,4 +65,36 @@ pub fn load_one_clip(path: &Path, index: Option<usize>, rate: f32) -> anyhow::Re
         )),
     };
     picked
+}
+
+/// Counts of animated, constant and default tracks for one channel kind.
+#[derive(Default)]
+pub struct Usage {
+    pub animated: usize,
+    pub constant: usize,
+    pub default: usize,
+}
+
+impl Usage {
+    /// Counts the kinds of one channel (0 rotation, 1 translation, 2 scale)
+    /// over every bone.
+    pub fn of(kinds: &[[TrackKind; 3]], channel: usize) -> Usage {
+        let mut usage = Usage::default();
+        for bone in kinds {
+            match bone[channel] {
+                TrackKind::Animated => usage.animated += 1,
+                TrackKind::Constant => usage.constant += 1,
+                TrackKind::Default => usage.default += 1,
+            }
+        }
+        usage
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        json!({"animated": self.animated, "constant": self.constant, "default": self.default})
+    }
+
+    pub fn cell(&self) -> String {
+        format!("{}/{}/{}", self.animated, self.constant, self.default)
+    }
 }

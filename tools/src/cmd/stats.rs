@@ -4,8 +4,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use cinestream::import::{self, ImportOptions};
-use cinestream::{Clip, TrackKind};
 use serde_json::json;
+
+use super::common::Usage;
 
 /// Print bones, samples, rate, duration and track usage of BVH and glTF clips.
 ///
@@ -25,36 +26,6 @@ pub struct Args {
     /// Resampling rate for glTF animations, in Hz.
     #[arg(long, default_value_t = 30.0)]
     rate: f32,
-}
-
-/// Counts of animated, constant and default tracks for one channel kind.
-#[derive(Default)]
-struct Usage {
-    animated: usize,
-    constant: usize,
-    default: usize,
-}
-
-impl Usage {
-    fn of(clip: &Clip, channel: usize) -> Usage {
-        let mut usage = Usage::default();
-        for kinds in clip.exact_track_kinds() {
-            match kinds[channel] {
-                TrackKind::Animated => usage.animated += 1,
-                TrackKind::Constant => usage.constant += 1,
-                TrackKind::Default => usage.default += 1,
-            }
-        }
-        usage
-    }
-
-    fn json(&self) -> serde_json::Value {
-        json!({"animated": self.animated, "constant": self.constant, "default": self.default})
-    }
-
-    fn cell(&self) -> String {
-        format!("{}/{}/{}", self.animated, self.constant, self.default)
-    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -80,7 +51,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         };
         for clip in &clips {
-            let usage = [0, 1, 2].map(|channel| Usage::of(clip, channel));
+            let kinds = clip.exact_track_kinds();
+            let usage = [0, 1, 2].map(|channel| Usage::of(&kinds, channel));
             if args.json {
                 let object = json!({
                     "file": file.display().to_string(),

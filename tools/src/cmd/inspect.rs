@@ -1,0 +1,638 @@
+//! `cinestream inspect`: what is inside a .cine container, for tool authors.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use cinestream::compressed::Channel;
+use cinestream::container::{
+    ContainerIndex, StreamReader, COMPRESSION_LZ4, FLAG_LZ4_PAGES, HEADER_LEN,
+};
+use cinestream::sample::decode::{key_bits, BIT_RATES, NUM_RATES};
+use cinestream::LoopMode;
+use serde_json::{json, Value};
+
+use super::common::Usage;
+
+/// Bones the text output lists without --bones.
+const BONES_SHOWN: usize = 20;
+/// Pages the text output lists in full without --pages; more are summarised
+/// as the first and last few.
+const PAGES_SHOWN: usize = 12;
+const PAGES_HEAD: usize = 8;
+const PAGES_TAIL: usize = 2;
+
+/// Print the header, clip metadata, skeleton, track classification, segment
+/// and page tables, bit-rate histogram and sizes of a .cine file.
+///
+/// Every page is read and checked (checksum, lz4, segment layout), so a
+/// corrupt file fails with an error naming the page. The text output
+/// shortens the skeleton and page tables and leaves out the per-bone kinds
+/// and the segment rows unless asked; --json always holds all of them.
+///
+/// Example: cinestream inspect long.cine --pages --segments
+#[derive(clap::Args)]
+pub struct Args {
+    /// The container file.
+    file: PathBuf,
+    /// List every bone, not only the first 20.
+    #[arg(long)]
+    bones: bool,
+    /// List each bone's rotation, translation and scale kind.
+    #[arg(long)]
+    tracks: bool,
+    /// List every page, not only the first and last few.
+    #[arg(long)]
+    pages: bool,
+    /// List every segment.
+    #[arg(long)]
+    segments: bool,
+    /// Print one JSON object with everything, whatever the other flags.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Bit rates of one channel kind (or all), over every segment.
+#[derive(Default, Clone, Copy)]
+struct Rates {
+    /// (track, segment) pairs at each bit-rate index.
+    histogram: [u64; NUM_RATES as usize],
+    /// Animated track-samples: tracks times the samples of their segments.
+    track_samples: u64,
+    /// Key bits of those track-samples, as stored.
+    key_bits: u64,
+    /// Bits per component the rates name, summed over track-samples.
+    rate_bits: u64,
+}
+
+impl Rates {
+    fn add(&mut self, other: &Rates) {
+        for (h, o) in self.histogram.iter_mut().zip(other.histogram) {
+            *h += o;
+        }
+        self.track_samples += other.track_samples;
+        self.key_bits += other.key_bits;
+        self.rate_bits += other.rate_bits;
+    }
+
+    fn pairs(&self) -> u64 {
+        self.histogram.iter().sum()
+    }
+
+    /// Key bits per animated track-sample; `None` without animated tracks.
+    fn mean_key_bits(&self) -> Option<f64> {
+        (self.track_samples > 0).then(|| self.key_bits as f64 / self.track_samples as f64)
+    }
+
+    /// Mean bits per component the rates name (0, 3..=19 or 32).
+    fn mean_rate_bits(&self) -> Option<f64> {
+        (self.track_samples > 0).then(|| self.rate_bits as f64 / self.track_samples as f64)
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "histogram": self.histogram.to_vec(),
+            "track_segments": self.pairs(),
+            "track_samples": self.track_samples,
+            "mean_key_bits_per_track_sample": self.mean_key_bits(),
+            "mean_rate_bits": self.mean_rate_bits(),
+        })
+    }
+}
+
+/// One row of the segment table.
+struct SegmentRow {
+    first_sample: usize,
+    samples: usize,
+    page: u32,
+    offset: u32,
+    len: u32,
+    /// Key bits of one sample, all tracks.
+    sample_bits: usize,
+}
+
+/// Names the file in an error, unless the error already does (I/O errors).
+fn in_file(file: &str, error: cinestream::Error) -> anyhow::Error {
+    match error {
+        cinestream::Error::Io { .. } => error.into(),
+        other => anyhow::Error::new(other).context(file.to_string()),
+    }
+}
+
+/// Where the bytes of the file go.
+struct Sizes {
+    stored: u64,
+    decoded: u64,
+    lz4_pages: usize,
+    /// Rates and range slots of every segment.
+    segment_headers: u64,
+    /// Alignment padding between sections and pages.
+    padding: u64,
+}
+
+/// Everything inspect prints, text or JSON, gathered once.
+struct Report<'a> {
+    file: String,
+    magic: String,
+    index: &'a ContainerIndex,
+    segments: Vec<SegmentRow>,
+    /// Per channel: rotation, translation, scale.
+    rates: [Rates; 3],
+    all_rates: Rates,
+    /// Per channel, then the total.
+    usage: [Usage; 4],
+    sizes: Sizes,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let file = args.file.display().to_string();
+    let reader = StreamReader::open_file(&args.file).map_err(|e| in_file(&file, e))?;
+    let report = gather(file, &reader)?;
+    if args.json {
+        println!("{}", report.json());
+    } else {
+        report.print_text(&args);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn gather<D: AsRef<[u8]>>(file: String, reader: &StreamReader<D>) -> anyhow::Result<Report<'_>> {
+    let index = reader.index();
+    let meta = reader.meta();
+
+    // Reading every segment's rates checks every page on the way, so a
+    // corrupt file stops here with the page named, before anything is printed.
+    let mut rates = [Rates::default(); 3];
+    let mut segments = Vec::with_capacity(index.segments().len());
+    for page in 0..index.pages().len() {
+        reader.page_bytes(page).map_err(|e| in_file(&file, e))?;
+        for segment in index.page_segments(page) {
+            let view = reader
+                .segment_view(segment)
+                .map_err(|e| in_file(&file, e))?;
+            let (first_sample, samples) = meta.segments.segment(segment);
+            for (t, track) in meta.animated.iter().enumerate() {
+                let rate = view.rate(t);
+                let r = &mut rates[track.channel as usize];
+                let bits = key_bits(track, rate, view.range_slot(t));
+                r.histogram[rate as usize] += 1;
+                r.track_samples += samples as u64;
+                r.key_bits += (bits * samples) as u64;
+                r.rate_bits += u64::from(BIT_RATES[rate as usize]) * samples as u64;
+            }
+            let entry = index.segments()[segment];
+            segments.push(SegmentRow {
+                first_sample,
+                samples,
+                page: entry.page,
+                offset: entry.offset,
+                len: entry.len,
+                sample_bits: view.sample_bits(),
+            });
+        }
+    }
+    // The page checks leave out the zero padding between pages; verify
+    // covers it (the pages it checks again are already checked and kept).
+    if let Some((_, message)) = reader.verify().corrupt_pages.first() {
+        anyhow::bail!("{file}: {message}");
+    }
+    let mut all_rates = Rates::default();
+    for r in &rates {
+        all_rates.add(r);
+    }
+    let [rotation, translation, scale] = [0, 1, 2].map(|channel| Usage::of(&meta.kinds, channel));
+    let total = Usage {
+        animated: rotation.animated + translation.animated + scale.animated,
+        constant: rotation.constant + translation.constant + scale.constant,
+        default: rotation.default + translation.default + scale.default,
+    };
+
+    let header = index.header();
+    let pages = index.pages();
+    let stored: u64 = pages.iter().map(|p| p.stored_len as u64).sum();
+    let sizes = Sizes {
+        stored,
+        decoded: pages.iter().map(|p| p.decoded_len as u64).sum(),
+        lz4_pages: pages
+            .iter()
+            .filter(|p| p.compression == COMPRESSION_LZ4)
+            .count(),
+        segment_headers: (meta.segment_header_bytes() * segments.len()) as u64,
+        padding: header.file_len
+            - HEADER_LEN as u64
+            - header.metadata_len
+            - header.index_len
+            - stored,
+    };
+    let magic = reader.data().as_ref().get(..8).unwrap_or(&[]);
+    Ok(Report {
+        file,
+        magic: String::from_utf8_lossy(magic).into_owned(),
+        index,
+        segments,
+        rates,
+        all_rates,
+        usage: [rotation, translation, scale, total],
+        sizes,
+    })
+}
+
+fn loop_name(mode: LoopMode) -> &'static str {
+    match mode {
+        LoopMode::Clamp => "clamp",
+        LoopMode::Wrap => "wrap",
+    }
+}
+
+fn compression_name(compression: u8) -> &'static str {
+    if compression == COMPRESSION_LZ4 {
+        "lz4"
+    } else {
+        "none"
+    }
+}
+
+impl Report<'_> {
+    /// Bytes per second of animation; `None` for a clip that lasts no time.
+    fn per_second(&self, bytes: u64) -> Option<f64> {
+        let duration = self.index.meta().duration();
+        (duration > 0.0).then(|| bytes as f64 / duration)
+    }
+
+    fn json(&self) -> Value {
+        let index = self.index;
+        let meta = index.meta();
+        let header = index.header();
+        let sizes = &self.sizes;
+        let usage = &self.usage;
+        json!({
+            "file": self.file,
+            "header": {
+                "magic": self.magic,
+                "version": header.version(),
+                "flags": header.flags,
+                "lz4": header.flags & FLAG_LZ4_PAGES != 0,
+                "file_len": header.file_len,
+                "header_checksum": header.header_checksum(),
+                "metadata_offset": HEADER_LEN,
+                "metadata_len": header.metadata_len,
+                "metadata_checksum": header.metadata_checksum(),
+                "index_offset": header.index_offset,
+                "index_len": header.index_len,
+                "index_checksum": header.index_checksum(),
+                "pages_offset": header.pages_offset,
+                "pages_len": header.file_len - header.pages_offset,
+            },
+            "clip": {
+                "name": meta.name,
+                "sample_rate": meta.sample_rate,
+                "samples": meta.num_samples(),
+                "segments": meta.segments.count(),
+                "duration_s": meta.duration(),
+                "loop": loop_name(meta.loop_mode),
+                "unit": meta.unit.to_string(),
+                "cm_per_unit": meta.unit.cm_per_unit(),
+                "threshold_cm": meta.threshold_cm,
+                "shell_cm": meta.shell_cm,
+                "bones": meta.num_bones(),
+            },
+            "skeleton": meta.skeleton.bones().iter().enumerate().map(|(i, b)| json!({
+                "index": i,
+                "name": b.name,
+                "parent": b.parent,
+            })).collect::<Vec<_>>(),
+            "tracks": {
+                "rotation": usage[0].json(),
+                "translation": usage[1].json(),
+                "scale": usage[2].json(),
+                "total": usage[3].json(),
+                "per_bone": meta.kinds.iter().enumerate().map(|(i, k)| json!({
+                    "bone": i,
+                    "rotation": k[0].name(),
+                    "translation": k[1].name(),
+                    "scale": k[2].name(),
+                })).collect::<Vec<_>>(),
+            },
+            "segments": self.segments.iter().enumerate().map(|(i, s)| json!({
+                "index": i,
+                "first_sample": s.first_sample,
+                "samples": s.samples,
+                "page": s.page,
+                "offset": s.offset,
+                "len": s.len,
+                "key_bits_per_sample": s.sample_bits,
+            })).collect::<Vec<_>>(),
+            "pages": index.pages().iter().enumerate().map(|(i, p)| {
+                let held = index.page_segments(i);
+                let samples = index.page_samples(i);
+                json!({
+                    "index": i,
+                    "offset": p.offset,
+                    "stored_len": p.stored_len,
+                    "decoded_len": p.decoded_len,
+                    "compression": compression_name(p.compression),
+                    "checksum": p.checksum,
+                    "first_segment": held.start,
+                    "segment_count": held.len(),
+                    "first_sample": samples.start,
+                    "sample_count": samples.len(),
+                })
+            }).collect::<Vec<_>>(),
+            "bit_rates": {
+                "bits": BIT_RATES.to_vec(),
+                "all": self.all_rates.json(),
+                "rotation": self.rates[0].json(),
+                "translation": self.rates[1].json(),
+                "scale": self.rates[2].json(),
+            },
+            "sizes": {
+                "file_bytes": header.file_len,
+                "header_bytes": HEADER_LEN,
+                "metadata_bytes": header.metadata_len,
+                "index_bytes": header.index_len,
+                "page_stored_bytes": sizes.stored,
+                "page_decoded_bytes": sizes.decoded,
+                "segment_header_bytes": sizes.segment_headers,
+                "key_bytes": sizes.decoded - sizes.segment_headers,
+                "padding_bytes": sizes.padding,
+                "lz4_pages": sizes.lz4_pages,
+                "bytes_per_second": self.per_second(header.file_len),
+                "page_bytes_per_second": self.per_second(sizes.stored),
+            },
+        })
+    }
+
+    fn print_text(&self, args: &Args) {
+        self.print_header();
+        println!();
+        self.print_skeleton(args.bones);
+        println!();
+        self.print_tracks(args.tracks);
+        println!();
+        self.print_segments(args.segments);
+        self.print_pages(args.pages);
+        println!();
+        self.print_rates();
+        println!();
+        self.print_sizes();
+    }
+
+    fn print_header(&self) {
+        let header = self.index.header();
+        let meta = self.index.meta();
+        println!("file        {}", self.file);
+        println!(
+            "header      magic {}, version {}, flags {:#06x} (lz4 pages: {}), {} bytes, checksum {:08x}",
+            self.magic,
+            header.version(),
+            header.flags,
+            if header.flags & FLAG_LZ4_PAGES != 0 { "yes" } else { "no" },
+            header.file_len,
+            header.header_checksum()
+        );
+        println!(
+            "sections    metadata {HEADER_LEN}..{} ({} bytes, checksum {:08x})",
+            HEADER_LEN as u64 + header.metadata_len,
+            header.metadata_len,
+            header.metadata_checksum()
+        );
+        println!(
+            "            index {}..{} ({} bytes, checksum {:08x})",
+            header.index_offset,
+            header.index_offset + header.index_len,
+            header.index_len,
+            header.index_checksum()
+        );
+        println!(
+            "            pages {}..{} ({} bytes in {} pages, {} lz4)",
+            header.pages_offset,
+            header.file_len,
+            header.file_len - header.pages_offset,
+            self.index.pages().len(),
+            self.sizes.lz4_pages
+        );
+        println!(
+            "clip        '{}': {} samples at {} Hz, {:.3} s, {}, unit {}",
+            meta.name,
+            meta.num_samples(),
+            meta.sample_rate,
+            meta.duration(),
+            loop_name(meta.loop_mode),
+            meta.unit
+        );
+        println!(
+            "            compressed to {} cm at a {} cm shell; {} bones, {} segments",
+            meta.threshold_cm,
+            meta.shell_cm,
+            meta.num_bones(),
+            meta.segments.count()
+        );
+    }
+
+    fn print_skeleton(&self, all: bool) {
+        let bones = self.index.meta().skeleton.bones();
+        let roots = bones.iter().filter(|b| b.parent.is_none()).count();
+        let plural = if roots == 1 { "" } else { "s" };
+        println!("skeleton    {} bones, {roots} root{plural}", bones.len());
+        println!("  {:>5} {:>6}  name", "bone", "parent");
+        let shown = if all {
+            bones.len()
+        } else {
+            BONES_SHOWN.min(bones.len())
+        };
+        // Parents come before children, so one pass finds every depth.
+        let mut depth = vec![0usize; bones.len()];
+        for (i, bone) in bones.iter().enumerate() {
+            if let Some(p) = bone.parent {
+                depth[i] = depth[p] + 1;
+            }
+        }
+        for (i, bone) in bones.iter().enumerate().take(shown) {
+            let parent = bone.parent.map_or("-".to_string(), |p| p.to_string());
+            println!(
+                "  {i:>5} {parent:>6}  {}{}",
+                "  ".repeat(depth[i]),
+                bone.name
+            );
+        }
+        if shown < bones.len() {
+            println!(
+                "  ... {} more bones (--bones lists all)",
+                bones.len() - shown
+            );
+        }
+    }
+
+    fn print_tracks(&self, per_bone: bool) {
+        println!(
+            "tracks      {:<12} {:>8} {:>8} {:>8}",
+            "", "default", "constant", "animated"
+        );
+        let names = Channel::ALL.iter().map(|c| c.name()).chain(["total"]);
+        for (name, u) in names.zip(&self.usage) {
+            println!(
+                "            {name:<12} {:>8} {:>8} {:>8}",
+                u.default, u.constant, u.animated
+            );
+        }
+        if per_bone {
+            let meta = self.index.meta();
+            println!(
+                "  {:>5}  {:<32} {:<9} {:<11} {:<9}",
+                "bone", "name", "rotation", "translation", "scale"
+            );
+            for (i, (bone, k)) in meta.skeleton.bones().iter().zip(&meta.kinds).enumerate() {
+                println!(
+                    "  {i:>5}  {:<32} {:<9} {:<11} {:<9}",
+                    bone.name,
+                    k[0].name(),
+                    k[1].name(),
+                    k[2].name()
+                );
+            }
+        }
+    }
+
+    fn print_segments(&self, rows: bool) {
+        let segments = &self.segments;
+        let (shortest, longest) = segments.iter().fold((usize::MAX, 0), |(lo, hi), s| {
+            (lo.min(s.samples), hi.max(s.samples))
+        });
+        println!(
+            "segments    {} of {shortest}..={longest} samples, {} to {} bytes",
+            segments.len(),
+            segments.iter().map(|s| s.len).min().unwrap_or(0),
+            segments.iter().map(|s| s.len).max().unwrap_or(0)
+        );
+        if rows {
+            println!(
+                "  {:>7} {:>8} {:>7} {:>6} {:>8} {:>7} {:>10}",
+                "segment", "first", "samples", "page", "offset", "bytes", "bits/sample"
+            );
+            for (i, s) in segments.iter().enumerate() {
+                println!(
+                    "  {i:>7} {:>8} {:>7} {:>6} {:>8} {:>7} {:>10}",
+                    s.first_sample, s.samples, s.page, s.offset, s.len, s.sample_bits
+                );
+            }
+        }
+    }
+
+    fn print_pages(&self, all: bool) {
+        let index = self.index;
+        let pages = index.pages();
+        println!(
+            "pages       {} pages, {} bytes stored, {} decoded, {} lz4",
+            pages.len(),
+            self.sizes.stored,
+            self.sizes.decoded,
+            self.sizes.lz4_pages
+        );
+        println!(
+            "  {:>5} {:>10} {:>8} {:>8} {:>5} {:>8}  {:<13} samples",
+            "page", "offset", "stored", "decoded", "comp", "checksum", "segments"
+        );
+        let listed: Vec<usize> = if all || pages.len() <= PAGES_SHOWN {
+            (0..pages.len()).collect()
+        } else {
+            (0..PAGES_HEAD)
+                .chain(pages.len() - PAGES_TAIL..pages.len())
+                .collect()
+        };
+        for (row, &i) in listed.iter().enumerate() {
+            if row > 0 && listed[row - 1] + 1 != i {
+                println!(
+                    "  ... {} more pages (--pages lists all)",
+                    i - listed[row - 1] - 1
+                );
+            }
+            let p = pages[i];
+            let held = index.page_segments(i);
+            let samples = index.page_samples(i);
+            println!(
+                "  {i:>5} {:>10} {:>8} {:>8} {:>5} {:08x}  {:<13} {}..{}",
+                p.offset,
+                p.stored_len,
+                p.decoded_len,
+                compression_name(p.compression),
+                p.checksum,
+                format!("{}..{}", held.start, held.end),
+                samples.start,
+                samples.end
+            );
+        }
+    }
+
+    fn print_rates(&self) {
+        let rates = &self.rates;
+        println!(
+            "bit rates   (track, segment) pairs at each rate, in bits per component as stored"
+        );
+        println!(
+            "  {:>4} {:>9} {:>7} {:>9} {:>11} {:>9}",
+            "bits", "pairs", "share", "rotation", "translation", "scale"
+        );
+        let total_pairs = self.all_rates.pairs();
+        for (rate, &bits) in BIT_RATES.iter().enumerate() {
+            let n = self.all_rates.histogram[rate];
+            if n == 0 {
+                continue;
+            }
+            println!(
+                "  {bits:>4} {n:>9} {:>6.2}% {:>9} {:>11} {:>9}",
+                100.0 * n as f64 / total_pairs as f64,
+                rates[0].histogram[rate],
+                rates[1].histogram[rate],
+                rates[2].histogram[rate]
+            );
+        }
+        println!(
+            "  {:>4} {total_pairs:>9} {:>7} {:>9} {:>11} {:>9}",
+            "all",
+            "",
+            rates[0].pairs(),
+            rates[1].pairs(),
+            rates[2].pairs()
+        );
+        let mean = |v: Option<f64>| v.map_or("-".to_string(), |m| format!("{m:.2}"));
+        for (label, pick) in [
+            (
+                "mean key bits per track-sample",
+                Rates::mean_key_bits as fn(&Rates) -> Option<f64>,
+            ),
+            ("mean rate bits per component", Rates::mean_rate_bits),
+        ] {
+            println!(
+                "  {label}: {} (rotation {}, translation {}, scale {})",
+                mean(pick(&self.all_rates)),
+                mean(pick(&rates[0])),
+                mean(pick(&rates[1])),
+                mean(pick(&rates[2]))
+            );
+        }
+    }
+
+    fn print_sizes(&self) {
+        let header = self.index.header();
+        let sizes = &self.sizes;
+        println!(
+            "sizes       header {HEADER_LEN}, metadata {}, index {}, pages {} stored ({} decoded: {} segment headers, {} keys), padding {}; {} bytes",
+            header.metadata_len,
+            header.index_len,
+            sizes.stored,
+            sizes.decoded,
+            sizes.segment_headers,
+            sizes.decoded - sizes.segment_headers,
+            sizes.padding,
+            header.file_len
+        );
+        match (
+            self.per_second(header.file_len),
+            self.per_second(sizes.stored),
+        ) {
+            (Some(file_rate), Some(page_rate)) => println!(
+                "            {file_rate:.0} bytes per second of animation ({page_rate:.0} in pages)"
+            ),
+            _ => println!("            bytes per second: none (the clip lasts no time)"),
+        }
+    }
+}
