@@ -71,7 +71,11 @@ fn every_subcommand_fails_with_one_clear_line() {
     let not_cine = dir.join("not.cine");
     std::fs::write(&not_cine, vec![7u8; 200]).unwrap();
 
-    assert_fails(&cinestream(&["stats", path(&missing)]), &["missing.bvh"]);
+    let out = cinestream(&["stats", path(&missing)]);
+    assert_fails(&out, &["missing.bvh"]);
+    // The OS's reason once, not once per layer of the error.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("os error").count(), 1, "{stderr}");
     assert_fails(&cinestream(&["stats", path(&bad)]), &["bad.bvh", "line 4"]);
     assert_fails(
         &cinestream(&["pack", path(&bad), "-o", path(&dir.join("x.cine"))]),
