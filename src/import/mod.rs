@@ -101,7 +101,10 @@ pub fn collect_inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
         } else if path.exists() {
             files.push(path.clone());
         } else {
-            return Err(io_error(std::io::ErrorKind::NotFound.into()));
+            return Err(io_error(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no such file or directory",
+            )));
         }
     }
     Ok(files)
