@@ -1,46 +1,37 @@
-//! Sampling cost of a streamed clip, against a raw-`f32` lerp baseline.
+//! Sampling cost of a streamed clip, against a raw-`f32` lerp baseline, and
+//! the cost of compressing and opening it.
 //!
-//! Two clips, a short one (152 samples) and a long one (1,901 samples): from
-//! the Bandai Namco corpus in `../shared/data/bandai-namco-1` when it is
-//! there, procedural 22-bone clips of the same lengths otherwise. Each clip is
-//! compressed with default settings, encoded (no lz4, default page size) and
-//! opened from a `Vec<u8>`; every page is checked once (`verify`) before
+//! The two clips of `common` (152 and 1,901 samples; corpus files when
+//! `../shared/data/bandai-namco-1` is there, procedural otherwise). Each clip
+//! is compressed with default settings, encoded (no lz4, default page size)
+//! and opened from a `Vec<u8>`; every page is checked once (`verify`) before
 //! measuring, so the numbers are the steady state of playback, not first
 //! touch. Per clip: full-pose `sample` walking forward, walking backward and
 //! at random times, `sample_bone` of the last bone at random times, and the
 //! same random full-pose times on the uncompressed poses (lerp translation and
 //! scale, shortest-arc nlerp rotation) as the floor a codec is measured
 //! against. Full-pose benches report per-bone throughput. Two more groups
-//! time compressing the short clip and opening the long clip's bytes.
+//! time compressing each clip and opening the long clip's bytes.
 //!
 //! `cargo bench --bench sample` measures; `-- --test` runs each bench once.
 
+mod common;
+
 use cinestream::Sampling;
 use std::hint::black_box;
-use std::io::BufRead as _;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use cinestream::compress::{compress, CompressSettings};
 use cinestream::container::{encode_stream, StreamReader, WriteOptions};
-use cinestream::import::{import_file, ImportOptions};
-use cinestream::procedural::{cinematic, CinematicSpec};
 use cinestream::{Clip, Transform};
+use common::{BenchClip, STEP};
 use criterion::{
     criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
 };
 use glam::{Quat, Vec4};
 
-/// Samples of the short clip.
-const SHORT_SAMPLES: usize = 152;
-/// Samples of the long clip (the longest file of the corpus).
-const LONG_SAMPLES: usize = 1901;
-/// Playback step of the forward and backward walks.
-const STEP: f32 = 1.0 / 30.0;
 /// Precomputed random times, cycled.
 const RANDOM_TIMES: usize = 4096;
-
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/bandai-namco-1");
 
 /// One benchmarked clip: the source poses and the opened stream.
 struct Fixture {
@@ -52,7 +43,13 @@ struct Fixture {
 }
 
 impl Fixture {
-    fn new(label: &'static str, source: String, clip: Clip) -> Fixture {
+    fn new(
+        BenchClip {
+            label,
+            source,
+            clip,
+        }: BenchClip,
+    ) -> Fixture {
         let (compressed, _) = compress(&clip, &CompressSettings::default()).expect("compress");
         let (bytes, _) = encode_stream(&compressed, &WriteOptions::default()).expect("encode");
         let reader = StreamReader::open(bytes.clone()).expect("open");
@@ -67,66 +64,8 @@ impl Fixture {
     }
 }
 
-/// The `Frames:` count of a BVH file, read from its header only.
-fn bvh_frames(path: &Path) -> Option<usize> {
-    let file = std::fs::File::open(path).ok()?;
-    for line in std::io::BufReader::new(file).lines() {
-        let line = line.ok()?;
-        if let Some(rest) = line.trim_start().strip_prefix("Frames:") {
-            return rest.trim().parse().ok();
-        }
-    }
-    None
-}
-
-/// The corpus file with exactly `SHORT_SAMPLES` frames (else the closest),
-/// and the one with the most frames; `None` without the corpus.
-fn corpus_files() -> Option<(PathBuf, PathBuf)> {
-    let mut files: Vec<(PathBuf, usize)> = std::fs::read_dir(CORPUS)
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x.eq_ignore_ascii_case("bvh")))
-        .filter_map(|p| bvh_frames(&p).map(|f| (p, f)))
-        .collect();
-    files.sort();
-    let short = files
-        .iter()
-        .min_by_key(|(_, f)| f.abs_diff(SHORT_SAMPLES))?
-        .0
-        .clone();
-    let long = files.iter().max_by_key(|(_, f)| *f)?.0.clone();
-    Some((short, long))
-}
-
-fn load(path: &Path) -> Clip {
-    import_file(path, &ImportOptions::default())
-        .expect("import corpus file")
-        .into_iter()
-        .next()
-        .expect("a BVH file holds one clip")
-}
-
-fn procedural(samples: usize) -> Clip {
-    cinematic(
-        &CinematicSpec::default()
-            .with_actors(1)
-            .with_seconds((samples - 1) as f64 / 30.0),
-    )
-}
-
 fn fixtures() -> [Fixture; 2] {
-    let [short, long] = match corpus_files() {
-        Some((short, long)) => [short, long].map(|p| {
-            let name = p.file_name().unwrap_or_default().to_string_lossy();
-            (format!("corpus {name}"), load(&p))
-        }),
-        None => [SHORT_SAMPLES, LONG_SAMPLES]
-            .map(|n| (format!("procedural, 1 actor, {n} samples"), procedural(n))),
-    };
-    let fixtures = [
-        Fixture::new("short", short.0, short.1),
-        Fixture::new("long", long.0, long.1),
-    ];
+    let fixtures = common::clips().map(Fixture::new);
     for f in &fixtures {
         let meta = f.reader.meta();
         println!(
@@ -196,28 +135,8 @@ fn bench_sampling(c: &mut Criterion, fixtures: &[Fixture]) {
             .sample_size(50)
             .throughput(Throughput::Elements(bones as u64));
 
-        group.bench_function("forward", |b| {
-            let mut t = 0.0f32;
-            b.iter(|| {
-                reader.sample(black_box(t), &mut pose).expect("sample");
-                t += STEP;
-                if t > duration {
-                    t = 0.0;
-                }
-                black_box(&pose);
-            })
-        });
-        group.bench_function("backward", |b| {
-            let mut t = duration;
-            b.iter(|| {
-                reader.sample(black_box(t), &mut pose).expect("sample");
-                t -= STEP;
-                if t < 0.0 {
-                    t = duration;
-                }
-                black_box(&pose);
-            })
-        });
+        group.bench_function("forward", |b| common::walk(b, reader, &mut pose, STEP));
+        group.bench_function("backward", |b| common::walk(b, reader, &mut pose, -STEP));
         group.bench_function("random", |b| {
             let mut i = 0;
             b.iter(|| {
@@ -253,17 +172,23 @@ fn bench_sampling(c: &mut Criterion, fixtures: &[Fixture]) {
     }
 }
 
-fn bench_compress(c: &mut Criterion, short: &Fixture) {
+fn bench_compress(c: &mut Criterion, fixtures: &[Fixture]) {
     let mut group = c.benchmark_group("compress");
+    // A long-clip compression takes a good part of a second on a slow core:
+    // ten flat samples keep the run to a minute or so.
     group
         .sampling_mode(SamplingMode::Flat)
         .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(5))
+        .measurement_time(Duration::from_secs(10))
         .sample_size(10);
     let settings = CompressSettings::default();
-    group.bench_function(short.label, |b| {
-        b.iter(|| compress(black_box(&short.clip), &settings).expect("compress"))
-    });
+    for f in fixtures {
+        let raw_bytes = 40 * f.clip.num_bones() * f.clip.num_samples();
+        group.throughput(Throughput::Bytes(raw_bytes as u64));
+        group.bench_function(f.label, |b| {
+            b.iter(|| compress(black_box(&f.clip), &settings).expect("compress"))
+        });
+    }
     group.finish();
 }
 
@@ -282,7 +207,7 @@ fn bench_open(c: &mut Criterion, long: &Fixture) {
 fn benches(c: &mut Criterion) {
     let fixtures = fixtures();
     bench_sampling(c, &fixtures);
-    bench_compress(c, &fixtures[0]);
+    bench_compress(c, &fixtures);
     bench_open(c, &fixtures[1]);
 }
 
