@@ -11,6 +11,7 @@ use cinestream::Clip;
 use serde_json::json;
 
 use super::common::{load_one_clip, CodecArgs};
+use crate::plot;
 
 /// Compress a BVH or glTF clip and write it as a .cine streaming container.
 ///
@@ -62,9 +63,19 @@ pub struct Args {
     /// Print the summary as one JSON object.
     #[arg(long)]
     json: bool,
+    /// Also draw the stored bit rates and the decoded error to this image
+    /// (.png or .svg): how many animated track-segments use each bit rate,
+    /// and a histogram of every bone's error at every sample against the
+    /// threshold.
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(path) = &args.plot {
+        // Fail before the work, not after it.
+        plot::Format::of(path)?;
+    }
     let (clip, source_clips) = if args.sequence || args.actors {
         combine_inputs(&args)?
     } else {
@@ -116,6 +127,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ratio,
             stats.error.max_cm
         );
+    }
+    if let Some(path) = &args.plot {
+        let figure = plot::PackFigure {
+            title: format!(
+                "{}: {} bones x {} samples, {} bytes, ratio {ratio:.2} : 1",
+                clip.name(),
+                clip.num_bones(),
+                clip.num_samples(),
+                summary.file_bytes
+            ),
+            rate_counts: &stats.rate_histogram,
+            errors_cm: &stats.error.errors_cm,
+            threshold_cm: stats.error.threshold_cm,
+        };
+        plot::pack(path, &figure)?;
     }
     Ok(ExitCode::SUCCESS)
 }
