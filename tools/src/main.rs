@@ -4,6 +4,7 @@
 //! Failures print one line (`error: what and where`) and exit non-zero.
 
 mod cmd;
+mod plot;
 mod progress;
 
 use std::process::ExitCode;

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use serde_json::json;
 
 use super::common::{load_one_clip, CodecArgs};
-use crate::progress;
+use crate::{plot, progress};
 
 /// Compress BVH or glTF clips and write them as .cine streaming containers.
 ///
@@ -73,6 +73,12 @@ pub struct Args {
     /// Print the summary as one JSON object.
     #[arg(long)]
     json: bool,
+    /// Also draw the stored bit rates and the decoded error to this image
+    /// (.png or .svg): how many animated track-segments use each bit rate,
+    /// and a histogram of every bone's error at every sample against the
+    /// threshold (all clips together when there are several).
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
 }
 
 /// What packing one clip produced.
@@ -111,6 +117,10 @@ impl Packed {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(path) = &args.plot {
+        // Fail before the work, not after it.
+        plot::Format::of(path)?;
+    }
     anyhow::ensure!(
         args.rate.is_finite() && args.rate > 0.0 && args.rate <= 1000.0,
         "--rate must be in (0, 1000] Hz"
@@ -190,6 +200,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         print_table(&packed);
     }
+    if let Some(path) = &args.plot {
+        draw(path, &packed)?;
+    }
     Ok(if over == 0 {
         ExitCode::SUCCESS
     } else {
@@ -260,6 +273,42 @@ fn pack_many(args: &Args, files: &[PathBuf]) -> anyhow::Result<Vec<Packed>> {
     bar.finish_and_clear();
     packed.sort_by(|a, b| a.output.cmp(&b.output));
     Ok(packed)
+}
+
+/// The bit rates and errors of every packed clip, in one picture.
+fn draw(path: &std::path::Path, packed: &[Packed]) -> anyhow::Result<()> {
+    let mut rates = [0u64; cinestream::sample::decode::NUM_RATES as usize];
+    let mut errors = Vec::new();
+    for p in packed {
+        for (total, n) in rates.iter_mut().zip(p.stats.rate_histogram) {
+            *total += n;
+        }
+        errors.extend_from_slice(&p.stats.error.errors_cm);
+    }
+    let raw: usize = packed.iter().map(|p| p.stats.raw_bytes).sum();
+    let bytes: usize = packed.iter().map(|p| p.file.file_bytes).sum();
+    let title = match packed {
+        [one] => format!(
+            "{}: {} bones x {} samples, {} bytes, ratio {:.2} : 1",
+            one.clip,
+            one.bones,
+            one.samples,
+            one.file.file_bytes,
+            one.ratio()
+        ),
+        all => format!(
+            "{} clips: {bytes} bytes, ratio {:.2} : 1",
+            all.len(),
+            raw as f64 / bytes.max(1) as f64
+        ),
+    };
+    let figure = plot::PackFigure {
+        title,
+        rate_counts: &rates,
+        errors_cm: &errors,
+        threshold_cm: packed.first().map_or(0.0, |p| p.stats.error.threshold_cm),
+    };
+    plot::pack(path, &figure)
 }
 
 fn print_table(packed: &[Packed]) {

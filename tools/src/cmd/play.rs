@@ -11,7 +11,7 @@ use cinestream::stream::{
 };
 use serde_json::json;
 
-use crate::progress;
+use crate::{plot, progress};
 
 /// Play a .cine file in the access patterns of a cinematic and time each frame.
 ///
@@ -72,6 +72,12 @@ pub struct Args {
     /// One JSON object per pattern, one per line.
     #[arg(long)]
     json: bool,
+    /// Also draw each pattern's frames to this image (.png or .svg): the
+    /// update time of every frame over the run with the frames that stalled
+    /// on a page load marked in red, and the histogram of update times; one
+    /// row per pattern. With --repeat, the first run is drawn.
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq)]
@@ -87,6 +93,10 @@ enum PatternArg {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(path) = &args.plot {
+        // Fail before the run, not after it.
+        plot::Format::of(path)?;
+    }
     anyhow::ensure!(
         args.fps.is_finite() && args.fps > 0.0 && args.fps <= 1000.0,
         "--fps must be in (0, 1000]"
@@ -164,30 +174,45 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         PatternArg::RandomSeek => vec![Pattern::RandomSeek { every }],
         PatternArg::Scrub => vec![Pattern::Scrub],
     };
+    let file = format!(
+        "{}: '{}', {} bones, {:.1} s, {} pages",
+        args.file.display(),
+        meta.name,
+        meta.num_bones(),
+        duration,
+        probe.index().pages().len(),
+    );
+    let setup = format!(
+        "{:.0} s at {} fps per pattern, {}{}{}, budget {:.1} MiB",
+        seconds,
+        args.fps,
+        if args.cold {
+            "cold start"
+        } else if slow {
+            "pages from slow media"
+        } else {
+            "warm pages"
+        },
+        match (args.throttle_mbps, args.latency_ms) {
+            (Some(m), Some(l)) => format!(", media {m} MB/s + {l} ms"),
+            (Some(m), None) => format!(", media {m} MB/s"),
+            (None, Some(l)) => format!(", media +{l} ms"),
+            (None, None) => String::new(),
+        },
+        if realtime {
+            ", real time"
+        } else {
+            ", back to back"
+        },
+        args.budget_mib
+    );
     if !args.json {
-        println!(
-            "{}: '{}', {} bones, {:.1} s, {} pages; {:.0} s at {} fps per pattern, {}{}{}, budget {:.1} MiB",
-            args.file.display(),
-            meta.name,
-            meta.num_bones(),
-            duration,
-            probe.index().pages().len(),
-            seconds,
-            args.fps,
-            if args.cold { "cold start" } else if slow { "pages from slow media" } else { "warm pages" },
-            match (args.throttle_mbps, args.latency_ms) {
-                (Some(m), Some(l)) => format!(", media {m} MB/s + {l} ms"),
-                (Some(m), None) => format!(", media {m} MB/s"),
-                (None, Some(l)) => format!(", media +{l} ms"),
-                (None, None) => String::new(),
-            },
-            if realtime { ", real time" } else { ", back to back" },
-            args.budget_mib
-        );
+        println!("{file}; {setup}");
         println!("{}", table_header());
     }
     drop(probe);
     let mut failed = false;
+    let mut rows = Vec::new();
     let bar = progress::quiet_bar(
         patterns.len() as u64 * u64::from(args.repeat.max(1)),
         "playing",
@@ -258,6 +283,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 println!("{}", table_row(&r));
             }
         });
+        rows.push(plot::PlayRow {
+            name: pattern.name().to_string(),
+            frame_us: r.frame_us,
+            stall_frames: r.stall_frames,
+        });
+    }
+    if let Some(path) = &args.plot {
+        let subtitle = match args.repeat {
+            0 | 1 => setup,
+            n => format!("{setup}; the first of {n} runs drawn"),
+        };
+        let figure = plot::PlayFigure {
+            title: file,
+            subtitle,
+            rows,
+        };
+        plot::play(path, &figure)?;
     }
     bar.finish_and_clear();
     Ok(if failed {
