@@ -21,6 +21,7 @@ struct Cli {
 enum Command {
     Batch(cmd::batch::Args),
     Demo(cmd::demo::Args),
+    Export(cmd::export::Args),
     Pack(cmd::pack::Args),
     Play(cmd::play::Args),
     Stats(cmd::stats::Args),
@@ -39,6 +40,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Batch(args) => cmd::batch::run(args),
         Command::Demo(args) => cmd::demo::run(args),
+        Command::Export(args) => cmd::export::run(args),
         Command::Pack(args) => cmd::pack::run(args),
         Command::Play(args) => cmd::play::run(args),
         Command::Stats(args) => cmd::stats::run(args),
