@@ -69,6 +69,15 @@ pub enum Error {
         /// Which setting and what it must be.
         message: String,
     },
+    /// A clip cannot be written in the format asked for (BVH holds no
+    /// scale, a joint name must fit on one line, ...).
+    #[error("export {format}: {message}")]
+    Export {
+        /// The format being written: `"bvh"` or `"json"`.
+        format: &'static str,
+        /// Which bone or value, where, and why the format cannot hold it.
+        message: String,
+    },
     /// A page is not resident and the stream does not wait for loads
     /// ([`MissingPage::NotReady`](crate::stream::MissingPage::NotReady)):
     /// hold the last pose and try again next frame.

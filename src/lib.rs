@@ -12,6 +12,7 @@
 //! - [`sample`]: the stateless sampler and the decode kernel it shares with the compressor;
 //! - [`stream`]: pages resident under a memory budget, the prefetch thread, the missing-page policy;
 //! - [`play`]: a playhead over a stream, and the seek-spike harness;
+//! - [`export`]: a decoded clip written back out as BVH or JSON;
 //! - [`procedural`]: a built-in humanoid cinematic, so nothing outside the
 //!   repository is needed to try or test cinestream.
 #![deny(missing_docs)]
@@ -23,6 +24,7 @@ pub mod compress;
 pub mod compressed;
 pub mod container;
 pub mod error;
+pub mod export;
 pub mod import;
 pub mod metric;
 pub mod play;

@@ -76,6 +76,12 @@ impl Default for CompressSettings {
 }
 
 impl CompressSettings {
+    /// The threshold the codec aims at: [`CompressSettings::threshold_cm`]
+    /// less [`SOURCE_ROUNDING_SHARE`] of it.
+    pub fn aimed_threshold_cm(&self) -> f64 {
+        self.threshold_cm * (1.0 - SOURCE_ROUNDING_SHARE)
+    }
+
     /// Sets the threshold.
     pub fn with_threshold_cm(mut self, cm: f64) -> Self {
         self.threshold_cm = cm;
@@ -193,6 +199,15 @@ pub(crate) struct TrackSamples {
     pub normalized: Vec<Vec3>,
 }
 
+/// Share of the threshold the codec keeps back for the rounding the clip
+/// already carries: importers store values as `f32`, so the clip the codec
+/// measures against differs from the source text by up to 3.4e-5 cm on
+/// `../shared/data/bandai-namco-1` (measured by `.ci/bvh_error.py`, which
+/// redoes the kinematics in `f64` from the text). Aiming 0.5 % under the
+/// threshold (5e-5 cm at 0.01 cm) keeps the promise against the source file,
+/// not only against its import.
+pub const SOURCE_ROUNDING_SHARE: f64 = 0.005;
+
 /// What every search needs about the clip.
 pub(crate) struct Context<'a> {
     pub clip: &'a Clip,
@@ -200,7 +215,8 @@ pub(crate) struct Context<'a> {
     pub bones: usize,
     /// Shell distance per bone, clip units.
     pub shells: Vec<f64>,
-    /// Threshold in clip units.
+    /// Threshold the search aims at, in clip units: the user's, less the
+    /// share kept for the source's rounding.
     pub threshold: f64,
     /// Raw object-space transforms, `[sample * bones + bone]`.
     pub raw_object: Vec<DTransform>,
@@ -241,7 +257,7 @@ impl<'a> Context<'a> {
             samples,
             bones,
             shells,
-            threshold: clip.unit().from_cm(settings.threshold_cm),
+            threshold: clip.unit().from_cm(settings.aimed_threshold_cm()),
             raw_object,
             raw_vertices,
             subtrees,
@@ -308,7 +324,7 @@ pub fn compress(
             ),
         })?;
         report = metric::measure_error(&stored, &compressed, &settings.metric())?;
-        let over = over_threshold(&report, &ctx, settings.threshold_cm);
+        let over = over_threshold(&report, &ctx, settings.aimed_threshold_cm());
         if over.is_empty() {
             break;
         }

@@ -3,6 +3,7 @@
 pub mod batch;
 pub mod common;
 pub mod demo;
+pub mod export;
 pub mod inspect;
 pub mod pack;
 pub mod play;

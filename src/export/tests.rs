@@ -1,0 +1,505 @@
+//! Export round trips: compress, encode, read, export, import again, and the
+//! decoded and re-imported transforms must agree.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use glam::{DQuat, Quat, Vec3};
+
+use super::bvh::{bvh_text, from_zxy_degrees, zxy_euler_degrees};
+use super::json::json_text;
+use super::{export_file, export_text, ExportFormat};
+use crate::clip::{Bone, Clip, LengthUnit, LoopMode, Skeleton, Transform};
+use crate::compress::{compress, CompressSettings, LoopPolicy};
+use crate::container::{encode_stream, StreamReader, WriteOptions};
+use crate::import::bvh::parse_bvh;
+use crate::metric::{local_to_object, shell_vertices, vertices_error, DTransform};
+use crate::procedural::{cinematic, CinematicSpec};
+use crate::sample::Sampling;
+use crate::Error;
+
+/// Rotation angle between two unit quaternions, well conditioned near zero.
+fn angle_between(a: DQuat, b: DQuat) -> f64 {
+    let b = if a.dot(b) < 0.0 { -b } else { b };
+    4.0 * ((a - b).length() / 2.0).min(1.0).asin()
+}
+
+/// Z, X, Y angle triples around every kind of trouble: gimbal lock at
+/// X = ±90°, a hair off it, half turns, negative zero, wrap-around angles.
+fn edge_angles() -> Vec<[f64; 3]> {
+    let mut cases = Vec::new();
+    let xs = [
+        0.0,
+        -0.0,
+        90.0,
+        -90.0,
+        89.9999999,
+        -89.9999999,
+        90.0 - 1e-4,
+        -90.0 + 1e-4,
+        45.0,
+        -135.0,
+        180.0,
+        270.0,
+    ];
+    let others = [0.0, 30.0, -75.0, 179.9999, 180.0, -180.0, 90.0, 359.0];
+    for &x in &xs {
+        for &z in &others {
+            for &y in &others {
+                cases.push([z, x, y]);
+            }
+        }
+    }
+    cases
+}
+
+/// Degrees as the BVH text holds them, read back.
+fn printed(degrees: f64) -> f64 {
+    let mut text = String::new();
+    super::bvh::push_degrees(&mut text, degrees);
+    text.parse().unwrap()
+}
+
+#[test]
+fn euler_conversion_is_exact_at_and_near_gimbal_lock() {
+    let mut worst = 0.0f64;
+    let mut worst_printed = 0.0f64;
+    for angles in edge_angles() {
+        let q = from_zxy_degrees(angles);
+        for q in [q, -q] {
+            let zxy = zxy_euler_degrees(q);
+            assert!(zxy[1].abs() <= 90.0 + 1e-9, "{angles:?} -> {zxy:?}");
+            worst = worst.max(angle_between(q, from_zxy_degrees(zxy)));
+            let text = zxy.map(printed);
+            worst_printed = worst_printed.max(angle_between(q, from_zxy_degrees(text)));
+        }
+    }
+    assert!(worst < 1e-13, "conversion error {worst:e} rad");
+    // Nine decimals of a degree: at most 3 * 5e-10 degrees of rounding.
+    assert!(
+        worst_printed < 3.0e-11,
+        "printed error {worst_printed:e} rad"
+    );
+
+    // At the lock only Z + Y (or Z - Y) is defined: Z is 0 and Y takes it all.
+    let zxy = zxy_euler_degrees(from_zxy_degrees([30.0, 90.0, 40.0]));
+    assert_eq!(zxy[0], 0.0);
+    assert!((zxy[1] - 90.0).abs() < 1e-9 && (zxy[2] - 70.0).abs() < 1e-9);
+    let zxy = zxy_euler_degrees(from_zxy_degrees([30.0, -90.0, 40.0]));
+    assert_eq!(zxy[0], 0.0);
+    assert!((zxy[1] + 90.0).abs() < 1e-9 && (zxy[2] - 10.0).abs() < 1e-9);
+    // Away from the lock the angles themselves come back.
+    let zxy = zxy_euler_degrees(from_zxy_degrees([-20.0, 10.0, 130.0]));
+    for (got, want) in zxy.iter().zip([-20.0, 10.0, 130.0]) {
+        assert!((got - want).abs() < 1e-9, "{zxy:?}");
+    }
+    // A quaternion a hair off unit length is the same rotation.
+    let scaled = from_zxy_degrees([10.0, 20.0, 30.0]) * (1.0 + 1e-6);
+    let zxy = zxy_euler_degrees(scaled);
+    assert!((zxy[2] - 30.0).abs() < 1e-9, "{zxy:?}");
+}
+
+#[test]
+fn degrees_print_to_nine_decimals_without_noise() {
+    let cases = [
+        (90.0, "90"),
+        (-0.5, "-0.5"),
+        (-1e-10, "0"),
+        (0.0, "0"),
+        (12.3456789012, "12.345678901"),
+        (1e-10, "0"),
+        (-180.0, "-180"),
+        (100.0000000004, "100"),
+    ];
+    for (value, text) in cases {
+        let mut out = String::from("x ");
+        super::bvh::push_degrees(&mut out, value);
+        assert_eq!(out, format!("x {text}"), "{value}");
+    }
+}
+
+/// Compresses `clip`, encodes the container and opens it as a reader.
+fn packed(clip: &Clip, settings: &CompressSettings) -> StreamReader<Vec<u8>> {
+    let (compressed, _) = compress(clip, settings).unwrap();
+    let (bytes, _) = encode_stream(&compressed, &WriteOptions::default()).unwrap();
+    StreamReader::open(bytes).unwrap()
+}
+
+/// Exports `reader` as BVH, imports the text and checks every sample of
+/// every bone against the decoded one: the same translation, the same
+/// rotation to f32 rounding, and object-space points (the joint and 3 cm
+/// along each axis) within `max_cm`. Bones are matched by name.
+fn assert_bvh_round_trip(reader: &StreamReader<Vec<u8>>, max_cm: f64) -> Clip {
+    let meta = reader.meta();
+    let text = bvh_text(reader).unwrap();
+    let back = parse_bvh(&text, "export", meta.unit).unwrap();
+    assert_eq!(back.num_samples(), meta.num_samples());
+    assert_eq!(back.num_bones(), meta.num_bones());
+    assert_eq!(back.sample_rate(), meta.sample_rate);
+    assert!(text.contains(&format!("\nFrames: {}\n", meta.num_samples())));
+
+    // Imported bone of each original bone, and the same parents by name.
+    let skeleton = &meta.skeleton;
+    let map: Vec<usize> = skeleton
+        .bones()
+        .iter()
+        .map(|b| back.skeleton().find(&b.name).unwrap())
+        .collect();
+    for (bone, b) in skeleton.bones().iter().enumerate() {
+        let imported = &back.skeleton().bones()[map[bone]];
+        assert_eq!(imported.parent, b.parent.map(|p| map[p]), "{}", b.name);
+        assert_eq!(imported.bind.translation, b.bind.translation, "{}", b.name);
+    }
+
+    let bones = meta.num_bones();
+    let mut decoded = vec![Transform::IDENTITY; bones];
+    let mut reordered = vec![Transform::IDENTITY; bones];
+    let mut object_a = vec![DTransform::from_f32(&Transform::IDENTITY); bones];
+    let mut object_b = object_a.clone();
+    let (mut worst_rotation, mut worst_cm) = (0.0f64, 0.0f64);
+    for sample in 0..meta.num_samples() {
+        reader.decode_sample(sample, &mut decoded).unwrap();
+        let imported = back.pose(sample);
+        for bone in 0..bones {
+            reordered[bone] = imported[map[bone]];
+            let (d, i) = (&decoded[bone], &reordered[bone]);
+            assert_eq!(d.translation, i.translation, "bone {bone} sample {sample}");
+            let angle = angle_between(d.rotation.as_dquat().normalize(), i.rotation.as_dquat());
+            worst_rotation = worst_rotation.max(angle);
+        }
+        local_to_object(skeleton, &decoded, &mut object_a);
+        local_to_object(skeleton, &reordered, &mut object_b);
+        for (a, b) in object_a.iter().zip(&object_b) {
+            let shell = meta.unit.from_cm(3.0);
+            let points = vertices_error(&shell_vertices(a, shell), &shell_vertices(b, shell));
+            let origin = a.translation.distance(b.translation);
+            worst_cm = worst_cm.max(meta.unit.to_cm(points.max(origin)));
+        }
+    }
+    // The importer rounds its f64 rotation to an f32 quaternion (6e-8 a
+    // component); the printed angles add at most 3e-8 rad.
+    assert!(
+        worst_rotation < 3e-7,
+        "rotation off by {worst_rotation:e} rad"
+    );
+    assert!(worst_cm < max_cm, "object-space error {worst_cm:e} cm");
+    back
+}
+
+#[test]
+fn procedural_cinematic_round_trips_through_bvh() {
+    let clip = cinematic(&CinematicSpec::default().with_actors(2).with_seconds(2.0));
+    let reader = packed(&clip, &CompressSettings::default());
+    let back = assert_bvh_round_trip(&reader, 1e-4);
+    // Already depth first: the same bones in the same order.
+    assert_eq!(bone_names(back.skeleton()), bone_names(clip.skeleton()));
+}
+
+fn bone_names(skeleton: &Skeleton) -> Vec<&str> {
+    skeleton.bones().iter().map(|b| b.name.as_str()).collect()
+}
+
+/// Two roots, bones not in depth-first order, rotations at every edge case.
+fn edge_case_clip(loop_mode: LoopMode) -> Clip {
+    let bone = |name: &str, parent, offset: [f32; 3]| Bone {
+        name: name.into(),
+        parent,
+        bind: Transform::from_rotation_translation(Quat::IDENTITY, Vec3::from(offset)),
+    };
+    let skeleton = Skeleton::new(vec![
+        bone("Left Root", None, [0.0, 90.0, 0.0]),
+        bone("Right", None, [40.0, 0.0, 0.0]),
+        bone("left/arm", Some(0), [0.0, 20.0, 5.0]),
+        bone("right.1", Some(1), [0.0, 30.0, 0.0]),
+        bone("left/hand", Some(2), [25.0, 0.0, 0.0]),
+        bone("left/thumb", Some(4), [3.0, 1.0, 0.0]),
+    ])
+    .unwrap();
+    let angles = edge_angles();
+    let samples = 40;
+    let mut poses = Vec::new();
+    for s in 0..samples {
+        for b in 0..skeleton.len() {
+            let zxy = angles[(s * 7 + b * 131) % angles.len()];
+            let rotation = from_zxy_degrees(zxy).as_quat();
+            let translation = skeleton.bones()[b].bind.translation
+                + Vec3::new(s as f32 * 0.7, -(b as f32), 0.25 * s as f32);
+            poses.push(Transform::from_rotation_translation(rotation, translation));
+        }
+    }
+    if loop_mode == LoopMode::Wrap {
+        // The last sample repeats the first, as a loop's does.
+        let first: Vec<Transform> = poses[..skeleton.len()].to_vec();
+        let last = poses.len() - skeleton.len();
+        poses[last..].copy_from_slice(&first);
+    }
+    Clip::from_poses(
+        "edges",
+        Arc::new(skeleton),
+        24.0,
+        LengthUnit::CENTIMETRE,
+        poses,
+    )
+    .unwrap()
+}
+
+#[test]
+fn edge_case_rotations_and_two_roots_round_trip_through_bvh() {
+    let clip = edge_case_clip(LoopMode::Clamp);
+    let settings = CompressSettings::default().with_loop_policy(LoopPolicy::Clamp);
+    let back = assert_bvh_round_trip(&packed(&clip, &settings), 1e-4);
+    assert_eq!(
+        bone_names(back.skeleton()),
+        [
+            "Left Root",
+            "left/arm",
+            "left/hand",
+            "left/thumb",
+            "Right",
+            "right.1"
+        ]
+    );
+}
+
+#[test]
+fn a_wrapping_clip_writes_its_stored_samples() {
+    let clip = edge_case_clip(LoopMode::Wrap);
+    let settings = CompressSettings::default().with_loop_policy(LoopPolicy::Wrap);
+    let reader = packed(&clip, &settings);
+    assert_eq!(reader.meta().loop_mode, LoopMode::Wrap);
+    assert_eq!(reader.meta().num_samples(), clip.num_samples() - 1);
+    let text = bvh_text(&reader).unwrap();
+    assert!(text.contains(&format!("\nFrames: {}\n", clip.num_samples() - 1)));
+    assert!(
+        text.contains("\nFrame Time: 0.041666666666666664\n"),
+        "24 Hz"
+    );
+    assert_bvh_round_trip(&reader, 1e-4);
+}
+
+#[test]
+fn the_text_has_the_promised_layout() {
+    let clip = edge_case_clip(LoopMode::Clamp);
+    let (compressed, _) = compress(&clip, &CompressSettings::default()).unwrap();
+    // Any `Sampling` source: here the compressed clip itself.
+    let text = bvh_text(&compressed).unwrap();
+    let head: Vec<&str> = text.lines().take(8).collect();
+    assert_eq!(
+        head,
+        [
+            "HIERARCHY",
+            "ROOT Left Root",
+            "{",
+            "  OFFSET 0 90 0",
+            "  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation",
+            "  JOINT left/arm",
+            "  {",
+            "    OFFSET 0 20 5",
+        ]
+    );
+    assert_eq!(text.matches("ROOT ").count(), 2);
+    assert_eq!(text.matches("End Site").count(), 2, "two leaves");
+    assert_eq!(text.matches('{').count(), text.matches('}').count());
+    let frames: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Frame Time"))
+        .collect();
+    assert_eq!(frames.len(), 1 + clip.num_samples());
+    for line in &frames[1..] {
+        assert_eq!(line.split(' ').count(), 6 * clip.num_bones(), "{line}");
+    }
+}
+
+/// A two-bone clip whose second bone grows to `scale` halfway through.
+fn scaled_clip(names: [&str; 2], scale: f32) -> Clip {
+    let skeleton = Skeleton::new(vec![
+        Bone {
+            name: names[0].into(),
+            parent: None,
+            bind: Transform::IDENTITY,
+        },
+        Bone {
+            name: names[1].into(),
+            parent: Some(0),
+            bind: Transform::from_rotation_translation(Quat::IDENTITY, Vec3::Y * 10.0),
+        },
+    ])
+    .unwrap();
+    let mut poses = Vec::new();
+    for s in 0..20 {
+        poses.push(Transform::from_rotation_translation(
+            Quat::from_rotation_y(0.1 * s as f32),
+            Vec3::new(s as f32, 0.0, 0.0),
+        ));
+        let mut arm = Transform::from_rotation_translation(Quat::IDENTITY, Vec3::Y * 10.0);
+        if s >= 10 {
+            arm.scale = Vec3::new(scale, 1.0, 1.0);
+        }
+        poses.push(arm);
+    }
+    Clip::from_poses("scaled", Arc::new(skeleton), 30.0, LengthUnit::METRE, poses).unwrap()
+}
+
+#[test]
+fn scale_is_refused_by_bvh_and_kept_by_json() {
+    let clip = scaled_clip(["Body", "Arm"], 1.5);
+    let (compressed, _) = compress(&clip, &CompressSettings::default()).unwrap();
+    match bvh_text(&compressed) {
+        Err(Error::Export { format, message }) => {
+            assert_eq!(format, "bvh");
+            for part in [
+                "bone 1 'Arm'",
+                "sample 10",
+                "scale (1.5",
+                "no scale channel",
+            ] {
+                assert!(message.contains(part), "{message}");
+            }
+        }
+        other => panic!("expected an export error, got {other:?}"),
+    }
+
+    let json: serde_json::Value = serde_json::from_str(&json_text(&compressed).unwrap()).unwrap();
+    assert_eq!(json["cm_per_unit"], 100.0);
+    let samples = json["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 20);
+    let scale_x = |s: usize| samples[s][1]["scale"][0].as_f64().unwrap();
+    assert!((scale_x(15) - 1.5).abs() < 1e-3, "{}", scale_x(15));
+    assert!((scale_x(5) - 1.0).abs() < 1e-3, "{}", scale_x(5));
+
+    // A scale within the tolerance of one is written (and lost).
+    let clip = scaled_clip(["Body", "Arm"], 1.0 + 1e-7);
+    let (compressed, _) = compress(&clip, &CompressSettings::default()).unwrap();
+    assert!(bvh_text(&compressed).is_ok());
+}
+
+#[test]
+fn json_escapes_names_and_holds_every_decoded_value() {
+    let names = ["q\"uote \\ back", "new\nline\ttab\u{1}\u{1f}é🎬"];
+    let clip = scaled_clip(names, 2.0);
+    let reader = packed(&clip, &CompressSettings::default());
+    let text = json_text(&reader).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(json["name"], "scaled");
+    assert_eq!(json["sample_rate"], 30.0);
+    assert_eq!(json["loop_mode"], "clamp");
+    let bones = json["bones"].as_array().unwrap();
+    assert_eq!(bones[0]["name"], names[0]);
+    assert_eq!(bones[1]["name"], names[1]);
+    assert!(bones[0]["parent"].is_null());
+    assert_eq!(bones[1]["parent"], 0);
+
+    let samples = json["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), reader.meta().num_samples());
+    let mut pose = vec![Transform::IDENTITY; 2];
+    for (index, sample) in samples.iter().enumerate() {
+        reader.decode_sample(index, &mut pose).unwrap();
+        for (bone, t) in pose.iter().enumerate() {
+            let read = |key: &str| -> Vec<f32> {
+                let values = sample[bone][key].as_array().unwrap();
+                values.iter().map(|v| v.as_f64().unwrap() as f32).collect()
+            };
+            assert_eq!(read("rotation"), t.rotation.to_array());
+            assert_eq!(read("translation"), t.translation.to_array());
+            assert_eq!(read("scale"), t.scale.to_array());
+        }
+    }
+}
+
+#[test]
+fn bvh_refuses_names_that_would_not_read_back() {
+    for (name, why) in [
+        ("two\nlines", "line break"),
+        (" padded", "white space"),
+        ("brace {", "ends with '{'"),
+        ("", "is empty"),
+    ] {
+        let clip = scaled_clip(["Body", name], 1.0);
+        let (compressed, _) = compress(&clip, &CompressSettings::default()).unwrap();
+        let err = bvh_text(&compressed).unwrap_err().to_string();
+        assert!(err.starts_with("export bvh: bone 1 name"), "{err}");
+        assert!(err.contains(why), "{name:?}: {err}");
+    }
+}
+
+fn scratch_dir(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("cinestream-export-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn file_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn files_are_written_whole_or_not_at_all() {
+    let dir = scratch_dir("files");
+    let good = packed(
+        &cinematic(&CinematicSpec::default().with_seconds(0.5)),
+        &CompressSettings::default(),
+    );
+    let path = dir.join("walk.bvh");
+    let summary = export_file(&good, ExportFormat::Bvh, &path).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text, export_text(&good, ExportFormat::Bvh).unwrap());
+    assert_eq!(summary.bytes, text.len());
+    assert_eq!((summary.bones, summary.samples), (22, 16));
+
+    // A failed export leaves the old file as it was, and no temporary file.
+    let (scaled, _) =
+        compress(&scaled_clip(["a", "b"], 3.0), &CompressSettings::default()).unwrap();
+    assert!(export_file(&scaled, ExportFormat::Bvh, &path).is_err());
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+    assert_eq!(file_names(&dir), ["walk.bvh"]);
+
+    let json = dir.join("walk.json");
+    export_file(&scaled, ExportFormat::Json, &json).unwrap();
+    assert_eq!(file_names(&dir), ["walk.bvh", "walk.json"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn format_follows_the_extension() {
+    assert_eq!(
+        ExportFormat::from_path(Path::new("a/b.BVH")),
+        Some(ExportFormat::Bvh)
+    );
+    assert_eq!(
+        ExportFormat::from_path(Path::new("b.json")),
+        Some(ExportFormat::Json)
+    );
+    assert_eq!(ExportFormat::from_path(Path::new("b.cine")), None);
+    assert_eq!(ExportFormat::from_path(Path::new("bvh")), None);
+}
+
+#[test]
+fn a_long_chain_near_gimbal_lock_stays_within_f32_rounding() {
+    // A 400 cm chain of 40 bones, every one a hair off X = 90°. Each bone's
+    // rotation comes back within f32 rounding (3e-7 rad), and a chain adds
+    // those up: the tip may move by 3e-7 rad times the 8,200 cm of lever
+    // arms below it all (10 + 20 + ... + 400 cm).
+    let n = 40;
+    let bones: Vec<Bone> = (0..n)
+        .map(|i: usize| Bone {
+            name: format!("b{i}"),
+            parent: i.checked_sub(1),
+            bind: Transform::from_rotation_translation(Quat::IDENTITY, Vec3::X * 10.0),
+        })
+        .collect();
+    let skeleton = Arc::new(Skeleton::new(bones).unwrap());
+    let poses = (0..10 * n)
+        .map(|i| {
+            let (s, b) = ((i / n) as f64, (i % n) as f64);
+            let q = from_zxy_degrees([s * 17.0 + b, 90.0 - s * 1e-3, -b * 3.0]);
+            Transform::from_rotation_translation(q.as_quat(), Vec3::X * 10.0)
+        })
+        .collect();
+    let clip = Clip::from_poses("chain", skeleton, 30.0, LengthUnit::CENTIMETRE, poses).unwrap();
+    assert_bvh_round_trip(&packed(&clip, &CompressSettings::default()), 3e-7 * 8200.0);
+}
