@@ -10,8 +10,6 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use glam::Quat;
-
 use super::index::{CheckedPage, ContainerIndex};
 use super::mmap::MappedFile;
 use crate::clip::Transform;
@@ -244,13 +242,6 @@ impl<D: AsRef<[u8]>> crate::metric::PoseSource for StreamReader<D> {
     /// Poses of corrupt pages come out as NaN, which the metric counts as an
     /// infinite error: a broken file cannot pass as accurate.
     fn sample_pose(&self, sample: usize, out: &mut [Transform]) {
-        if self.decode_sample(sample, out).is_err() {
-            let nan = glam::Vec3::NAN;
-            out.fill(Transform {
-                rotation: Quat::from_xyzw(f32::NAN, f32::NAN, f32::NAN, f32::NAN),
-                translation: nan,
-                scale: nan,
-            });
-        }
+        crate::sample::decode_for_metric(self, sample, out);
     }
 }

@@ -483,13 +483,20 @@ impl crate::metric::PoseSource for CompressedClip {
     }
 
     fn sample_pose(&self, sample: usize, out: &mut [Transform]) {
-        // `out` has one transform per bone (the metric's contract), so this cannot fail.
-        if self.decode_sample(sample, out).is_err() {
-            out.fill(Transform {
-                rotation: glam::Quat::from_xyzw(f32::NAN, f32::NAN, f32::NAN, f32::NAN),
-                translation: glam::Vec3::NAN,
-                scale: glam::Vec3::NAN,
-            });
-        }
+        decode_for_metric(self, sample, out);
+    }
+}
+
+/// Decodes stored sample `sample` for the error metric. A sample that does
+/// not decode (a corrupt page, a pose of the wrong length) comes out as NaN,
+/// which the metric counts as an infinite error: a broken source cannot pass
+/// as accurate.
+pub(crate) fn decode_for_metric<S: Sampling>(source: &S, sample: usize, out: &mut [Transform]) {
+    if source.decode_sample(sample, out).is_err() {
+        out.fill(Transform {
+            rotation: glam::Quat::from_xyzw(f32::NAN, f32::NAN, f32::NAN, f32::NAN),
+            translation: glam::Vec3::NAN,
+            scale: glam::Vec3::NAN,
+        });
     }
 }
