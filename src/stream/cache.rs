@@ -216,7 +216,13 @@ impl PageCache {
                 list
             });
             let Some(&(score, _, victim)) = list.last() else {
-                return admission == Admission::Demand;
+                // Nothing left to evict: what is resident is in use. A
+                // sampler's load goes over budget (and the peak says so)
+                // rather than fail; a prefetch waits.
+                match admission {
+                    Admission::Demand => break,
+                    Admission::Prefetch(_) => return false,
+                }
             };
             if let Admission::Prefetch(wanted) = admission {
                 if score <= wanted {

@@ -62,7 +62,10 @@ pub enum MissingPage {
 #[derive(Clone, Debug, PartialEq)]
 pub struct StreamOptions {
     /// Most bytes of resident pages (decoded bytes plus decode tables). Must
-    /// hold at least two of the stream's largest pages.
+    /// hold at least two of the stream's largest pages. A sampler that needs
+    /// a page while every resident page is in use by other samplers loads it
+    /// anyway, over the budget (the peak counter shows it); a prefetch never
+    /// goes over.
     pub budget_bytes: u64,
     /// Seconds of play (at rate 1) the prefetcher keeps resident ahead of
     /// each playhead.
