@@ -372,6 +372,15 @@ impl ContainerIndex {
         &self.pages
     }
 
+    /// Stored bytes of the largest page.
+    pub fn largest_stored_page(&self) -> usize {
+        self.pages
+            .iter()
+            .map(|p| p.stored_len as usize)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The segments stored in `page`.
     pub fn page_segments(&self, page: usize) -> Range<usize> {
         self.page_segments[page].clone()

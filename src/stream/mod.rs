@@ -46,7 +46,9 @@ pub use cache::StreamStats;
 use cache::{Admission, Counters, PageCache, ResidentPage};
 pub use playhead::Hint;
 use prefetch::{Prefetcher, Request};
-pub use source::{drop_from_os_cache, MappedSource, MemorySource, PageData, SlowSource, Source};
+pub use source::{
+    drop_from_os_cache, slow_read_time, MappedSource, MemorySource, PageData, SlowSource, Source,
+};
 
 /// What a sampler does when the page it needs is not resident.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -178,6 +178,26 @@ impl Source for MemorySource {
     }
 }
 
+/// Bytes a second for a cap in MB/s (10^6 bytes); no cap when not positive
+/// and finite.
+fn bytes_per_second(megabytes_per_second: f64) -> f64 {
+    if megabytes_per_second.is_finite() && megabytes_per_second > 0.0 {
+        megabytes_per_second * 1e6
+    } else {
+        f64::INFINITY
+    }
+}
+
+fn transfer_time(latency: Duration, bytes_per_second: f64, len: usize) -> Duration {
+    latency + Duration::from_secs_f64(len as f64 / bytes_per_second)
+}
+
+/// How long [`SlowSource`] media with this latency and cap take to read
+/// `len` bytes on an idle device, without building one.
+pub fn slow_read_time(latency: Duration, megabytes_per_second: f64, len: usize) -> Duration {
+    transfer_time(latency, bytes_per_second(megabytes_per_second), len)
+}
+
 /// Slow media: one device that serves reads one at a time, each waiting a
 /// fixed latency plus its length over a bandwidth, then reading from the
 /// inner source. It shows what prefetching buys on a disk far slower than
@@ -203,11 +223,7 @@ impl<S: Source> SlowSource<S> {
     /// Wraps `inner` with `latency` per read and a cap of `megabytes_per_second`
     /// (10^6 bytes). A non-positive or non-finite cap means no cap.
     pub fn new(inner: S, latency: Duration, megabytes_per_second: f64) -> SlowSource<S> {
-        let bytes_per_second = if megabytes_per_second.is_finite() && megabytes_per_second > 0.0 {
-            megabytes_per_second * 1e6
-        } else {
-            f64::INFINITY
-        };
+        let bytes_per_second = bytes_per_second(megabytes_per_second);
         SlowSource {
             inner,
             latency,
@@ -219,7 +235,7 @@ impl<S: Source> SlowSource<S> {
 
     /// How long a read of `len` bytes takes on an idle device.
     pub fn read_time(&self, len: usize) -> Duration {
-        self.latency + Duration::from_secs_f64(len as f64 / self.bytes_per_second)
+        transfer_time(self.latency, self.bytes_per_second, len)
     }
 
     fn transfer(&self, len: usize, prefetch: bool) {
@@ -345,6 +361,10 @@ mod tests {
         );
         // 5 ms + 100 kB at 10 MB/s (10 ms).
         assert_eq!(source.read_time(100_000), Duration::from_millis(15));
+        assert_eq!(
+            slow_read_time(Duration::from_millis(5), 10.0, 100_000),
+            source.read_time(100_000)
+        );
         let start = Instant::now();
         let data = source.read(0, 100_000).unwrap();
         assert!(start.elapsed() >= Duration::from_millis(15));

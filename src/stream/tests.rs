@@ -48,6 +48,16 @@ fn budget_for(stream: &Stream, pages: u64) -> u64 {
     pages * largest
 }
 
+/// The clamped stream without a prefetcher, with room for `pages` of its
+/// largest pages; and that budget.
+fn without_prefetch(pages: u64) -> (Stream, u64) {
+    let budget = budget_for(&open(false, StreamOptions::default()), pages);
+    let options = StreamOptions::default()
+        .with_prefetch(false)
+        .with_budget_bytes(budget);
+    (open(false, options), budget)
+}
+
 fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let start = Instant::now();
     while !done() {
@@ -145,14 +155,7 @@ fn a_player_holds_its_last_pose_while_not_ready() {
 
 #[test]
 fn eviction_takes_pages_behind_the_playhead_first() {
-    let stream = open(false, StreamOptions::default().with_prefetch(false));
-    let budget = budget_for(&stream, 4);
-    let stream = open(
-        false,
-        StreamOptions::default()
-            .with_prefetch(false)
-            .with_budget_bytes(budget),
-    );
+    let (stream, budget) = without_prefetch(4);
     let shared = &stream.shared;
     let at_page = |page: usize| stream.index().page_samples(page).start as f64 / 30.0;
     let hint = |page: usize, rate: f64| Hint {
@@ -387,14 +390,7 @@ fn a_budget_below_two_pages_is_refused() {
 
 #[test]
 fn a_demand_load_with_every_page_in_use_goes_over_budget_and_counts_it() {
-    let probe = open(false, StreamOptions::default());
-    let budget = budget_for(&probe, 2);
-    let stream = open(
-        false,
-        StreamOptions::default()
-            .with_prefetch(false)
-            .with_budget_bytes(budget),
-    );
+    let (stream, budget) = without_prefetch(2);
     let shared = &stream.shared;
     let cost = |page: usize| stream.index().resident_cost(page) as u64;
     shared.load(0, Admission::Demand, false).unwrap();

@@ -10,7 +10,7 @@ use cinestream::container::{write_stream, WriteOptions};
 use cinestream::play::harness::{self, Pattern, PlayConfig};
 use cinestream::procedural::{cinematic, CinematicSpec};
 use cinestream::sample::decode::BIT_RATES;
-use cinestream::stream::{MappedSource, SlowSource, Stream, StreamOptions};
+use cinestream::stream::StreamOptions;
 use cinestream::CompressedClip;
 
 use crate::progress;
@@ -159,21 +159,11 @@ fn stream_it(args: &Args, compressed: &CompressedClip) -> anyhow::Result<bool> {
     let options = WriteOptions::default().with_page_bytes(args.page_kib * 1024);
     let file = write_stream(compressed, &options, &path.0)?;
     let latency = Duration::from_secs_f64(args.latency_ms / 1e3);
-    let open = || -> anyhow::Result<Stream> {
-        let source = SlowSource::new(MappedSource::open(&path.0)?, latency, args.throttle_mbps);
-        let stream = Stream::open(source, StreamOptions::default().with_budget_bytes(BUDGET))?;
-        Ok(stream)
+    let open = || {
+        let options = StreamOptions::default().with_budget_bytes(BUDGET);
+        super::play::open_slow(&path.0, latency, args.throttle_mbps, options)
     };
-    let page_load = {
-        let largest = open()?
-            .index()
-            .pages()
-            .iter()
-            .map(|p| p.stored_len)
-            .max()
-            .unwrap_or(0);
-        latency + Duration::from_secs_f64(largest as f64 / (args.throttle_mbps * 1e6))
-    };
+    let (_, page_load) = open()?;
     println!(
         "packed: {} bytes in {} pages of up to {} KiB -> {} (temporary)",
         file.file_bytes,
@@ -193,7 +183,7 @@ fn stream_it(args: &Args, compressed: &CompressedClip) -> anyhow::Result<bool> {
     let mut sound = true;
     let bar = progress::quiet_bar(Pattern::ALL.len() as u64, "playing");
     for pattern in Pattern::ALL {
-        let stream = open()?;
+        let (stream, _) = open()?;
         let config = PlayConfig::new(pattern, 30.0, args.play_seconds).realtime(true);
         bar.set_message(format!("playing {}", pattern.name()));
         let report = harness::run(&stream, &config)?;

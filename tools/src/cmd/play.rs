@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use cinestream::play::harness::{self, Pattern, PlayConfig};
 use cinestream::stream::{
-    drop_from_os_cache, MappedSource, MissingPage, SlowSource, Stream, StreamOptions,
+    drop_from_os_cache, slow_read_time, MappedSource, MissingPage, SlowSource, Stream,
+    StreamOptions,
 };
 use serde_json::json;
 
@@ -131,22 +132,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if args.cold {
             drop_from_os_cache(&args.file)?;
         }
-        let mapped = MappedSource::open(&args.file)?;
         Ok(if slow {
-            let source = SlowSource::new(mapped, latency, args.throttle_mbps.unwrap_or(0.0));
-            let stream = Stream::open(source, options.clone())?;
-            let biggest = stream
-                .index()
-                .pages()
-                .iter()
-                .map(|p| p.stored_len as usize)
-                .max()
-                .unwrap_or(0);
-            let bandwidth = args.throttle_mbps.map_or(f64::INFINITY, |m| m * 1e6);
-            let load = latency + Duration::from_secs_f64(biggest as f64 / bandwidth);
+            let mbps = args.throttle_mbps.unwrap_or(0.0);
+            let (stream, load) = open_slow(&args.file, latency, mbps, options.clone())?;
             (stream, Some(load))
         } else {
-            (Stream::open(mapped, options.clone())?, None)
+            (
+                Stream::open(MappedSource::open(&args.file)?, options.clone())?,
+                None,
+            )
         })
     };
     let (probe, _) = open()?;
@@ -307,6 +301,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Opens `path` over simulated slow media (`latency` a read, `mbps` MB/s),
+/// and says how long its largest page takes to read there.
+pub fn open_slow(
+    path: &std::path::Path,
+    latency: Duration,
+    mbps: f64,
+    options: StreamOptions,
+) -> anyhow::Result<(Stream, Duration)> {
+    let stream = Stream::open(
+        SlowSource::new(MappedSource::open(path)?, latency, mbps),
+        options,
+    )?;
+    let load = slow_read_time(latency, mbps, stream.index().largest_stored_page());
+    Ok((stream, load))
 }
 
 /// The column heads of the latency table.
