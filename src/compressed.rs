@@ -22,9 +22,10 @@ use glam::Vec3;
 
 use crate::clip::{LengthUnit, LoopMode, Skeleton, TrackKind, Transform};
 use crate::sample::decode::{
-    finish_rotation, key_bits, rotation_from_xyz, segment_decoders, ClipRange, KeyDecoder,
-    RotationLanes, NUM_RATES, RANGE_SLOT_BYTES,
+    finish_rotation, key_bits, rotation_from_xyz, ClipRange, RotationLanes, NUM_RATES,
+    RANGE_SLOT_BYTES,
 };
+use crate::sample::tables::DecodeTables;
 
 /// Which part of a bone's transform a track animates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -237,6 +238,26 @@ pub struct ClipMeta {
     rotation_groups: Vec<RotationGroup>,
     /// Indices of the translation and scale tracks.
     vector_tracks: Vec<u32>,
+    /// Where each animated track's decoder sits in a segment's tables.
+    track_slots: Vec<TrackSlot>,
+}
+
+/// Where an animated track's decoder sits in a segment's decode tables
+/// (see [`DecodeTables`](crate::sample::tables::DecodeTables)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrackSlot {
+    /// Lane `lane` of rotation group `group`.
+    Rotation {
+        /// Index into [`ClipMeta::rotation_groups`].
+        group: u32,
+        /// Lane in the group.
+        lane: u8,
+    },
+    /// Entry `index` of [`ClipMeta::vector_tracks`].
+    Vector {
+        /// Index into the vector tracks.
+        index: u32,
+    },
 }
 
 /// Up to four rotation tracks decoded side by side.
@@ -281,6 +302,7 @@ impl ClipMeta {
         }
         let mut rotation_groups = Vec::new();
         let mut vector_tracks = Vec::new();
+        let mut track_slots = vec![TrackSlot::Vector { index: 0 }; animated.len()];
         let rotations: Vec<usize> = (0..animated.len())
             .filter(|&t| animated[t].channel == Channel::Rotation)
             .collect();
@@ -293,6 +315,10 @@ impl ClipMeta {
             };
             let mut references = [glam::Quat::IDENTITY; 4];
             for (lane, &t) in chunk.iter().enumerate() {
+                track_slots[t] = TrackSlot::Rotation {
+                    group: rotation_groups.len() as u32,
+                    lane: lane as u8,
+                };
                 group.tracks[lane] = t as u32;
                 group.bones[lane] = animated[t].bone;
                 references[lane] = animated[t].reference();
@@ -302,12 +328,16 @@ impl ClipMeta {
         }
         for (t, track) in animated.iter().enumerate() {
             if track.channel != Channel::Rotation {
+                track_slots[t] = TrackSlot::Vector {
+                    index: vector_tracks.len() as u32,
+                };
                 vector_tracks.push(t as u32);
             }
         }
         ClipMeta {
             rotation_groups,
             vector_tracks,
+            track_slots,
             name,
             skeleton,
             sample_rate,
@@ -351,6 +381,11 @@ impl ClipMeta {
     /// Indices of the translation and scale tracks.
     pub fn vector_tracks(&self) -> &[u32] {
         &self.vector_tracks
+    }
+
+    /// Where animated track `track`'s decoder sits in a segment's tables.
+    pub fn track_slot(&self, track: usize) -> TrackSlot {
+        self.track_slots[track]
     }
 
     /// The pose before animated tracks: bind pose with constants applied.
@@ -466,11 +501,6 @@ impl<'a> SegmentView<'a> {
         }
     }
 
-    /// Appends the decoder of every track of this segment to `out`.
-    pub fn decoders(&self, animated: &[AnimatedTrack], out: &mut Vec<KeyDecoder>) {
-        segment_decoders(animated, |t| self.rate(t), |t| *self.range_slot(t), out);
-    }
-
     /// Bytes a segment of these rates and samples occupies.
     pub fn encoded_len(
         rates: &[u8],
@@ -537,10 +567,8 @@ pub struct CompressedClip {
     meta: ClipMeta,
     /// Byte offset of each segment in `data`, plus the end.
     segment_offsets: Vec<usize>,
-    /// Bits of one sample's keys in each segment.
-    sample_bits: Vec<usize>,
-    /// Decoders of every track of every segment, segment after segment.
-    decoders: Vec<KeyDecoder>,
+    /// Decode tables of every segment.
+    tables: DecodeTables,
     data: Vec<u8>,
 }
 
@@ -561,14 +589,12 @@ impl CompressedClip {
             ));
         }
         let mut segment_offsets = Vec::with_capacity(segments.len() + 1);
-        let mut sample_bits = Vec::with_capacity(segments.len());
-        let mut decoders = Vec::with_capacity(segments.len() * meta.animated.len());
+        let mut tables = DecodeTables::with_capacity(&meta, segments.len());
         let mut data = Vec::with_capacity(segments.iter().map(Vec::len).sum());
         for (index, s) in segments.iter().enumerate() {
             let (_, samples) = meta.segments.segment(index);
             let view = SegmentView::new(s, &meta.animated, samples).map_err(|f| (index, f))?;
-            sample_bits.push(view.sample_bits());
-            view.decoders(&meta.animated, &mut decoders);
+            tables.push(&meta, &view);
             segment_offsets.push(data.len());
             data.extend_from_slice(s);
         }
@@ -576,8 +602,7 @@ impl CompressedClip {
         Ok(CompressedClip {
             meta,
             segment_offsets,
-            sample_bits,
-            decoders,
+            tables,
             data,
         })
     }
@@ -586,11 +611,10 @@ impl CompressedClip {
     pub fn segment_ref(&self, index: usize) -> crate::sample::SegmentRef<'_> {
         let tracks = self.meta.animated.len();
         let bytes = self.segment_bytes(index);
-        crate::sample::SegmentRef {
-            keys: bytes.get(tracks * (1 + RANGE_SLOT_BYTES)..).unwrap_or(&[]),
-            sample_bits: self.sample_bits[index],
-            decoders: &self.decoders[index * tracks..(index + 1) * tracks],
-        }
+        self.tables.segment(
+            index,
+            bytes.get(tracks * (1 + RANGE_SLOT_BYTES)..).unwrap_or(&[]),
+        )
     }
 
     /// The metadata.

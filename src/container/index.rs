@@ -22,7 +22,8 @@ use crate::clip::{Bone, LengthUnit, LoopMode, Skeleton, TrackKind, Transform, MA
 use crate::compressed::{
     AnimatedTrack, Channel, ClipMeta, ConstantTrack, SegmentLayout, SegmentView,
 };
-use crate::sample::decode::{ClipRange, KeyDecoder, RANGE_SLOT_BYTES};
+use crate::sample::decode::{ClipRange, RANGE_SLOT_BYTES};
+use crate::sample::tables::DecodeTables;
 use crate::sample::SegmentRef;
 
 /// What is wrong with a container file.
@@ -410,9 +411,7 @@ impl ContainerIndex {
     pub fn resident_cost(&self, page: usize) -> usize {
         let segments = self.page_segments[page].len();
         self.pages[page].decoded_len as usize
-            + segments
-                * (self.meta.animated.len() * std::mem::size_of::<KeyDecoder>()
-                    + std::mem::size_of::<usize>())
+            + segments * DecodeTables::bytes_per_segment(&self.meta)
     }
 
     /// Checks a page's stored bytes: checksum, lz4 decode, and every segment
@@ -464,8 +463,7 @@ impl ContainerIndex {
     /// decoders and per-segment sample bits, so that sampling need not check again.
     fn page_tables(&self, page: usize, decoded: &[u8]) -> Result<PageTables, String> {
         let segments = self.page_segments[page].clone();
-        let mut decoders = Vec::with_capacity(segments.len() * self.meta.animated.len());
-        let mut sample_bits = Vec::with_capacity(segments.len());
+        let mut tables = DecodeTables::with_capacity(&self.meta, segments.len());
         let first_segment = segments.start;
         for index in segments {
             let entry = self.segments[index];
@@ -476,12 +474,10 @@ impl ContainerIndex {
             let (_, samples) = self.meta.segments.segment(index);
             let view = SegmentView::new(bytes, &self.meta.animated, samples)
                 .map_err(|fault| format!("segment {index}: {fault}"))?;
-            sample_bits.push(view.sample_bits());
-            view.decoders(&self.meta.animated, &mut decoders);
+            tables.push(&self.meta, &view);
         }
         Ok(PageTables {
-            decoders,
-            sample_bits,
+            tables,
             first_segment,
         })
     }
@@ -497,12 +493,10 @@ pub struct CheckedPage {
     pub tables: PageTables,
 }
 
-/// The decoders of every track of every segment of one page (64 bytes each),
-/// and the bits of one sample's keys in each segment.
+/// The decode tables of every segment of one page.
 #[derive(Debug)]
 pub struct PageTables {
-    decoders: Vec<KeyDecoder>,
-    sample_bits: Vec<usize>,
+    tables: DecodeTables,
     first_segment: usize,
 }
 
@@ -524,14 +518,10 @@ impl PageTables {
         let bytes = decoded
             .get(entry.offset as usize..(entry.offset + entry.len) as usize)
             .unwrap_or(&[]);
-        SegmentRef {
-            keys: bytes.get(tracks * (1 + RANGE_SLOT_BYTES)..).unwrap_or(&[]),
-            sample_bits: self.sample_bits.get(local).copied().unwrap_or(0),
-            decoders: self
-                .decoders
-                .get(local * tracks..(local + 1) * tracks)
-                .unwrap_or(&[]),
-        }
+        self.tables.segment(
+            local,
+            bytes.get(tracks * (1 + RANGE_SLOT_BYTES)..).unwrap_or(&[]),
+        )
     }
 }
 

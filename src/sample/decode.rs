@@ -206,11 +206,10 @@ pub fn key_bits(track: &AnimatedTrack, rate: u8, slot: &[u8; RANGE_SLOT_BYTES]) 
 ///
 /// Built once per segment (when its page is first checked, or when a clip is
 /// assembled in memory) from the rate and range slot, so that sampling does
-/// no per-call setup: 64 bytes per track per segment, beside the segment's
-/// bytes. [`SegmentTrackDecoder`] builds it and decodes through it, so the
-/// compressor and the sampler share one arithmetic.
-// One cache line each: a seek that decodes a segment no frame touched
-// lately misses once per track, not twice.
+/// no per-call setup. [`SegmentTrackDecoder`] builds it and decodes through
+/// it, so the compressor and the sampler share one arithmetic. The sampler
+/// keeps one per translation or scale track (one cache line each) and
+/// transposes rotations into [`RotationGroupDecoder`]s.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C, align(64))]
 pub struct KeyDecoder {
@@ -276,35 +275,6 @@ impl KeyDecoder {
 }
 
 impl KeyDecoder {
-    /// Reads a rotation key's stored components into `lane` of `lanes`:
-    /// x, y, z, and w when stored whole (full precision); w is rebuilt later,
-    /// four lanes at once, by [`RotationLanes::finish_keys`].
-    #[inline(always)]
-    pub fn read_rotation_lane(
-        &self,
-        keys: &[u8],
-        sample_bit: usize,
-        lanes: &mut KeyLanes,
-        lane: usize,
-    ) {
-        let bit = sample_bit + self.bit_offset as usize;
-        if self.raw {
-            let word = |i: usize| f32::from_bits(read_masked(keys, bit + 32 * i, u32::MAX as u64));
-            lanes.x[lane] = word(0);
-            lanes.y[lane] = word(1);
-            lanes.z[lane] = word(2);
-            lanes.w[lane] = word(3);
-            lanes.stored_w[lane] = true;
-        } else {
-            let [q0, q1, q2] = self.read_quantized(keys, bit);
-            // The same arithmetic as `value`: offset + q * step, per component.
-            lanes.x[lane] = self.offset.x + q0 as f32 * self.step.x;
-            lanes.y[lane] = self.offset.y + q1 as f32 * self.step.y;
-            lanes.z[lane] = self.offset.z + q2 as f32 * self.step.z;
-            lanes.stored_w[lane] = false;
-        }
-    }
-
     /// The three integers of a quantized key: at most 3 x 19 = 57 bits,
     /// which with the bit shift fit one 64-bit load.
     #[inline(always)]
@@ -320,19 +290,180 @@ impl KeyDecoder {
     }
 }
 
+/// The decoders of up to four rotation tracks of one segment, lane by lane.
+///
+/// The same numbers as four [`KeyDecoder`]s, transposed (structure of
+/// arrays): `offset + q * step` is then one vector operation per component
+/// for all four tracks, and the four fit two cache lines instead of four,
+/// which is what a seek to a segment no frame touched lately waits for.
+/// Unused lanes decode as zero and are never written to a pose.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, align(64))]
+pub struct RotationGroupDecoder {
+    /// x, y and z offsets, one lane per track.
+    offset: [Vec4; 3],
+    /// x, y and z steps, one lane per track.
+    step: [Vec4; 3],
+    /// Bit offset of each track's key within one sample's keys.
+    bit_offset: [u32; 4],
+    /// Bits of x, y and z of each quantized lane (0 for full-precision lanes).
+    bits: [[u8; 3]; 4],
+    /// Lanes stored at full precision (bit `lane` set): x, y, z and w raw.
+    raw_lanes: u8,
+}
+
+impl RotationGroupDecoder {
+    /// The group of the rotation decoders `lanes` (at most four, in lane order).
+    pub fn new(lanes: &[KeyDecoder]) -> RotationGroupDecoder {
+        let mut group = RotationGroupDecoder {
+            offset: [Vec4::ZERO; 3],
+            step: [Vec4::ZERO; 3],
+            bit_offset: [0; 4],
+            bits: [[0; 3]; 4],
+            raw_lanes: 0,
+        };
+        for (lane, key) in lanes.iter().take(4).enumerate() {
+            debug_assert!(key.rotation, "lane {lane} is not a rotation");
+            group.bit_offset[lane] = key.bit_offset;
+            if key.raw {
+                group.raw_lanes |= 1 << lane;
+                continue;
+            }
+            for c in 0..3 {
+                group.offset[c][lane] = key.offset[c];
+                group.step[c][lane] = key.step[c];
+                group.bits[lane][c] = key.bits[c];
+            }
+        }
+        group
+    }
+
+    /// Reads and decodes the four lanes' keys in the sample whose keys start
+    /// at bit `sample_bit` of `keys`: the arithmetic of [`KeyDecoder::value`]
+    /// lane by lane, w not yet rebuilt.
+    #[inline(always)]
+    pub fn read(&self, keys: &[u8], sample_bit: usize) -> KeyLanes {
+        let [x0, y0, z0] = self.read_quantized(keys, sample_bit, 0);
+        let [x1, y1, z1] = self.read_quantized(keys, sample_bit, 1);
+        let [x2, y2, z2] = self.read_quantized(keys, sample_bit, 2);
+        let [x3, y3, z3] = self.read_quantized(keys, sample_bit, 3);
+        // At most 19 bits: exact as `i32` and as `f32`.
+        let component = |c: usize, q: [u32; 4]| {
+            let q = glam::IVec4::from_array(q.map(|q| q as i32));
+            self.offset[c] + q.as_vec4() * self.step[c]
+        };
+        let (x, y, z) = (
+            component(0, [x0, x1, x2, x3]),
+            component(1, [y0, y1, y2, y3]),
+            component(2, [z0, z1, z2, z3]),
+        );
+        let mut lanes = KeyLanes {
+            x,
+            y,
+            z,
+            w: Vec4::ZERO,
+            stored_w: glam::BVec4A::FALSE,
+        };
+        if self.raw_lanes != 0 {
+            self.read_raw_lanes(keys, sample_bit, &mut lanes);
+        }
+        lanes
+    }
+
+    /// Reads and decodes lane `lane`'s key into lane `out_lane` of `lanes`,
+    /// with the arithmetic of [`read`](Self::read) in that lane.
+    #[inline(always)]
+    pub fn read_lane(
+        &self,
+        keys: &[u8],
+        sample_bit: usize,
+        lane: usize,
+        lanes: &mut KeyLanes,
+        out_lane: usize,
+    ) {
+        let lane = lane & 3;
+        if self.raw_lanes & (1 << lane) != 0 {
+            let bit = sample_bit + self.bit_offset[lane] as usize;
+            let word = |i: usize| f32::from_bits(read_masked(keys, bit + 32 * i, u32::MAX as u64));
+            lanes.x[out_lane] = word(0);
+            lanes.y[out_lane] = word(1);
+            lanes.z[out_lane] = word(2);
+            lanes.w[out_lane] = word(3);
+            lanes.stored_w.set(out_lane, true);
+            return;
+        }
+        let q = self.read_quantized(keys, sample_bit, lane);
+        let value = |c: usize| {
+            let (offset, step): (&[f32; 4], &[f32; 4]) =
+                (self.offset[c].as_ref(), self.step[c].as_ref());
+            offset[lane] + q[c] as i32 as f32 * step[lane]
+        };
+        lanes.x[out_lane] = value(0);
+        lanes.y[out_lane] = value(1);
+        lanes.z[out_lane] = value(2);
+        lanes.stored_w.set(out_lane, false);
+    }
+
+    /// The three integers of lane `lane`'s quantized key (zeros for a
+    /// full-precision or unused lane): at most 3 x 19 = 57 bits, which with
+    /// the bit shift fit one 64-bit load.
+    #[inline(always)]
+    fn read_quantized(&self, keys: &[u8], sample_bit: usize, lane: usize) -> [u32; 3] {
+        let bit = sample_bit + self.bit_offset[lane] as usize;
+        let word = read_word(keys, bit >> 3) >> (bit & 7);
+        let [b0, b1, b2] = self.bits[lane].map(u32::from);
+        // Masks from bit counts (at most 19, so the shifts cannot overflow):
+        // cheaper to compute than to keep in the table.
+        let low = |bits: u32| (1u32 << bits) - 1;
+        [
+            word as u32 & low(b0),
+            (word >> b0) as u32 & low(b1),
+            (word >> (b0 + b1)) as u32 & low(b2),
+        ]
+    }
+
+    /// The full-precision lanes, which the quantized path left at zero.
+    #[cold]
+    fn read_raw_lanes(&self, keys: &[u8], sample_bit: usize, lanes: &mut KeyLanes) {
+        for lane in 0..4 {
+            if self.raw_lanes & (1 << lane) != 0 {
+                self.read_lane(keys, sample_bit, lane, lanes, lane);
+            }
+        }
+    }
+
+    /// Touches both cache lines of the group (see [`SegmentRef::touch`](crate::sample::SegmentRef::touch)).
+    #[inline(always)]
+    pub(crate) fn touch(&self) -> u32 {
+        self.offset[0].x.to_bits() ^ self.bit_offset[3]
+    }
+}
+
 /// Up to four rotation keys as stored, one per lane, before w is rebuilt.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct KeyLanes {
     /// x of each key.
-    pub x: [f32; 4],
+    pub x: Vec4,
     /// y of each key.
-    pub y: [f32; 4],
+    pub y: Vec4,
     /// z of each key.
-    pub z: [f32; 4],
+    pub z: Vec4,
     /// w of keys stored whole.
-    pub w: [f32; 4],
+    pub w: Vec4,
     /// Which lanes stored w.
-    pub stored_w: [bool; 4],
+    pub stored_w: glam::BVec4A,
+}
+
+impl Default for KeyLanes {
+    fn default() -> Self {
+        KeyLanes {
+            x: Vec4::ZERO,
+            y: Vec4::ZERO,
+            z: Vec4::ZERO,
+            w: Vec4::ZERO,
+            stored_w: glam::BVec4A::FALSE,
+        }
+    }
 }
 
 /// Four rotations side by side (structure of arrays), for decoding four
@@ -390,22 +521,14 @@ impl RotationLanes {
     /// where it was not stored.
     #[inline(always)]
     pub fn finish_keys(keys: &KeyLanes) -> RotationLanes {
-        let x = Vec4::from_array(keys.x);
-        let y = Vec4::from_array(keys.y);
-        let z = Vec4::from_array(keys.z);
+        let (x, y, z) = (keys.x, keys.y, keys.z);
         let rest = Vec4::ONE - ((x * x + y * y) + z * z);
         let rebuilt = Vec4::select(rest.cmpgt(Vec4::ZERO), rest, Vec4::ZERO).sqrt();
-        let stored = glam::BVec4A::new(
-            keys.stored_w[0],
-            keys.stored_w[1],
-            keys.stored_w[2],
-            keys.stored_w[3],
-        );
         RotationLanes {
             x,
             y,
             z,
-            w: Vec4::select(stored, Vec4::from_array(keys.w), rebuilt),
+            w: Vec4::select(keys.stored_w, keys.w, rebuilt),
         }
     }
 
@@ -456,7 +579,7 @@ pub fn key_rotations(
         lanes.y[lane] = v.y;
         lanes.z[lane] = v.z;
         lanes.w[lane] = v.w;
-        lanes.stored_w[lane] = decoder.key.raw;
+        lanes.stored_w.set(lane, decoder.key.raw);
     }
     let keys = RotationLanes::finish_keys(&lanes);
     RotationLanes::blend(&keys, &keys, 0.0, reference).to_quats()
@@ -706,6 +829,80 @@ mod tests {
             ),
             [0; 4]
         );
+    }
+
+    #[test]
+    fn a_rotation_group_decodes_each_lane_as_its_track_decoder() {
+        let range = ClipRange {
+            min: Vec3::splat(-0.7),
+            extent: Vec3::new(1.4, 0.9, 1.2),
+        };
+        let rotation = |bone| AnimatedTrack::new(bone, Channel::Rotation, range, Vec3::ZERO);
+        let tracks = [rotation(0), rotation(1), rotation(2)];
+        // Quantized (9 bits, one component narrower), constant and full precision.
+        let rates = [7, RATE_CONSTANT, RATE_FULL_PRECISION];
+        let slots = [
+            [10, 40, 200, 255, 30, 90],
+            [0x12, 0x34, 0x56, 0x78, 0x9A, 0xBC],
+            [0; 6],
+        ];
+        let mut decoders = Vec::new();
+        let sample_bits = segment_decoders(&tracks, |t| rates[t], |t| slots[t], &mut decoders);
+        // Two samples of keys, the second at an odd bit offset from the first.
+        let raw = Quat::from_rotation_y(0.8).to_array().map(f32::to_bits);
+        let mut keys = vec![0u8; (2 * sample_bits).div_ceil(8) + 8];
+        for sample in 0..2u32 {
+            let start = sample as usize * sample_bits;
+            let bits = component_bits(&tracks[0], rates[0], &slots[0]);
+            let mut bit = start + decoders[0].bit_offset();
+            for (c, &b) in bits.iter().enumerate().take(3) {
+                let q = (0x5A5 * (c as u32 + 1) + 77 * sample) & max_quantized(b);
+                write_bits(&mut keys, bit, b, q);
+                bit += b as usize;
+            }
+            for (i, &word) in raw.iter().enumerate() {
+                write_bits(
+                    &mut keys,
+                    start + decoders[2].bit_offset() + 32 * i,
+                    32,
+                    word,
+                );
+            }
+        }
+        let group = RotationGroupDecoder::new(&decoders);
+        for sample in 0..2 {
+            let at = sample * sample_bits;
+            let lanes = group.read(&keys, at);
+            let finished = RotationLanes::finish_keys(&lanes);
+            for (lane, decoder) in decoders.iter().enumerate() {
+                let expected = decoder.read(&keys, at);
+                let got = Vec4::new(
+                    finished.x[lane],
+                    finished.y[lane],
+                    finished.z[lane],
+                    finished.w[lane],
+                );
+                assert_eq!(got, expected, "sample {sample} lane {lane}");
+                let mut one = KeyLanes::default();
+                group.read_lane(&keys, at, lane, &mut one, 0);
+                let one = RotationLanes::finish_keys(&one);
+                assert_eq!(
+                    Vec4::new(one.x[0], one.y[0], one.z[0], one.w[0]),
+                    expected,
+                    "one lane: sample {sample} lane {lane}"
+                );
+            }
+            assert_eq!(
+                Vec4::new(finished.x[2], finished.y[2], finished.z[2], finished.w[2]),
+                Vec4::from_array(raw.map(f32::from_bits)),
+                "the full-precision lane is stored whole"
+            );
+            // The unused lane decodes as the identity.
+            assert_eq!(
+                Vec4::new(finished.x[3], finished.y[3], finished.z[3], finished.w[3]),
+                Vec4::W
+            );
+        }
     }
 
     #[test]

@@ -9,12 +9,13 @@
 //! is allocated.
 
 pub mod decode;
+pub mod tables;
 
 use glam::Vec4;
 
 use crate::clip::{LoopMode, Skeleton, Transform};
-use crate::compressed::{Channel, ClipMeta, CompressedClip, SegmentFault};
-use decode::{KeyDecoder, KeyLanes, RotationLanes};
+use crate::compressed::{Channel, ClipMeta, CompressedClip, SegmentFault, TrackSlot};
+use decode::{KeyDecoder, KeyLanes, RotationGroupDecoder, RotationLanes};
 
 /// How a time between two samples is turned into a pose.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -92,15 +93,18 @@ pub fn locate(meta: &ClipMeta, time: f32, rounding: SampleRounding) -> KeyPair {
 }
 
 /// A segment ready to decode: its key bytes, the bits of one sample's keys,
-/// and the decoder of each animated track.
+/// and its decode tables (see [`tables`]).
 #[derive(Clone, Copy, Debug)]
 pub struct SegmentRef<'a> {
     /// The key bytes (after the rates and range slots).
     pub keys: &'a [u8],
     /// Bits of one sample's keys (all tracks).
     pub sample_bits: usize,
-    /// One decoder per animated track.
-    pub decoders: &'a [KeyDecoder],
+    /// One decoder per rotation group of the clip.
+    pub groups: &'a [RotationGroupDecoder],
+    /// One decoder per translation or scale track, in
+    /// [`ClipMeta::vector_tracks`] order.
+    pub vectors: &'a [KeyDecoder],
 }
 
 impl SegmentRef<'_> {
@@ -109,8 +113,32 @@ impl SegmentRef<'_> {
     pub const EMPTY: SegmentRef<'static> = SegmentRef {
         keys: &[],
         sample_bits: 0,
-        decoders: &[],
+        groups: &[],
+        vectors: &[],
     };
+
+    /// Loads every cache line a decode of the sample at `sample_bit` reads,
+    /// before decoding it. A seek lands on a segment no frame touched lately,
+    /// whose tables and keys are in memory, not in cache; loaded up front,
+    /// their misses overlap instead of coming one track after another.
+    #[inline(always)]
+    pub fn touch(&self, sample_bit: usize) {
+        let mut sum = 0u32;
+        for group in self.groups {
+            sum ^= group.touch();
+        }
+        for vector in self.vectors {
+            sum ^= vector.key_bits() as u32;
+        }
+        let start = sample_bit >> 3;
+        let end = ((sample_bit + self.sample_bits) >> 3).min(self.keys.len());
+        if let Some(keys) = self.keys.get(start..end) {
+            for line in keys.chunks(64) {
+                sum ^= u32::from(line[0]);
+            }
+        }
+        std::hint::black_box(sum);
+    }
 }
 
 /// Gives a sampler the segments of a clip: a clip in memory, or a stream's pages.
@@ -309,38 +337,25 @@ pub fn decode_keys<S: SegmentSource>(
     // Segments first: if one is unavailable, `pose` keeps what it held.
     let (bracket, handle_a, handle_b) = bracketing_segments(meta, source, keys)?;
     let (a, bit_a, b, bit_b) = bracket.resolve(&handle_a, &handle_b);
-    let segment_a = bracket.segment_a;
-    let tracks = meta.animated.len();
-    if a.decoders.len() != tracks || b.decoders.len() != tracks {
-        return Err(SampleError::Segment {
-            segment: segment_a,
-            fault: SegmentFault::TooShort {
-                needed: tracks,
-                found: a.decoders.len().min(b.decoders.len()),
-            },
-        }
-        .into());
+    check_tables(meta, bracket.segment_a, &a, &b)?;
+    a.touch(bit_a);
+    if !std::ptr::eq(a.keys, b.keys) || bit_a != bit_b {
+        b.touch(bit_b);
     }
     pose.copy_from_slice(meta.base_pose());
     // Rotations four at a time, side by side.
-    for group in meta.rotation_groups() {
-        let mut lanes_a = KeyLanes::default();
-        let mut lanes_b = KeyLanes::default();
-        for lane in 0..group.len {
-            let t = group.tracks[lane] as usize;
-            a.decoders[t].read_rotation_lane(a.keys, bit_a, &mut lanes_a, lane);
-            b.decoders[t].read_rotation_lane(b.keys, bit_b, &mut lanes_b, lane);
-        }
+    for ((group, group_a), group_b) in meta.rotation_groups().iter().zip(a.groups).zip(b.groups) {
+        let lanes_a = group_a.read(a.keys, bit_a);
+        let lanes_b = group_b.read(b.keys, bit_b);
         let rotations = blend_lanes(&lanes_a, &lanes_b, keys.alpha, &group.reference);
         for lane in 0..group.len {
             pose[group.bones[lane] as usize].rotation = rotations[lane];
         }
     }
-    for &t in meta.vector_tracks() {
-        let t = t as usize;
-        let track = &meta.animated[t];
-        let va = a.decoders[t].read(a.keys, bit_a);
-        let vb = b.decoders[t].read(b.keys, bit_b);
+    for ((&t, vector_a), vector_b) in meta.vector_tracks().iter().zip(a.vectors).zip(b.vectors) {
+        let track = &meta.animated[t as usize];
+        let va = vector_a.read(a.keys, bit_a);
+        let vb = vector_b.read(b.keys, bit_b);
         blend_vector(
             &mut pose[track.bone as usize],
             track.channel,
@@ -350,6 +365,28 @@ pub fn decode_keys<S: SegmentSource>(
         );
     }
     Ok(())
+}
+
+/// Checks that both segments have the tables of `meta`'s clip.
+#[inline(always)]
+fn check_tables(
+    meta: &ClipMeta,
+    segment: usize,
+    a: &SegmentRef<'_>,
+    b: &SegmentRef<'_>,
+) -> Result<(), SampleError> {
+    let (groups, vectors) = (meta.rotation_groups().len(), meta.vector_tracks().len());
+    let fits = |s: &SegmentRef<'_>| s.groups.len() == groups && s.vectors.len() == vectors;
+    if fits(a) && fits(b) {
+        return Ok(());
+    }
+    Err(SampleError::Segment {
+        segment,
+        fault: SegmentFault::TooShort {
+            needed: groups + vectors,
+            found: (a.groups.len() + a.vectors.len()).min(b.groups.len() + b.vectors.len()),
+        },
+    })
 }
 
 /// Samples one bone's local transform at `time`, decoding only its tracks.
@@ -380,40 +417,28 @@ pub fn sample_bone<S: SegmentSource>(
     let keys = locate(meta, time, rounding);
     let (bracket, handle_a, handle_b) = bracketing_segments(meta, source, keys)?;
     let (a, bit_a, b, bit_b) = bracket.resolve(&handle_a, &handle_b);
-    let segment_a = bracket.segment_a;
-    let (Some(decoders_a), Some(decoders_b)) =
-        (a.decoders.get(first..end), b.decoders.get(first..end))
-    else {
-        return Err(SampleError::Segment {
-            segment: segment_a,
-            fault: SegmentFault::TooShort {
-                needed: end,
-                found: a.decoders.len().min(b.decoders.len()),
-            },
-        }
-        .into());
-    };
-    for ((track, da), db) in meta.animated[first..end]
-        .iter()
-        .zip(decoders_a)
-        .zip(decoders_b)
-    {
-        if track.channel == Channel::Rotation {
-            // One lane of the pose kernel, so one bone decodes exactly as in a pose.
-            let (mut lanes_a, mut lanes_b) = (KeyLanes::default(), KeyLanes::default());
-            da.read_rotation_lane(a.keys, bit_a, &mut lanes_a, 0);
-            db.read_rotation_lane(b.keys, bit_b, &mut lanes_b, 0);
-            let reference = RotationLanes::from_quats([
-                track.reference(),
-                glam::Quat::IDENTITY,
-                glam::Quat::IDENTITY,
-                glam::Quat::IDENTITY,
-            ]);
-            out.rotation = blend_lanes(&lanes_a, &lanes_b, keys.alpha, &reference)[0];
-        } else {
-            let va = da.read(a.keys, bit_a);
-            let vb = db.read(b.keys, bit_b);
-            blend_vector(&mut out, track.channel, va, vb, keys.alpha);
+    check_tables(meta, bracket.segment_a, &a, &b)?;
+    for (t, track) in (first..end).zip(&meta.animated[first..end]) {
+        match meta.track_slot(t) {
+            TrackSlot::Rotation { group, lane } => {
+                // One lane of the pose kernel, so one bone decodes exactly as in a pose.
+                let (group, lane) = (group as usize, lane as usize);
+                let (mut lanes_a, mut lanes_b) = (KeyLanes::default(), KeyLanes::default());
+                a.groups[group].read_lane(a.keys, bit_a, lane, &mut lanes_a, 0);
+                b.groups[group].read_lane(b.keys, bit_b, lane, &mut lanes_b, 0);
+                let reference = RotationLanes::from_quats([
+                    track.reference(),
+                    glam::Quat::IDENTITY,
+                    glam::Quat::IDENTITY,
+                    glam::Quat::IDENTITY,
+                ]);
+                out.rotation = blend_lanes(&lanes_a, &lanes_b, keys.alpha, &reference)[0];
+            }
+            TrackSlot::Vector { index } => {
+                let va = a.vectors[index as usize].read(a.keys, bit_a);
+                let vb = b.vectors[index as usize].read(b.keys, bit_b);
+                blend_vector(&mut out, track.channel, va, vb, keys.alpha);
+            }
         }
     }
     Ok(out)

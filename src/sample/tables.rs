@@ -1,0 +1,82 @@
+//! Decode tables: what the sampler reads to decode a segment, built once
+//! when the segment's bytes are checked.
+//!
+//! Per segment: one [`RotationGroupDecoder`] per rotation group of the clip
+//! (two cache lines for four tracks) and one [`KeyDecoder`] per translation
+//! or scale track (one line each), at a fixed stride, so that a segment's
+//! tables are found from its index alone; and the bits of one sample's keys.
+//! A whole clip in memory and each page of a container hold one each.
+
+use crate::compressed::{ClipMeta, SegmentView};
+use crate::sample::decode::{segment_decoders, KeyDecoder, RotationGroupDecoder};
+use crate::sample::SegmentRef;
+
+/// The decode tables of consecutive segments of one clip.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DecodeTables {
+    groups: Vec<RotationGroupDecoder>,
+    vectors: Vec<KeyDecoder>,
+    sample_bits: Vec<usize>,
+    groups_per_segment: usize,
+    vectors_per_segment: usize,
+}
+
+impl DecodeTables {
+    /// Empty tables for `segments` segments of `meta`'s clip.
+    pub fn with_capacity(meta: &ClipMeta, segments: usize) -> DecodeTables {
+        let groups_per_segment = meta.rotation_groups().len();
+        let vectors_per_segment = meta.vector_tracks().len();
+        DecodeTables {
+            groups: Vec::with_capacity(segments * groups_per_segment),
+            vectors: Vec::with_capacity(segments * vectors_per_segment),
+            sample_bits: Vec::with_capacity(segments),
+            groups_per_segment,
+            vectors_per_segment,
+        }
+    }
+
+    /// Appends the tables of the next segment, whose bytes `view` checked.
+    pub fn push(&mut self, meta: &ClipMeta, view: &SegmentView<'_>) {
+        let mut decoders = Vec::with_capacity(meta.animated.len());
+        segment_decoders(
+            &meta.animated,
+            |t| view.rate(t),
+            |t| *view.range_slot(t),
+            &mut decoders,
+        );
+        let mut lanes = Vec::with_capacity(4);
+        for group in meta.rotation_groups() {
+            lanes.clear();
+            lanes.extend(
+                group.tracks[..group.len]
+                    .iter()
+                    .map(|&t| decoders[t as usize]),
+            );
+            self.groups.push(RotationGroupDecoder::new(&lanes));
+        }
+        self.vectors
+            .extend(meta.vector_tracks().iter().map(|&t| decoders[t as usize]));
+        self.sample_bits.push(view.sample_bits());
+    }
+
+    /// Segment `local` (counted from the first pushed) over its `keys`, the
+    /// segment's bytes after its rates and range slots. Out of range, an
+    /// empty segment, which the sampler's length checks turn into an error.
+    #[inline(always)]
+    pub fn segment<'a>(&'a self, local: usize, keys: &'a [u8]) -> SegmentRef<'a> {
+        let (g, v) = (self.groups_per_segment, self.vectors_per_segment);
+        SegmentRef {
+            keys,
+            sample_bits: self.sample_bits.get(local).copied().unwrap_or(0),
+            groups: self.groups.get(local * g..(local + 1) * g).unwrap_or(&[]),
+            vectors: self.vectors.get(local * v..(local + 1) * v).unwrap_or(&[]),
+        }
+    }
+
+    /// Bytes of one segment's tables for `meta`'s clip.
+    pub fn bytes_per_segment(meta: &ClipMeta) -> usize {
+        meta.rotation_groups().len() * std::mem::size_of::<RotationGroupDecoder>()
+            + meta.vector_tracks().len() * std::mem::size_of::<KeyDecoder>()
+            + std::mem::size_of::<usize>()
+    }
+}
