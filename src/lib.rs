@@ -16,7 +16,8 @@
 //! - [`procedural`]: a built-in humanoid cinematic, so nothing outside the
 //!   repository is needed to try or test cinestream.
 #![deny(missing_docs)]
-// The only unsafe code is the memory map in `container::mmap`, allowed there.
+// The only unsafe code is the memory map in `container::mmap` and the cache
+// prefetch hint in `sample::prefetch`, allowed there.
 #![deny(unsafe_code)]
 
 pub mod clip;

@@ -14,7 +14,7 @@
 
 pub mod harness;
 
-use crate::sample::Sampling;
+use crate::sample::{SampleRounding, Sampling};
 use glam::Vec3;
 
 use crate::clip::{LoopMode, Transform};
@@ -163,6 +163,7 @@ impl<'a> Player<'a> {
         if !self.sample()? {
             return Ok(not_ready);
         }
+        self.warm_next(dt);
         let current = self.root_now;
         let k = std::mem::take(&mut self.pending_loops);
         let root_delta = match ends {
@@ -226,6 +227,28 @@ impl<'a> Player<'a> {
             }
             Err(Error::PageNotReady { .. }) => Ok(false),
             Err(e) => Err(e),
+        }
+    }
+
+    /// When the next update, a step like this one later, lands in another
+    /// segment, brings that segment into the CPU cache now (if its page is
+    /// resident), so that the update does not wait on memory for it.
+    fn warm_next(&self, dt: f64) {
+        let meta = self.stream.meta();
+        // The segments of both keys a time blends.
+        let segments_at = |time: f64| {
+            let keys = crate::sample::locate(meta, time as f32, SampleRounding::None);
+            (
+                meta.segments.locate(keys.a).0,
+                meta.segments.locate(keys.b).0,
+            )
+        };
+        let now = segments_at(self.time);
+        let next = self.place(self.time + dt * self.rate).0;
+        let (a, b) = segments_at(next);
+        let held = |segment| segment == now.0 || segment == now.1;
+        if !(held(a) && held(b)) {
+            self.stream.warm(next as f32);
         }
     }
 

@@ -432,10 +432,11 @@ impl RotationGroupDecoder {
         }
     }
 
-    /// Touches both cache lines of the group (see [`SegmentRef::touch`](crate::sample::SegmentRef::touch)).
+    /// Asks for both cache lines of the group (see [`SegmentRef::prefetch`](crate::sample::SegmentRef::prefetch)).
     #[inline(always)]
-    pub(crate) fn touch(&self) -> u32 {
-        self.offset[0].x.to_bits() ^ self.bit_offset[3]
+    pub fn prefetch(&self) {
+        crate::sample::prefetch::prefetch(&self.offset[0]);
+        crate::sample::prefetch::prefetch(&self.bit_offset);
     }
 }
 

@@ -9,6 +9,7 @@
 //! is allocated.
 
 pub mod decode;
+pub mod prefetch;
 pub mod tables;
 
 use glam::Vec4;
@@ -117,27 +118,24 @@ impl SegmentRef<'_> {
         vectors: &[],
     };
 
-    /// Loads every cache line a decode of the sample at `sample_bit` reads,
-    /// before decoding it. A seek lands on a segment no frame touched lately,
-    /// whose tables and keys are in memory, not in cache; loaded up front,
-    /// their misses overlap instead of coming one track after another.
+    /// Asks for every cache line a decode of the sample at `sample_bit`
+    /// reads. A decode does this first: a segment no frame touched lately is
+    /// in memory, not in cache, and its lines then arrive together instead of
+    /// one track after another. A player does it a frame before it enters
+    /// the segment, so that the lines are there when it does.
     #[inline(always)]
-    pub fn touch(&self, sample_bit: usize) {
-        let mut sum = 0u32;
+    pub fn prefetch(&self, sample_bit: usize) {
         for group in self.groups {
-            sum ^= group.touch();
+            group.prefetch();
         }
         for vector in self.vectors {
-            sum ^= vector.key_bits() as u32;
+            prefetch::prefetch(vector);
         }
         let start = sample_bit >> 3;
-        let end = ((sample_bit + self.sample_bits) >> 3).min(self.keys.len());
+        let end = ((sample_bit + self.sample_bits).div_ceil(8)).min(self.keys.len());
         if let Some(keys) = self.keys.get(start..end) {
-            for line in keys.chunks(64) {
-                sum ^= u32::from(line[0]);
-            }
+            prefetch::prefetch_bytes(keys);
         }
-        std::hint::black_box(sum);
     }
 }
 
@@ -156,6 +154,13 @@ pub trait SegmentSource {
         Self: 'a;
     /// Segment `index`.
     fn segment(&self, index: usize) -> Result<Self::Segment<'_>, Self::Error>;
+
+    /// Segment `index` if it can be had without loading or waiting (a
+    /// stream's resident page), for [`Sampling::warm`]. A source that holds
+    /// every segment hands it out.
+    fn resident_segment(&self, index: usize) -> Option<Self::Segment<'_>> {
+        self.segment(index).ok()
+    }
 }
 
 /// A segment held by a [`SegmentSource`] for as long as the handle lives.
@@ -197,6 +202,30 @@ pub trait Sampling: SegmentSource + Sized {
     /// Samples one bone's local transform at `time`, decoding only its tracks.
     fn sample_bone(&self, bone: usize, time: f32) -> Result<Transform, Self::Error> {
         sample_bone(self.clip_meta(), self, bone, time, SampleRounding::None)
+    }
+
+    /// Brings into the CPU cache what sampling at `time` will read, if its
+    /// segment is at hand (see [`SegmentSource::resident_segment`]); loads
+    /// and counts nothing. A player calls this a frame before its playhead
+    /// enters a new segment, so that the frame that does finds the segment's
+    /// tables and keys in cache.
+    fn warm(&self, time: f32) {
+        let meta = self.clip_meta();
+        if meta.animated.is_empty() {
+            return;
+        }
+        let keys = locate(meta, time, SampleRounding::None);
+        let (segment_a, local_a) = meta.segments.locate(keys.a);
+        let (segment_b, local_b) = meta.segments.locate(keys.b);
+        for (segment, local) in [(segment_a, local_a), (segment_b, local_b)] {
+            if let Some(handle) = self.resident_segment(segment) {
+                let segment = handle.get();
+                segment.prefetch(local * segment.sample_bits);
+            }
+            if keys.a == keys.b {
+                break;
+            }
+        }
     }
 
     /// Decodes the stored sample `index` (clamped to the last) exactly.
@@ -338,9 +367,9 @@ pub fn decode_keys<S: SegmentSource>(
     let (bracket, handle_a, handle_b) = bracketing_segments(meta, source, keys)?;
     let (a, bit_a, b, bit_b) = bracket.resolve(&handle_a, &handle_b);
     check_tables(meta, bracket.segment_a, &a, &b)?;
-    a.touch(bit_a);
+    a.prefetch(bit_a);
     if !std::ptr::eq(a.keys, b.keys) || bit_a != bit_b {
-        b.touch(bit_b);
+        b.prefetch(bit_b);
     }
     pose.copy_from_slice(meta.base_pose());
     // Rotations four at a time, side by side.

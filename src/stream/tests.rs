@@ -109,6 +109,51 @@ fn a_blocking_miss_loads_the_page_and_counts_a_stall() {
 }
 
 #[test]
+fn warming_the_cpu_cache_loads_and_counts_nothing() {
+    let stream = open(false, StreamOptions::default().with_prefetch(false));
+    // Not resident: nothing is loaded, nothing counted.
+    let opened = stream.stats();
+    stream.warm(7.25);
+    assert_eq!(stream.stats(), opened);
+    assert_eq!(opened.page_loads, 0);
+    assert!(stream.resident_pages().is_empty());
+    let mut pose = vec![Transform::IDENTITY; stream.meta().num_bones()];
+    stream.sample(7.25, &mut pose).unwrap();
+    let loaded = stream.stats();
+    // Resident: still no hit or miss counted; sampling is unchanged.
+    stream.warm(7.25);
+    stream.warm(7.26);
+    assert_eq!(stream.stats(), loaded);
+    stream.sample(7.26, &mut pose).unwrap();
+    assert_eq!(pose, reference_pose(false, 7.26));
+}
+
+#[test]
+fn a_player_crossing_segments_gets_the_poses_of_the_reader() {
+    // Forward and backward across every segment boundary of the first
+    // seconds, warming the next segment each time: the same poses as the
+    // whole-file reader, and every page it needed loaded once.
+    let stream = open(false, StreamOptions::default().with_prefetch(false));
+    for rate in [1.0, -1.0, 2.0] {
+        let mut player = Player::new(&stream);
+        player.set_rate(rate);
+        player.seek(if rate < 0.0 { 3.0 } else { 0.0 }).unwrap();
+        for _ in 0..80 {
+            let time = player.advance(1.0 / 30.0).unwrap().time;
+            assert_eq!(
+                player.pose(),
+                &reference_pose(false, time as f32)[..],
+                "rate {rate} at {time}"
+            );
+        }
+    }
+    assert_eq!(
+        stream.stats().page_loads as usize,
+        stream.resident_pages().len()
+    );
+}
+
+#[test]
 fn a_non_blocking_miss_keeps_the_pose_and_the_prefetcher_brings_the_page() {
     let options = StreamOptions::default().with_missing_page(MissingPage::NotReady);
     let stream = open(false, options);
