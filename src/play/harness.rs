@@ -113,13 +113,67 @@ pub struct PlayReport {
     /// The stream's counters over the run (preroll and frames; the peak is
     /// the most resident at any time in it).
     pub stats: StreamStats,
+    /// p99 over p50 of the per-frame latency: how far the slow frames stand
+    /// out. Of a report that [`combine`]s runs, the median of the runs' ratios.
+    pub spike_ratio: f64,
+    /// Runs the report stands for.
+    pub runs: usize,
 }
 
-impl PlayReport {
-    /// p99 over p50: how far the slow frames stand out.
-    pub fn spike_ratio(&self) -> f64 {
-        self.latency_us.p99 / self.latency_us.p50.max(1e-9)
+/// One report from several runs of a pattern: the median of each latency
+/// percentile, of the preroll and of the runs' spike ratios, and the largest
+/// maximum; counters summed, peaks and most stalls in a frame the largest;
+/// frame lists of the first run. None from no runs.
+///
+/// The spike ratio is taken run by run because this machine's speed drifts
+/// by a third over milliseconds: a median p50 from fast runs over a median
+/// p99 from slow ones would show spikes no run had.
+pub fn combine(mut runs: Vec<PlayReport>) -> Option<PlayReport> {
+    if runs.is_empty() {
+        return None;
     }
+    let median = |pick: &dyn Fn(&PlayReport) -> f64| {
+        let mut v: Vec<f64> = runs.iter().map(pick).collect();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let latency_us = Percentiles {
+        p50: median(&|r| r.latency_us.p50),
+        p90: median(&|r| r.latency_us.p90),
+        p99: median(&|r| r.latency_us.p99),
+        p999: median(&|r| r.latency_us.p999),
+        max: runs.iter().map(|r| r.latency_us.max).fold(0.0, f64::max),
+    };
+    let spike_ratio = median(&|r| r.spike_ratio);
+    let preroll_ms = median(&|r| r.preroll_ms);
+    let mut stats = StreamStats::default();
+    for t in runs.iter().map(|r| r.stats) {
+        stats.hits += t.hits;
+        stats.misses += t.misses;
+        stats.stalls += t.stalls;
+        stats.stall_ns += t.stall_ns;
+        stats.not_ready += t.not_ready;
+        stats.bytes_read += t.bytes_read;
+        stats.page_loads += t.page_loads;
+        stats.prefetch_loads += t.prefetch_loads;
+        stats.evictions += t.evictions;
+        stats.resident_bytes = stats.resident_bytes.max(t.resident_bytes);
+        stats.peak_resident_bytes = stats.peak_resident_bytes.max(t.peak_resident_bytes);
+    }
+    let max_stalls_in_a_frame = runs.iter().map(|r| r.max_stalls_in_a_frame).max();
+    let not_ready_frames = runs.iter().map(|r| r.not_ready_frames).sum();
+    let count = runs.len();
+    let first = runs.swap_remove(0);
+    Some(PlayReport {
+        latency_us,
+        stats,
+        max_stalls_in_a_frame: max_stalls_in_a_frame.unwrap_or(0),
+        not_ready_frames,
+        preroll_ms,
+        spike_ratio,
+        runs: count,
+        ..first
+    })
 }
 
 /// Plays `stream` as `config` says and times each update. The counters are
@@ -211,6 +265,8 @@ pub fn run(stream: &Stream, config: &PlayConfig) -> Result<PlayReport> {
     }
     let latency_us = Percentiles::of(&mut frame_us.clone());
     Ok(PlayReport {
+        spike_ratio: latency_us.p99 / latency_us.p50.max(1e-9),
+        runs: 1,
         pattern,
         frames,
         latency_us,
@@ -221,4 +277,55 @@ pub fn run(stream: &Stream, config: &PlayConfig) -> Result<PlayReport> {
         preroll_ms,
         stats: stream.stats(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(frame_us: &[f64], stalls: u64, peak: u64) -> PlayReport {
+        let latency_us = Percentiles::of(&mut frame_us.to_vec());
+        PlayReport {
+            pattern: Pattern::Forward,
+            frames: frame_us.len(),
+            latency_us,
+            frame_us: frame_us.to_vec(),
+            stall_frames: vec![],
+            max_stalls_in_a_frame: stalls.min(1),
+            not_ready_frames: 0,
+            preroll_ms: 1.0,
+            stats: StreamStats {
+                stalls,
+                peak_resident_bytes: peak,
+                ..StreamStats::default()
+            },
+            spike_ratio: latency_us.p99 / latency_us.p50,
+            runs: 1,
+        }
+    }
+
+    #[test]
+    fn combined_runs_take_the_median_ratio_of_each_run_not_a_ratio_of_medians() {
+        // A fast run with one slow frame in a hundred and two slow runs
+        // without spikes: no run has a ratio of 2, but the median p99 (slow
+        // runs) over the median p50 (fast run) would.
+        let fast: Vec<f64> = (0..100).map(|i| if i < 2 { 2.0 } else { 1.0 }).collect();
+        let slow = vec![2.0; 100];
+        let runs = vec![
+            report(&fast, 0, 10),
+            report(&slow, 3, 30),
+            report(&slow, 1, 20),
+        ];
+        let ratios: Vec<f64> = runs.iter().map(|r| r.spike_ratio).collect();
+        assert_eq!(ratios, [2.0, 1.0, 1.0]);
+        let combined = combine(runs).unwrap();
+        assert_eq!(combined.spike_ratio, 1.0);
+        assert_eq!(combined.runs, 3);
+        assert_eq!(combined.latency_us.p50, 2.0);
+        assert_eq!(combined.stats.stalls, 4);
+        assert_eq!(combined.stats.peak_resident_bytes, 30);
+        assert_eq!(combined.max_stalls_in_a_frame, 1);
+        assert_eq!(combined.frame_us, fast, "frames of the first run");
+        assert!(combine(vec![]).is_none());
+    }
 }

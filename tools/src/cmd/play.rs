@@ -235,7 +235,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 failed = true;
             }
         }
-        let r = combine(runs);
+        let r = harness::combine(runs)
+            .ok_or_else(|| anyhow::anyhow!("no runs of {}", pattern.name()))?;
         let l = r.latency_us;
         let s = r.stats;
         let stall_ms = s.stall_ns as f64 / 1e6;
@@ -255,7 +256,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     "p99_us": l.p99,
                     "p999_us": l.p999,
                     "max_us": l.max,
-                    "p99_over_p50": r.spike_ratio(),
+                    "p99_over_p50": r.spike_ratio,
                     "runs": args.repeat.max(1),
                     "stalls": s.stalls,
                     "stall_ms": stall_ms,
@@ -349,57 +350,11 @@ pub fn table_row(r: &harness::PlayReport) -> String {
         l.p99,
         l.p999,
         l.max,
-        r.spike_ratio(),
+        r.spike_ratio,
         s.stalls,
         s.stall_ns as f64 / 1e6,
         r.preroll_ms,
         s.bytes_read as f64 / 1024.0,
         s.peak_resident_bytes as f64 / 1024.0,
     )
-}
-
-/// One report from several runs of a pattern: the median of each latency
-/// percentile and the largest maximum; counters summed, peaks the largest;
-/// frame lists of the first run.
-fn combine(mut runs: Vec<harness::PlayReport>) -> harness::PlayReport {
-    let median = |pick: &dyn Fn(&harness::PlayReport) -> f64| {
-        let mut v: Vec<f64> = runs.iter().map(pick).collect();
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let latency = cinestream::metric::Percentiles {
-        p50: median(&|r| r.latency_us.p50),
-        p90: median(&|r| r.latency_us.p90),
-        p99: median(&|r| r.latency_us.p99),
-        p999: median(&|r| r.latency_us.p999),
-        max: runs.iter().map(|r| r.latency_us.max).fold(0.0, f64::max),
-    };
-    let mut stats = runs[0].stats;
-    for r in &runs[1..] {
-        let t = r.stats;
-        stats.hits += t.hits;
-        stats.misses += t.misses;
-        stats.stalls += t.stalls;
-        stats.stall_ns += t.stall_ns;
-        stats.not_ready += t.not_ready;
-        stats.bytes_read += t.bytes_read;
-        stats.page_loads += t.page_loads;
-        stats.prefetch_loads += t.prefetch_loads;
-        stats.evictions += t.evictions;
-        stats.peak_resident_bytes = stats.peak_resident_bytes.max(t.peak_resident_bytes);
-    }
-    let max_stalls = runs
-        .iter()
-        .map(|r| r.max_stalls_in_a_frame)
-        .max()
-        .unwrap_or(0);
-    let not_ready: usize = runs.iter().map(|r| r.not_ready_frames).sum();
-    let preroll = median(&|r| r.preroll_ms);
-    let mut first = runs.swap_remove(0);
-    first.latency_us = latency;
-    first.stats = stats;
-    first.max_stalls_in_a_frame = max_stalls;
-    first.not_ready_frames = not_ready;
-    first.preroll_ms = preroll;
-    first
 }
