@@ -590,11 +590,12 @@ impl CompressedClip {
         }
         let mut segment_offsets = Vec::with_capacity(segments.len() + 1);
         let mut tables = DecodeTables::with_capacity(&meta, segments.len());
+        let mut scratch = Vec::with_capacity(meta.animated.len());
         let mut data = Vec::with_capacity(segments.iter().map(Vec::len).sum());
         for (index, s) in segments.iter().enumerate() {
             let (_, samples) = meta.segments.segment(index);
             let view = SegmentView::new(s, &meta.animated, samples).map_err(|f| (index, f))?;
-            tables.push(&meta, &view);
+            tables.push(&meta, &view, &mut scratch);
             segment_offsets.push(data.len());
             data.extend_from_slice(s);
         }

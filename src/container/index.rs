@@ -464,6 +464,7 @@ impl ContainerIndex {
     fn page_tables(&self, page: usize, decoded: &[u8]) -> Result<PageTables, String> {
         let segments = self.page_segments[page].clone();
         let mut tables = DecodeTables::with_capacity(&self.meta, segments.len());
+        let mut scratch = Vec::with_capacity(self.meta.animated.len());
         let first_segment = segments.start;
         for index in segments {
             let entry = self.segments[index];
@@ -474,7 +475,7 @@ impl ContainerIndex {
             let (_, samples) = self.meta.segments.segment(index);
             let view = SegmentView::new(bytes, &self.meta.animated, samples)
                 .map_err(|fault| format!("segment {index}: {fault}"))?;
-            tables.push(&self.meta, &view);
+            tables.push(&self.meta, &view, &mut scratch);
         }
         Ok(PageTables {
             tables,

@@ -313,8 +313,9 @@ pub struct RotationGroupDecoder {
 }
 
 impl RotationGroupDecoder {
-    /// The group of the rotation decoders `lanes` (at most four, in lane order).
-    pub fn new(lanes: &[KeyDecoder]) -> RotationGroupDecoder {
+    /// The group of the rotation decoders `decoders[lanes[0]]`,
+    /// `decoders[lanes[1]]`... (at most four, in lane order).
+    pub fn new(decoders: &[KeyDecoder], lanes: &[u32]) -> RotationGroupDecoder {
         let mut group = RotationGroupDecoder {
             offset: [Vec4::ZERO; 3],
             step: [Vec4::ZERO; 3],
@@ -322,7 +323,12 @@ impl RotationGroupDecoder {
             bits: [[0; 3]; 4],
             raw_lanes: 0,
         };
-        for (lane, key) in lanes.iter().take(4).enumerate() {
+        for (lane, key) in lanes
+            .iter()
+            .take(4)
+            .map(|&t| &decoders[t as usize])
+            .enumerate()
+        {
             debug_assert!(key.rotation, "lane {lane} is not a rotation");
             group.bit_offset[lane] = key.bit_offset;
             if key.raw {
@@ -870,7 +876,7 @@ mod tests {
                 );
             }
         }
-        let group = RotationGroupDecoder::new(&decoders);
+        let group = RotationGroupDecoder::new(&decoders, &[0, 1, 2]);
         for sample in 0..2 {
             let at = sample * sample_bits;
             let lanes = group.read(&keys, at);

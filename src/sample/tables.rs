@@ -36,26 +36,24 @@ impl DecodeTables {
     }
 
     /// Appends the tables of the next segment, whose bytes `view` checked.
-    pub fn push(&mut self, meta: &ClipMeta, view: &SegmentView<'_>) {
-        let mut decoders = Vec::with_capacity(meta.animated.len());
+    /// `scratch` holds each track's decoder on the way; a caller pushing
+    /// many segments passes the same one, to allocate once.
+    pub fn push(&mut self, meta: &ClipMeta, view: &SegmentView<'_>, scratch: &mut Vec<KeyDecoder>) {
+        scratch.clear();
         segment_decoders(
             &meta.animated,
             |t| view.rate(t),
             |t| *view.range_slot(t),
-            &mut decoders,
+            scratch,
         );
-        let mut lanes = Vec::with_capacity(4);
         for group in meta.rotation_groups() {
-            lanes.clear();
-            lanes.extend(
-                group.tracks[..group.len]
-                    .iter()
-                    .map(|&t| decoders[t as usize]),
-            );
-            self.groups.push(RotationGroupDecoder::new(&lanes));
+            self.groups.push(RotationGroupDecoder::new(
+                scratch,
+                &group.tracks[..group.len],
+            ));
         }
         self.vectors
-            .extend(meta.vector_tracks().iter().map(|&t| decoders[t as usize]));
+            .extend(meta.vector_tracks().iter().map(|&t| scratch[t as usize]));
         self.sample_bits.push(view.sample_bits());
     }
 
