@@ -58,6 +58,8 @@ pub struct Player<'a> {
     /// What the last hint sent covered: pages under the playhead and at the
     /// end of the lookahead, rate, wrapping.
     last_hint: Option<((usize, usize), f64, bool)>,
+    /// Samples of the segments last warmed for the next update.
+    warmed_samples: std::ops::Range<usize>,
 }
 
 impl<'a> Player<'a> {
@@ -78,6 +80,7 @@ impl<'a> Player<'a> {
             pending_loops: 0,
             anchor: Some(0.0),
             last_hint: None,
+            warmed_samples: 0..0,
         }
     }
 
@@ -230,26 +233,29 @@ impl<'a> Player<'a> {
         }
     }
 
-    /// When the next update, a step like this one later, lands in another
-    /// segment, brings that segment into the CPU cache now (if its page is
-    /// resident), so that the update does not wait on memory for it.
-    fn warm_next(&self, dt: f64) {
+    /// When the next update, a step like this one later, needs a segment
+    /// not warmed yet, brings that segment into the CPU cache now (if its
+    /// page is resident), so that the update does not wait on memory for it.
+    fn warm_next(&mut self, dt: f64) {
         let meta = self.stream.meta();
-        // The segments of both keys a time blends.
-        let segments_at = |time: f64| {
-            let keys = crate::sample::locate(meta, time as f32, SampleRounding::None);
-            (
-                meta.segments.locate(keys.a).0,
-                meta.segments.locate(keys.b).0,
-            )
-        };
-        let now = segments_at(self.time);
         let next = self.place(self.time + dt * self.rate).0;
-        let (a, b) = segments_at(next);
-        let held = |segment| segment == now.0 || segment == now.1;
-        if !(held(a) && held(b)) {
-            self.stream.warm(next as f32);
+        let keys = crate::sample::locate(meta, next as f32, SampleRounding::None);
+        let warmed = self.warmed_samples.clone();
+        if warmed.contains(&keys.a) && warmed.contains(&keys.b) {
+            return;
         }
+        self.stream.warm(next as f32);
+        let samples_of = |sample: usize| {
+            let (start, len) = meta.segments.segment(meta.segments.locate(sample).0);
+            start..start + len
+        };
+        let (a, b) = (samples_of(keys.a), samples_of(keys.b));
+        // Both keys' segments when they adjoin (a loop's last and first do not).
+        self.warmed_samples = if b.start <= a.end && a.start <= b.end {
+            a.start.min(b.start)..a.end.max(b.end)
+        } else {
+            a
+        };
     }
 
     /// Tells the prefetcher where the playhead is going, when that changes
