@@ -243,7 +243,7 @@ pub struct ClipMeta {
 }
 
 /// Where an animated track's decoder sits in a segment's decode tables
-/// (see [`DecodeTables`](crate::sample::tables::DecodeTables)).
+/// (see [`DecodeTables`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TrackSlot {
     /// Lane `lane` of rotation group `group`.
