@@ -438,7 +438,7 @@ impl RotationGroupDecoder {
         }
     }
 
-    /// Asks for both cache lines of the group (see [`SegmentRef::prefetch`](crate::sample::SegmentRef::prefetch)).
+    /// Asks for both cache lines of the group (see [`SegmentRef::prefetch_tables`](crate::sample::SegmentRef::prefetch_tables)).
     #[inline(always)]
     pub fn prefetch(&self) {
         crate::sample::prefetch::prefetch(&self.offset[0]);

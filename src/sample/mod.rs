@@ -118,24 +118,47 @@ impl SegmentRef<'_> {
         vectors: &[],
     };
 
-    /// Asks for every cache line a decode of the sample at `sample_bit`
-    /// reads. A decode does this first: a segment no frame touched lately is
-    /// in memory, not in cache, and its lines then arrive together instead of
-    /// one track after another. A player does it a frame before it enters
-    /// the segment, so that the lines are there when it does.
+    /// Asks for the cache lines of this segment's decode tables.
     #[inline(always)]
-    pub fn prefetch(&self, sample_bit: usize) {
+    pub fn prefetch_tables(&self) {
         for group in self.groups {
             group.prefetch();
         }
         for vector in self.vectors {
             prefetch::prefetch(vector);
         }
+    }
+
+    /// Asks for the cache lines of the sample's keys at `sample_bit`.
+    #[inline(always)]
+    pub fn prefetch_keys(&self, sample_bit: usize) {
         let start = sample_bit >> 3;
         let end = ((sample_bit + self.sample_bits).div_ceil(8)).min(self.keys.len());
         if let Some(keys) = self.keys.get(start..end) {
             prefetch::prefetch_bytes(keys);
         }
+    }
+}
+
+/// Asks for every cache line a decode of key `bit_a` of `a` and key `bit_b`
+/// of `b` reads; `b` is `None` when the second key lies in `a` too. Each
+/// segment's tables are asked for once.
+///
+/// A decode does this first: a segment no frame touched lately is in
+/// memory, not in cache, and its lines then arrive together instead of one
+/// track after another. A player does it a frame before it enters a segment
+/// ([`Sampling::warm`]), so that the lines are there when it does.
+#[inline(always)]
+fn prefetch_keys_of(a: &SegmentRef<'_>, bit_a: usize, b: Option<&SegmentRef<'_>>, bit_b: usize) {
+    a.prefetch_tables();
+    a.prefetch_keys(bit_a);
+    match b {
+        Some(b) => {
+            b.prefetch_tables();
+            b.prefetch_keys(bit_b);
+        }
+        None if bit_b != bit_a => a.prefetch_keys(bit_b),
+        None => {}
     }
 }
 
@@ -217,14 +240,23 @@ pub trait Sampling: SegmentSource + Sized {
         let keys = locate(meta, time, SampleRounding::None);
         let (segment_a, local_a) = meta.segments.locate(keys.a);
         let (segment_b, local_b) = meta.segments.locate(keys.b);
-        for (segment, local) in [(segment_a, local_a), (segment_b, local_b)] {
-            if let Some(handle) = self.resident_segment(segment) {
-                let segment = handle.get();
-                segment.prefetch(local * segment.sample_bits);
+        let Some(handle_a) = self.resident_segment(segment_a) else {
+            return;
+        };
+        let handle_b = match segment_b == segment_a {
+            true => None,
+            false => self.resident_segment(segment_b),
+        };
+        let a = handle_a.get();
+        let bit_a = local_a * a.sample_bits;
+        match (&handle_b, segment_b == segment_a) {
+            (Some(handle_b), _) => {
+                let b = handle_b.get();
+                prefetch_keys_of(&a, bit_a, Some(&b), local_b * b.sample_bits);
             }
-            if keys.a == keys.b {
-                break;
-            }
+            (None, true) => prefetch_keys_of(&a, bit_a, None, local_b * a.sample_bits),
+            // The second key's segment is not resident: warm the first alone.
+            (None, false) => prefetch_keys_of(&a, bit_a, None, bit_a),
         }
     }
 
@@ -367,10 +399,7 @@ pub fn decode_keys<S: SegmentSource>(
     let (bracket, handle_a, handle_b) = bracketing_segments(meta, source, keys)?;
     let (a, bit_a, b, bit_b) = bracket.resolve(&handle_a, &handle_b);
     check_tables(meta, bracket.segment_a, &a, &b)?;
-    a.prefetch(bit_a);
-    if !std::ptr::eq(a.keys, b.keys) || bit_a != bit_b {
-        b.prefetch(bit_b);
-    }
+    prefetch_keys_of(&a, bit_a, handle_b.is_some().then_some(&b), bit_b);
     pose.copy_from_slice(meta.base_pose());
     // Rotations four at a time, side by side.
     for ((group, group_a), group_b) in meta.rotation_groups().iter().zip(a.groups).zip(b.groups) {

@@ -497,10 +497,7 @@ impl SegmentSource for Stream {
     /// The segment if its page is resident, without counting a hit or a miss.
     fn resident_segment(&self, segment: usize) -> Option<PinnedSegment<'_>> {
         let index = &self.shared.index;
-        let page = self
-            .shared
-            .cache
-            .get(index.segments().get(segment)?.page as usize);
+        let page = self.shared.cache.get(index.page_of(segment));
         page.is_some().then_some(PinnedSegment {
             page,
             index,

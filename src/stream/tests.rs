@@ -126,6 +126,16 @@ fn warming_the_cpu_cache_loads_and_counts_nothing() {
     assert_eq!(stream.stats(), loaded);
     stream.sample(7.26, &mut pose).unwrap();
     assert_eq!(pose, reference_pose(false, 7.26));
+    // Between the last sample of a resident page and the first of the next,
+    // which is not resident: the first is warmed, the next not loaded.
+    let page = stream.resident_pages()[0];
+    let end = stream.index().page_samples(page).end;
+    assert_eq!(stream.index().page_of_sample(end), page + 1);
+    let straddling = (end as f32 - 0.5) / 30.0;
+    let before = stream.stats();
+    stream.warm(straddling);
+    assert_eq!(stream.stats(), before);
+    assert_eq!(stream.resident_pages(), vec![page]);
 }
 
 #[test]
