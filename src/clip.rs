@@ -67,6 +67,37 @@ impl LengthUnit {
     pub const CENTIMETRE: LengthUnit = LengthUnit { cm_per_unit: 1.0 };
     /// Metres: glTF.
     pub const METRE: LengthUnit = LengthUnit { cm_per_unit: 100.0 };
+    /// Millimetres.
+    pub const MILLIMETRE: LengthUnit = LengthUnit { cm_per_unit: 0.1 };
+    /// International inches (2.54 cm).
+    pub const INCH: LengthUnit = LengthUnit { cm_per_unit: 2.54 };
+    /// International feet (30.48 cm).
+    pub const FOOT: LengthUnit = LengthUnit { cm_per_unit: 30.48 };
+
+    /// The named units, with the short names `--unit` takes and reports print.
+    pub const NAMED: [(&'static str, LengthUnit); 5] = [
+        ("cm", LengthUnit::CENTIMETRE),
+        ("m", LengthUnit::METRE),
+        ("mm", LengthUnit::MILLIMETRE),
+        ("in", LengthUnit::INCH),
+        ("ft", LengthUnit::FOOT),
+    ];
+
+    /// The unit a short name (`cm`, `m`, `mm`, `in`, `ft`) names.
+    pub fn from_name(name: &str) -> Option<LengthUnit> {
+        LengthUnit::NAMED
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|&(_, unit)| unit)
+    }
+
+    /// The short name of a named unit; `None` for any other size.
+    pub fn name(self) -> Option<&'static str> {
+        LengthUnit::NAMED
+            .iter()
+            .find(|(_, unit)| unit.cm_per_unit == self.cm_per_unit)
+            .map(|&(n, _)| n)
+    }
 
     /// A unit of the given size in centimetres; `None` unless finite and positive.
     pub fn from_cm_per_unit(cm_per_unit: f64) -> Option<LengthUnit> {
@@ -91,12 +122,9 @@ impl LengthUnit {
 
 impl std::fmt::Display for LengthUnit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.cm_per_unit == 1.0 {
-            f.write_str("cm")
-        } else if self.cm_per_unit == 100.0 {
-            f.write_str("m")
-        } else {
-            write!(f, "{} cm", self.cm_per_unit)
+        match self.name() {
+            Some(name) => f.write_str(name),
+            None => write!(f, "{} cm", self.cm_per_unit),
         }
     }
 }

@@ -18,15 +18,24 @@ use crate::error::{Error, Result};
 pub struct ImportOptions {
     /// Length unit of BVH files, which do not say. Default: centimetres.
     pub bvh_unit: LengthUnit,
-    /// Rate at which glTF animations are resampled, in Hz. Default: 30.
-    pub gltf_sample_rate: f32,
+    /// Rate at which glTF animations are sampled, in Hz. `None` (the
+    /// default): an animation keyed uniformly keeps its own rate; one keyed
+    /// unevenly is resampled at [`DEFAULT_SAMPLE_RATE`].
+    pub gltf_sample_rate: Option<f32>,
+    /// Accept what real exporters get wrong, with a warning naming it,
+    /// instead of refusing the file. Default: refuse.
+    pub lenient: bool,
 }
+
+/// The rate, in Hz, at which sources that do not say resample.
+pub const DEFAULT_SAMPLE_RATE: f32 = 30.0;
 
 impl Default for ImportOptions {
     fn default() -> Self {
         ImportOptions {
             bvh_unit: LengthUnit::CENTIMETRE,
-            gltf_sample_rate: 30.0,
+            gltf_sample_rate: None,
+            lenient: false,
         }
     }
 }
@@ -38,9 +47,15 @@ impl ImportOptions {
         self
     }
 
-    /// Sets the glTF resampling rate.
-    pub fn with_gltf_sample_rate(mut self, rate: f32) -> Self {
+    /// Sets the glTF sampling rate (`None`: each animation's own).
+    pub fn with_gltf_sample_rate(mut self, rate: Option<f32>) -> Self {
         self.gltf_sample_rate = rate;
+        self
+    }
+
+    /// Accepts known exporter faults with a warning instead of an error.
+    pub fn with_lenient(mut self, lenient: bool) -> Self {
+        self.lenient = lenient;
         self
     }
 }
@@ -70,7 +85,10 @@ impl SourceFormat {
 pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Vec<Clip>> {
     match SourceFormat::from_path(path) {
         Some(SourceFormat::Bvh) => Ok(vec![bvh::load_bvh(path, options.bvh_unit)?]),
-        Some(SourceFormat::Gltf) => gltf::load_gltf(path, options.gltf_sample_rate),
+        Some(SourceFormat::Gltf) => gltf::load_gltf(
+            path,
+            options.gltf_sample_rate.unwrap_or(DEFAULT_SAMPLE_RATE),
+        ),
         None => Err(Error::UnknownFormat {
             path: path.to_path_buf(),
         }),

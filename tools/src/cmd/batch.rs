@@ -7,11 +7,12 @@ use std::time::Instant;
 use anyhow::Context as _;
 use cinestream::compress::{compress, CompressSettings, CompressStats};
 use cinestream::container::{encode_stream, WriteOptions, WriteSummary};
-use cinestream::import::{self, ImportOptions};
+use cinestream::import;
 use cinestream::metric::Percentiles;
 use rayon::prelude::*;
 use serde_json::json;
 
+use super::common::ImportArgs;
 use crate::progress;
 
 /// Compress every clip on its own and report sizes, ratio, error and speed.
@@ -36,6 +37,8 @@ pub struct Args {
     /// Virtual-vertex distance from each joint, in centimetres.
     #[arg(long, default_value_t = 3.0)]
     shell_cm: f64,
+    #[command(flatten)]
+    import: ImportArgs,
     /// Worker threads (default: every core).
     #[arg(long)]
     jobs: Option<usize>,
@@ -62,7 +65,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         pool = pool.num_threads(jobs);
     }
     let pool = pool.build().context("starting worker threads")?;
-    let options = ImportOptions::default();
+    let options = args.import.options()?;
     let importing = progress::bar(files.len() as u64, "importing");
     let clips = files
         .iter()

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use cinestream::compress::{CompressSettings, LoopPolicy};
 use cinestream::import::{self, ImportOptions};
-use cinestream::{Clip, TrackKind};
+use cinestream::{Clip, LengthUnit, TrackKind};
 use serde_json::json;
 
 /// Compression settings every compressing subcommand accepts.
@@ -47,10 +47,59 @@ impl CodecArgs {
     }
 }
 
+/// How sources are read: every subcommand that imports takes these.
+#[derive(clap::Args, Clone, Debug)]
+pub struct ImportArgs {
+    /// Length unit of BVH sources, which never say: cm, m, mm, in or ft.
+    /// Thresholds and shell distances stay in real centimetres.
+    #[arg(long, value_parser = parse_unit, default_value = "cm")]
+    pub unit: LengthUnit,
+    /// Sample glTF animations at this rate, in Hz (default: an animation
+    /// keyed uniformly keeps its own rate; uneven keys are resampled at 30).
+    #[arg(long)]
+    pub rate: Option<f32>,
+    /// Accept what exporters commonly get wrong, with a warning naming it,
+    /// instead of refusing the file.
+    #[arg(long)]
+    pub lenient: bool,
+    /// Look for sources in the directories' subdirectories too.
+    #[arg(long)]
+    pub recursive: bool,
+}
+
+fn parse_unit(name: &str) -> Result<LengthUnit, String> {
+    LengthUnit::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = LengthUnit::NAMED.iter().map(|(n, _)| *n).collect();
+        format!(
+            "unknown unit '{name}'; expected one of {}",
+            names.join(", ")
+        )
+    })
+}
+
+impl ImportArgs {
+    /// The importers' options these flags say, checked.
+    pub fn options(&self) -> anyhow::Result<ImportOptions> {
+        if let Some(rate) = self.rate {
+            anyhow::ensure!(
+                rate.is_finite() && rate > 0.0 && rate <= 1000.0,
+                "--rate must be in (0, 1000] Hz, not {rate}"
+            );
+        }
+        Ok(ImportOptions::default()
+            .with_bvh_unit(self.unit)
+            .with_gltf_sample_rate(self.rate)
+            .with_lenient(self.lenient))
+    }
+}
+
 /// Imports `path` and picks one clip: the only one, or `index` among several.
-pub fn load_one_clip(path: &Path, index: Option<usize>, rate: f32) -> anyhow::Result<Clip> {
-    let options = ImportOptions::default().with_gltf_sample_rate(rate);
-    let mut clips = import::import_file(path, &options)?;
+pub fn load_one_clip(
+    path: &Path,
+    index: Option<usize>,
+    options: &ImportOptions,
+) -> anyhow::Result<Clip> {
+    let mut clips = import::import_file(path, options)?;
     let picked: anyhow::Result<Clip> = match (index, clips.len()) {
         (None, 1) => Ok(clips.remove(0)),
         (None, n) => Err(anyhow::anyhow!(

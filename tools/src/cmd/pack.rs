@@ -12,7 +12,7 @@ use cinestream::Clip;
 use rayon::prelude::*;
 use serde_json::json;
 
-use super::common::{load_one_clip, CodecArgs};
+use super::common::{load_one_clip, CodecArgs, ImportArgs};
 use crate::{plot, progress};
 
 /// Compress BVH or glTF clips and write them as .cine streaming containers.
@@ -64,9 +64,8 @@ pub struct Args {
     /// Put every clip of the inputs side by side, as actors of one scene.
     #[arg(long, conflicts_with = "clip")]
     actors: bool,
-    /// Resampling rate for glTF animations, in Hz.
-    #[arg(long, default_value_t = 30.0)]
-    rate: f32,
+    #[command(flatten)]
+    import: ImportArgs,
     /// Worker threads (default: every core).
     #[arg(long)]
     jobs: Option<usize>,
@@ -121,10 +120,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // Fail before the work, not after it.
         plot::Format::of(path)?;
     }
-    anyhow::ensure!(
-        args.rate.is_finite() && args.rate > 0.0 && args.rate <= 1000.0,
-        "--rate must be in (0, 1000] Hz"
-    );
+    let options = args.import.options()?;
     anyhow::ensure!(
         (1..=1024 * 1024).contains(&args.page_kib),
         "--page-kib must be between 1 and 1048576"
@@ -142,7 +138,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let packed = pool.install(|| -> anyhow::Result<Vec<Packed>> {
         if args.sequence || args.actors {
             let step = progress::spinner("importing");
-            let (clip, sources) = combine_inputs(&args)?;
+            let (clip, sources) = combine_inputs(&args, &options)?;
             step.set_message(format!(
                 "compressing {} ({} bones x {} samples)",
                 clip.name(),
@@ -161,7 +157,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let single_file = args.inputs.len() == 1 && files.len() == 1 && !args.inputs[0].is_dir();
         if single_file {
             let step = progress::spinner("importing");
-            let clip = load_one_clip(&files[0], args.clip, args.rate)?;
+            let clip = load_one_clip(&files[0], args.clip, &options)?;
             step.set_message(format!("compressing {}", clip.name()));
             let packed = pack_clip(&args, &clip, args.output.clone(), 1)?;
             step.finish_and_clear();
@@ -172,7 +168,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "--clip picks a clip of one source; there are {} inputs",
             files.len()
         );
-        pack_many(&args, &files)
+        pack_many(&args, &files, &options)
     })?;
     let over = packed
         .iter()
@@ -234,7 +230,11 @@ fn pack_clip(args: &Args, clip: &Clip, output: PathBuf, sources: usize) -> anyho
 }
 
 /// Packs every clip of `files` into the output directory, in parallel.
-fn pack_many(args: &Args, files: &[PathBuf]) -> anyhow::Result<Vec<Packed>> {
+fn pack_many(
+    args: &Args,
+    files: &[PathBuf],
+    options: &ImportOptions,
+) -> anyhow::Result<Vec<Packed>> {
     anyhow::ensure!(
         !args.output.is_file(),
         "{}: several clips go into a directory, and this is a file",
@@ -242,12 +242,11 @@ fn pack_many(args: &Args, files: &[PathBuf]) -> anyhow::Result<Vec<Packed>> {
     );
     std::fs::create_dir_all(&args.output)
         .with_context(|| format!("{}: cannot create the directory", args.output.display()))?;
-    let options = ImportOptions::default().with_gltf_sample_rate(args.rate);
     let bar = progress::bar(files.len() as u64, "packing");
     let mut packed = files
         .par_iter()
         .map(|file| -> anyhow::Result<Vec<Packed>> {
-            let clips = import::import_file(file, &options)?;
+            let clips = import::import_file(file, options)?;
             let several = clips.len() > 1;
             let out = clips
                 .iter()
@@ -357,16 +356,15 @@ fn print_table(packed: &[Packed]) {
 
 /// Imports every clip of every input and combines them as `--sequence` or
 /// `--actors` asks; returns the combined clip and how many clips went in.
-fn combine_inputs(args: &Args) -> anyhow::Result<(Clip, usize)> {
+fn combine_inputs(args: &Args, options: &ImportOptions) -> anyhow::Result<(Clip, usize)> {
     let files = import::collect_inputs(&args.inputs)?;
     anyhow::ensure!(
         !files.is_empty(),
         "no .bvh, .gltf or .glb files in the given inputs"
     );
-    let options = ImportOptions::default().with_gltf_sample_rate(args.rate);
     let mut clips = Vec::new();
     for file in &files {
-        clips.extend(import::import_file(file, &options)?);
+        clips.extend(import::import_file(file, options)?);
     }
     let name = args
         .output

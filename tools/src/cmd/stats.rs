@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use cinestream::import::{self, ImportOptions};
+use cinestream::import;
 use serde_json::json;
 
-use super::common::Usage;
+use super::common::{ImportArgs, Usage};
 
 /// Print bones, samples, rate, duration and track usage of BVH and glTF clips.
 ///
@@ -23,13 +23,12 @@ pub struct Args {
     /// One JSON object per clip, one per line.
     #[arg(long)]
     json: bool,
-    /// Resampling rate for glTF animations, in Hz.
-    #[arg(long, default_value_t = 30.0)]
-    rate: f32,
+    #[command(flatten)]
+    import: ImportArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let options = ImportOptions::default().with_gltf_sample_rate(args.rate);
+    let options = args.import.options()?;
     let files = import::collect_inputs(&args.inputs)?;
     if files.is_empty() {
         anyhow::bail!("no .bvh, .gltf or .glb files in the given inputs");

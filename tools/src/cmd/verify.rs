@@ -8,7 +8,7 @@ use cinestream::container::StreamReader;
 use cinestream::metric::{measure_error, MetricSettings};
 use serde_json::json;
 
-use super::common::load_one_clip;
+use super::common::{load_one_clip, ImportArgs};
 
 /// Check a .cine file's checksums and pages (and its error, with --against).
 ///
@@ -32,9 +32,8 @@ pub struct Args {
     /// Threshold in centimetres (default: the one the file was compressed to).
     #[arg(long)]
     threshold_cm: Option<f64>,
-    /// Resampling rate for a glTF source, in Hz.
-    #[arg(long, default_value_t = 30.0)]
-    rate: f32,
+    #[command(flatten)]
+    import: ImportArgs,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -47,7 +46,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let threshold = args.threshold_cm.unwrap_or(meta.threshold_cm);
     let error = match &args.against {
         Some(source) => {
-            let clip = load_one_clip(source, args.clip, args.rate)?;
+            let clip = load_one_clip(source, args.clip, &args.import.options()?)?;
             let stored = clip.prefix(meta.num_samples());
             let settings = MetricSettings::default()
                 .with_shell_distance_cm(meta.shell_cm)
