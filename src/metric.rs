@@ -226,6 +226,8 @@ pub struct ErrorReport {
     pub worst: (usize, usize),
     /// Largest error of each bone over all samples.
     pub max_per_bone_cm: Vec<f64>,
+    /// Largest error of any bone at each sample.
+    pub max_per_sample_cm: Vec<f64>,
     /// Percentiles over every (bone, sample) pair.
     pub percentiles_cm: Percentiles,
     /// The threshold the share below refers to.
@@ -273,6 +275,7 @@ pub fn measure_error(
     let mut decoded_object = vec![identity; bones];
     let mut errors = Vec::with_capacity(bones * samples);
     let mut max_per_bone = vec![0.0f64; bones];
+    let mut max_per_sample = vec![0.0f64; samples];
     let mut worst = (0, 0);
     let mut max = f64::NEG_INFINITY;
 
@@ -287,6 +290,7 @@ pub fn measure_error(
             let error = if error.is_nan() { f64::INFINITY } else { error };
             errors.push(error);
             max_per_bone[bone] = max_per_bone[bone].max(error);
+            max_per_sample[sample] = max_per_sample[sample].max(error);
             if error > max {
                 max = error;
                 worst = (bone, sample);
@@ -299,6 +303,7 @@ pub fn measure_error(
         max_cm: max,
         worst,
         max_per_bone_cm: max_per_bone,
+        max_per_sample_cm: max_per_sample,
         percentiles_cm: percentiles,
         threshold_cm: settings.threshold_cm,
         within_threshold: within as f64 / errors.len() as f64,

@@ -1,11 +1,15 @@
 //! `cinestream verify`: check a container's checksums and, against its
-//! source, its error.
+//! sources, its error.
 
+use std::ops::Range;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use cinestream::compressed::ClipMeta;
 use cinestream::container::StreamReader;
-use cinestream::metric::{measure_error, MetricSettings};
+use cinestream::import::{self, ImportOptions};
+use cinestream::metric::{measure_error, ErrorReport, MetricSettings};
+use cinestream::Clip;
 use serde_json::json;
 
 use super::common::{load_one_clip, ImportArgs};
@@ -13,22 +17,38 @@ use super::common::{load_one_clip, ImportArgs};
 /// Check a .cine file's checksums and pages (and its error, with --against).
 ///
 /// With --against, also decode every bone at every sample and measure the
-/// error against the source.
+/// error against the source. A file packed with --sequence or --actors is
+/// checked against the same list of sources (files or directories, in the
+/// same order): every bone at every sample of every part, each part's worst
+/// error reported. Whether the parts follow one another or stand side by
+/// side is told from the file's skeleton (a "Scene" root over actor0/...,
+/// actor1/... bones is a cast), or said with --sequence or --actors.
 ///
-/// Exit status 0 only when the file is sound and, with a source, every
+/// Exit status 0 only when the file is sound and, with sources, every
 /// error is within the threshold.
 ///
-/// Example: cinestream verify walk.cine --against walk.bvh --json
+/// Examples:
+///   cinestream verify walk.cine --against walk.bvh --json
+///   cinestream verify long.cine --against ../shared/data/bandai-namco-1
+///   cinestream verify duel.cine --against hero.bvh villain.bvh
 #[derive(clap::Args)]
+#[command(verbatim_doc_comment)]
 pub struct Args {
     /// The container file.
     file: PathBuf,
-    /// The source clip to measure the error against.
-    #[arg(long)]
-    against: Option<PathBuf>,
-    /// Which clip of the source, when it holds several.
-    #[arg(long)]
+    /// The source clip, or the sources a --sequence or --actors file was
+    /// packed from (files or directories), to measure the error against.
+    #[arg(long, num_args = 1.., value_name = "SOURCE")]
+    against: Vec<PathBuf>,
+    /// Which clip of the source, when the one source holds several.
+    #[arg(long, conflicts_with_all = ["sequence", "actors"])]
     clip: Option<usize>,
+    /// The sources were packed one after the other (pack --sequence).
+    #[arg(long, conflicts_with = "actors")]
+    sequence: bool,
+    /// The sources were packed side by side (pack --actors).
+    #[arg(long)]
+    actors: bool,
     /// Threshold in centimetres (default: the one the file was compressed to).
     #[arg(long)]
     threshold_cm: Option<f64>,
@@ -39,33 +59,94 @@ pub struct Args {
     json: bool,
 }
 
+/// How the sources were combined into the file's one clip.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Layout {
+    One,
+    Sequence,
+    Actors,
+}
+
+impl Layout {
+    fn name(self) -> &'static str {
+        match self {
+            Layout::One => "one clip",
+            Layout::Sequence => "sequence",
+            Layout::Actors => "actors",
+        }
+    }
+}
+
+/// One source clip inside the combined clip: its samples and its bones.
+struct Part {
+    name: String,
+    samples: Range<usize>,
+    bones: Range<usize>,
+}
+
+/// The sources, combined as the file was packed.
+struct Sources {
+    layout: Layout,
+    clip: Clip,
+    parts: Vec<Part>,
+}
+
+/// A part's worst error, from the whole clip's measurement.
+struct PartError {
+    name: String,
+    max_cm: f64,
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let reader = StreamReader::open_file(&args.file)?;
     let report = reader.verify();
     let meta = reader.meta();
     let threshold = args.threshold_cm.unwrap_or(meta.threshold_cm);
-    let error = match &args.against {
-        Some(source) => {
-            let clip = load_one_clip(source, args.clip, &args.import.options()?)?;
-            let stored = clip.prefix(meta.num_samples());
+    anyhow::ensure!(
+        threshold.is_finite() && threshold > 0.0,
+        "--threshold-cm must be a positive number of centimetres, not {threshold}"
+    );
+    let options = args.import.options()?;
+    let measured = match args.against.is_empty() {
+        true => None,
+        false => {
+            let sources = load_sources(&args, &options, meta)?;
+            let stored = sources.clip.prefix(meta.num_samples());
             let settings = MetricSettings::default()
                 .with_shell_distance_cm(meta.shell_cm)
                 .with_threshold_cm(threshold);
-            Some(measure_error(&stored, &reader, &settings)?)
+            let error = measure_error(&stored, &reader, &settings)?;
+            let parts = part_errors(&sources, &error);
+            Some((sources, error, parts))
         }
-        None => None,
     };
-    let within = error.as_ref().is_none_or(|e| e.max_cm <= threshold);
+    let within = measured
+        .as_ref()
+        .is_none_or(|(_, e, _)| e.max_cm <= threshold);
     let ok = report.is_sound() && within;
     if args.json {
+        let (layout, parts) = match &measured {
+            Some((sources, _, parts)) => (
+                Some(sources.layout.name()),
+                parts
+                    .iter()
+                    .map(|p| json!({"clip": p.name, "max_error_cm": p.max_cm}))
+                    .collect::<Vec<_>>(),
+            ),
+            None => (None, Vec::new()),
+        };
+        let error = measured.as_ref().map(|(_, e, _)| e);
         let object = json!({
             "file": args.file.display().to_string(),
             "ok": ok,
             "pages": report.pages,
             "corrupt_pages": report.corrupt_pages.len(),
-            "max_error_cm": error.as_ref().map(|e| e.max_cm),
-            "p99_error_cm": error.as_ref().map(|e| e.percentiles_cm.p99),
+            "max_error_cm": error.map(|e| e.max_cm),
+            "p99_error_cm": error.map(|e| e.percentiles_cm.p99),
             "threshold_cm": threshold,
+            "source_unit": measured.as_ref().map(|(s, _, _)| s.clip.unit().to_string()),
+            "layout": layout,
+            "parts": parts,
         });
         println!("{object}");
     } else {
@@ -81,12 +162,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         for (page, message) in &report.corrupt_pages {
             println!("  page {page}: {message}");
         }
-        if let Some(e) = &error {
+        if let Some((sources, e, parts)) = &measured {
             let p = e.percentiles_cm;
+            let bone = meta
+                .skeleton
+                .bones()
+                .get(e.worst.0)
+                .map_or("?", |b| b.name.as_str());
             println!(
-                "  error against the source: max {:.5} cm (bone {}, sample {}), p99 {:.5} cm, p50 {:.5} cm; threshold {threshold} cm",
-                e.max_cm, e.worst.0, e.worst.1, p.p99, p.p50
+                "  error against the source (read in {}): max {:.5} cm (bone {} '{bone}', sample {}), p99 {:.5} cm, p50 {:.5} cm; threshold {threshold} cm",
+                sources.clip.unit(),
+                e.max_cm,
+                e.worst.0,
+                e.worst.1,
+                p.p99,
+                p.p50
             );
+            if parts.len() > 1 {
+                print_parts(sources.layout, parts, threshold);
+            }
         }
         println!("{}", if ok { "ok" } else { "FAILED" });
     }
@@ -95,4 +189,170 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// Imports the sources and combines them the way the file was packed.
+fn load_sources(args: &Args, options: &ImportOptions, meta: &ClipMeta) -> anyhow::Result<Sources> {
+    let files = import::collect_inputs(&args.against)?;
+    anyhow::ensure!(
+        !files.is_empty(),
+        "--against: no .bvh, .gltf or .glb files in the given sources"
+    );
+    if files.len() == 1 && !args.sequence && !args.actors {
+        let clip = load_one_clip(&files[0], args.clip, options)?;
+        anyhow::ensure!(
+            clip.num_bones() == meta.num_bones(),
+            "{}: {} bones, the file {} has {}; a file packed with --sequence or --actors \
+             is checked against every source it was packed from",
+            files[0].display(),
+            clip.num_bones(),
+            args.file.display(),
+            meta.num_bones()
+        );
+        return Ok(one(clip));
+    }
+    anyhow::ensure!(
+        args.clip.is_none(),
+        "--clip picks a clip of one source; there are {} source files",
+        files.len()
+    );
+    let mut clips = Vec::new();
+    for file in &files {
+        clips.extend(import::import_file(file, options)?);
+    }
+    if clips.len() == 1 && !args.sequence && !args.actors {
+        return Ok(one(clips.remove(0)));
+    }
+    let layout = match (args.sequence, args.actors) {
+        (true, _) => Layout::Sequence,
+        (_, true) => Layout::Actors,
+        _ => guess_layout(meta, &clips).ok_or_else(|| {
+            let bones: usize = clips.iter().map(Clip::num_bones).sum();
+            let samples: usize = clips.iter().map(Clip::num_samples).sum();
+            anyhow::anyhow!(
+                "{}: {} bones x {} samples fit neither the {} sources one after the other \
+                 ({} bones x {samples} samples) nor side by side ({} bones under a Scene root); \
+                 are these the sources it was packed from, in the same order?",
+                args.file.display(),
+                meta.num_bones(),
+                meta.num_samples(),
+                clips.len(),
+                clips[0].num_bones(),
+                bones + 1
+            )
+        })?,
+    };
+    let (clip, parts) = match layout {
+        Layout::Sequence => {
+            let mut start = 0;
+            let parts = clips
+                .iter()
+                .map(|c| {
+                    let samples = start..start + c.num_samples();
+                    start = samples.end;
+                    Part {
+                        name: c.name().to_string(),
+                        samples,
+                        bones: 0..c.num_bones(),
+                    }
+                })
+                .collect();
+            (Clip::sequence(meta.name.clone(), &clips)?, parts)
+        }
+        Layout::Actors | Layout::One => {
+            // Bone 0 is the scene root; each actor's bones follow in order.
+            let mut start = 1;
+            let parts = clips
+                .iter()
+                .map(|c| {
+                    let bones = start..start + c.num_bones();
+                    start = bones.end;
+                    Part {
+                        name: c.name().to_string(),
+                        samples: 0..c.num_samples(),
+                        bones,
+                    }
+                })
+                .collect();
+            (Clip::actors(meta.name.clone(), &clips)?, parts)
+        }
+    };
+    Ok(Sources {
+        layout,
+        clip,
+        parts,
+    })
+}
+
+fn one(clip: Clip) -> Sources {
+    let parts = vec![Part {
+        name: clip.name().to_string(),
+        samples: 0..clip.num_samples(),
+        bones: 0..clip.num_bones(),
+    }];
+    Sources {
+        layout: Layout::One,
+        clip,
+        parts,
+    }
+}
+
+/// Sequence when the file has the sources' skeleton and their samples end to
+/// end; actors when it has a "Scene" root and every source's bones after it.
+fn guess_layout(meta: &ClipMeta, clips: &[Clip]) -> Option<Layout> {
+    let bones = meta.skeleton.bones();
+    let samples: usize = clips.iter().map(Clip::num_samples).sum();
+    let same_skeleton = clips.iter().all(|c| c.num_bones() == bones.len());
+    if same_skeleton && samples == meta.num_samples() {
+        return Some(Layout::Sequence);
+    }
+    let cast: usize = 1 + clips.iter().map(Clip::num_bones).sum::<usize>();
+    let longest = clips.iter().map(Clip::num_samples).max().unwrap_or(0);
+    let scene = bones
+        .first()
+        .is_some_and(|b| b.name == "Scene" && b.parent.is_none());
+    (scene && cast == bones.len() && longest == meta.num_samples()).then_some(Layout::Actors)
+}
+
+/// Each part's worst error: over its samples (a sequence) or its bones (actors).
+fn part_errors(sources: &Sources, error: &ErrorReport) -> Vec<PartError> {
+    let worst = |values: &[f64], range: &Range<usize>| {
+        values
+            .get(range.clone())
+            .unwrap_or(&[])
+            .iter()
+            .copied()
+            .fold(0.0, f64::max)
+    };
+    sources
+        .parts
+        .iter()
+        .map(|part| PartError {
+            name: part.name.clone(),
+            max_cm: match sources.layout {
+                Layout::Sequence => worst(&error.max_per_sample_cm, &part.samples),
+                Layout::One => error.max_cm,
+                Layout::Actors => worst(&error.max_per_bone_cm, &part.bones),
+            },
+        })
+        .collect()
+}
+
+fn print_parts(layout: Layout, parts: &[PartError], threshold: f64) {
+    let over: Vec<&PartError> = parts.iter().filter(|p| p.max_cm > threshold).collect();
+    let worst = parts
+        .iter()
+        .max_by(|a, b| a.max_cm.total_cmp(&b.max_cm))
+        .map_or((String::new(), 0.0), |p| (p.name.clone(), p.max_cm));
+    println!(
+        "  {} parts ({}): every bone at every sample checked; worst part '{}' at {:.5} cm; {} over the threshold",
+        parts.len(),
+        layout.name(),
+        worst.0,
+        worst.1,
+        over.len()
+    );
+    for part in over {
+        println!("    '{}': max {:.5} cm", part.name, part.max_cm);
+    }
 }
