@@ -6,6 +6,7 @@
 
 pub mod bvh;
 pub mod gltf;
+pub mod unit_check;
 
 use std::path::{Path, PathBuf};
 
