@@ -64,13 +64,17 @@ impl Doc {
                 .push(json!({"channels": [], "samplers": []}));
         }
         let a = &mut self.animations[animation];
-        let sampler = a["samplers"].as_array().unwrap().len();
-        a["samplers"].as_array_mut().unwrap().push(json!({
+        let samplers = a["samplers"].as_array_mut().expect("samplers array");
+        let sampler = samplers.len();
+        samplers.push(json!({
             "input": input, "output": output, "interpolation": interpolation
         }));
-        a["channels"].as_array_mut().unwrap().push(json!({
-            "sampler": sampler, "target": {"node": node, "path": path}
-        }));
+        a["channels"]
+            .as_array_mut()
+            .expect("channels array")
+            .push(json!({
+                "sampler": sampler, "target": {"node": node, "path": path}
+            }));
     }
 
     /// GLB bytes: the JSON chunk, then the BIN chunk.
@@ -84,7 +88,7 @@ impl Doc {
             "buffers": [{"byteLength": self.bin.len()}],
             "animations": self.animations,
         });
-        let mut json = serde_json::to_vec(&root).unwrap();
+        let mut json = serde_json::to_vec(&root).expect("JSON");
         while json.len() % 4 != 0 {
             json.push(b' ');
         }
@@ -418,7 +422,7 @@ fn capture_warnings<T>(f: impl FnOnce() -> T) -> (T, String) {
     struct Buffer(Arc<Mutex<Vec<u8>>>);
     impl Write for Buffer {
         fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
+            self.0.lock().expect("buffer").extend_from_slice(bytes);
             Ok(bytes.len())
         }
         fn flush(&mut self) -> std::io::Result<()> {
@@ -433,6 +437,6 @@ fn capture_warnings<T>(f: impl FnOnce() -> T) -> (T, String) {
         .with_writer(move || writer.clone())
         .finish();
     let result = tracing::subscriber::with_default(subscriber, f);
-    let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+    let text = String::from_utf8_lossy(&buffer.0.lock().expect("buffer")).into_owned();
     (result, text)
 }

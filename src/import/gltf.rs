@@ -159,8 +159,17 @@ pub fn parse_gltf(
                 options.gltf_sample_rate,
                 &mut budget,
             )?;
-            Clip::from_poses(name, skeleton.clone(), rate, LengthUnit::METRE, poses)
-                .map_err(|e| cx.invalid_clip(e))
+            let clip = Clip::from_poses(name, skeleton.clone(), rate, LengthUnit::METRE, poses)
+                .map_err(|e| cx.invalid_clip(e))?;
+            tracing::debug!(
+                source = source_name,
+                animation = clip.name(),
+                bones = clip.num_bones(),
+                samples = clip.num_samples(),
+                rate = clip.sample_rate(),
+                "imported glTF animation"
+            );
+            Ok(clip)
         })
         .collect()
 }
@@ -1088,7 +1097,7 @@ impl Context<'_> {
         let timing = self.timing(&keys, forced_rate, &at, name);
         let Timing { rate, end, steps } = timing;
         let bones = skeleton.len();
-        let transforms = (steps + 1) as f64 * bones as f64;
+        let transforms = (steps as f64 + 1.0) * bones as f64;
         if transforms > *budget as f64 {
             return Err(self.error(
                 at,
@@ -2445,6 +2454,22 @@ mod tests {
         let clips = doc.parse().unwrap();
         assert_eq!(bone_names(&clips)[1..3], ["Armature", "hips"]);
         assert_eq!(clips[0].num_bones(), 10);
+    }
+
+    #[test]
+    fn an_unknown_channel_path_is_refused_unless_lenient() {
+        let mut doc = one_channel(&[0.0, 1.0], &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
+        doc.channel(0, 0, "weights", "LINEAR", &[0.0, 2.0], &[0.0, 1.0]);
+        doc.animations[0]["channels"][1]["target"]["path"] = json!("pointer");
+        let (at, message) = gltf_error(doc.parse());
+        assert_eq!(at, "animations[0].channels[1].target.path");
+        assert!(message.contains("unknown path"), "{message}");
+        let bytes = serde_json::to_vec(&doc.json()).unwrap();
+        let lenient = ImportOptions::default().with_lenient(true);
+        let clips = parse_gltf(&bytes, None, "t.gltf", &lenient).unwrap();
+        // The skipped channel's sampler still sets the animation's end.
+        assert_eq!(clips[0].num_samples(), 61);
+        assert_vec3(clips[0].pose(60)[0].translation, Vec3::X, "held");
     }
 
     #[test]
