@@ -1155,8 +1155,9 @@ impl Context<'_> {
                 let timing = Timing::covering(fallback, end);
                 tracing::warn!(
                     source = self.source_name,
-                    "{at} '{name}': key times are not on a uniform grid; resampled at \
-                     {fallback} Hz ({} samples, the last holding the last key at {end} s)",
+                    "{at} '{name}': key times are not on a uniform grid from 0 of \
+                     {MAX_OWN_RATE} Hz or less; resampled at {fallback} Hz ({} samples, the \
+                     last holding the last key at {end} s)",
                     timing.steps + 1
                 );
                 timing
