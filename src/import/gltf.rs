@@ -1,19 +1,67 @@
-//! glTF 2.0 import: a skin's joints and the node animations that move them,
-//! resampled into one [`Clip`] per animation.
+//! glTF 2.0 import: every skin's joints and every animated node, and the
+//! node animations that move them, sampled into one [`Clip`] per animation.
 //!
 //! This module owns reading the document (`.gltf` JSON or `.glb`), resolving
 //! its buffers (GLB `BIN` chunk, base64 `data:` URIs, files next to the
-//! document), choosing the skeleton and resampling. Conventions:
+//! document), choosing the skeleton, choosing each animation's rate and
+//! sampling. Conventions:
 //!
-//! - Bones are the first skin's joints plus every ancestor up to a root, or,
-//!   without a skin, every node a translation, rotation or scale channel
-//!   targets plus its ancestors. They are ordered depth first from the roots,
-//!   in node index order, named after their node (`node{index}` when unnamed)
-//!   and rest at the node's local TRS (a matrix is decomposed).
+//! - **Bones** are the joints of every skin, every node a translation,
+//!   rotation or scale channel of any animation targets (props, cameras),
+//!   and every ancestor of those up to a root, so no such channel is ever
+//!   dropped. A node is one bone however many skins list it. Bones are
+//!   ordered depth first from the roots, in node index order, and rest at
+//!   the node's local TRS (a matrix is decomposed). The node hierarchy is
+//!   kept as it is: several characters stand side by side under their own
+//!   roots (or a shared one), with no scene bone added.
+//! - **Characters.** Skins whose joints meet (a node listed by both, or a
+//!   joint of one below a joint of the other, as a body and a face skin of
+//!   one rig) are one character. With one character, bones are named after
+//!   their node (`node{index}` when unnamed). With several, each bone that
+//!   belongs to one character is named `{character}/{node name}`, the way
+//!   [`Clip::actors`] names `actor{i}/{bone}`: the character is the name of
+//!   its lowest-index skin (`skin{k}` when unnamed, `{name}#{k}` when two
+//!   characters' skins share a name). A bone belongs to a character when it
+//!   is one of its joints, when every joint below it is that character's
+//!   (its armature node), or when it has no joint below it and its parent
+//!   belongs to the character (a prop in a hand). Other bones (a root shared
+//!   by two characters, a camera) keep their plain node name.
+//! - **Timing**, per animation, from the key times of all its samplers (the
+//!   glTF timeline starts at 0; a clip runs from 0 to the animation's last
+//!   key):
+//!   - `--rate` ([`ImportOptions::gltf_sample_rate`]) given: sampled at that
+//!     rate.
+//!   - Otherwise, when every key lies on one grid `k / R` from time 0 (within
+//!     the tolerance: a few f32 ulps of the time, at least 1e-4 of an
+//!     interval), `R` is the clip's rate. `R` comes from the smallest key
+//!     interval of any sampler, tried as a whole number of hertz first, then
+//!     as an NTSC rate (24000/1001, 30000/1001, 48000/1001, 60000/1001,
+//!     120000/1001), then as measured over the whole animation. A grid
+//!     coarser than 20 Hz is sparse keys rather than a frame rate (two keys a
+//!     second apart): it is sampled at the smallest whole multiple of `R`
+//!     that reaches [`DEFAULT_SAMPLE_RATE`], so every key still falls on a
+//!     sample. A grid finer than 240 Hz is taken as uneven keys.
+//!   - Keys on no such grid are uneven: sampled at [`DEFAULT_SAMPLE_RATE`]
+//!     with a `tracing` warning naming the animation and the rate (no
+//!     warning when the keys all lie on that rate's grid anyway).
+//!   - On a grid, the sample count is `round(end * R) + 1`: the last sample
+//!     is the last key, nothing past it. Resampled, samples are taken at
+//!     `k / rate` up to the first at or after the last key, and that last
+//!     one holds the pose at the last key (the final pose is kept; the clip
+//!     runs less than one interval longer than the keys).
+//!   - A sample time within the tolerance of a key time is that key: a
+//!     STEP key takes effect on its own sample, LINEAR and CUBICSPLINE give
+//!     the key's value there exactly, although f32 key times are rarely
+//!     exactly `k / R`.
+//!   - Before its first key a channel holds the first key's value, after its
+//!     last the last's. Bones without a channel keep their rest TRS.
+//! - **Refused, or skipped with `--lenient`** ([`ImportOptions::lenient`],
+//!   each with a `tracing` warning naming every JSON path skipped): channels
+//!   of morph-target `weights` or an unknown path (not imported yet), a
+//!   second channel on the same node and path (the later one wins), and
+//!   negative key times (the part before 0 is not sampled).
 //! - Each animation becomes a clip named after it (`{stem}#{index}` when
-//!   unnamed), sampled at a fixed rate from time 0 to the last key of any of
-//!   its samplers. Bones without a channel keep their rest TRS.
-//! - Lengths are metres, as glTF specifies.
+//!   unnamed). Lengths are metres, as glTF specifies.
 //! - Every index, offset and length from the file is checked against the bytes
 //!   actually present before anything is read or allocated, and every error
 //!   names the JSON path of the offending element.
@@ -29,7 +77,7 @@ use gltf::json::animation::{Interpolation, Property};
 use gltf::json::validation::{Checked, Validate};
 use gltf::json::{self, Root};
 
-use super::read_file;
+use super::{read_file, ImportOptions, DEFAULT_SAMPLE_RATE};
 use crate::clip::{Bone, Clip, ClipError, LengthUnit, Skeleton, Transform, MIN_QUATERNION_LENGTH};
 use crate::error::{Error, Result};
 
@@ -39,22 +87,46 @@ use crate::error::{Error, Result};
 /// the allocation.
 const MAX_TRANSFORMS: usize = 10_000_000;
 
+/// Below this rate, in Hz, a key grid is sparse keys rather than a frame
+/// rate, and is sampled at a multiple of it.
+const MIN_OWN_RATE: f64 = 20.0;
+
+/// Above this rate, in Hz, a key grid is more likely uneven times that
+/// happen to share a tiny step than frames.
+const MAX_OWN_RATE: f64 = 240.0;
+
+/// How far, in f32 ulps of the time, a key time may be from its grid time:
+/// exporters round `k / R` to f32 (half an ulp) or compute it in f32
+/// arithmetic (a few ulps).
+const KEY_TIME_ULPS: f64 = 8.0;
+
+/// How far, as a fraction of the sample interval, a key time may be from
+/// its grid time whatever its magnitude: 4 µs at 24 Hz, far below what
+/// anyone sees, far above f32 rounding of short times.
+const KEY_TIME_FRACTION: f64 = 1e-4;
+
 /// Parses a glTF document (JSON or GLB bytes) into one clip per animation.
 /// `base_dir` resolves relative buffer URIs; `None` allows only embedded data.
 ///
-/// Animations are resampled at `sample_rate` Hz (finite and positive). A
-/// document whose animations would expand to more than ten million transforms
-/// in all (samples times bones, summed over animations) is rejected rather
-/// than allocated.
+/// Uses [`ImportOptions::gltf_sample_rate`] (finite and positive when set)
+/// and [`ImportOptions::lenient`]; see the module docs for how each
+/// animation's rate is chosen. A document whose animations would expand to
+/// more than ten million transforms in all (samples times bones, summed over
+/// animations) is rejected rather than allocated.
 pub fn parse_gltf(
     bytes: &[u8],
     base_dir: Option<&Path>,
     source_name: &str,
-    sample_rate: f32,
+    options: &ImportOptions,
 ) -> Result<Vec<Clip>> {
-    let cx = Context { source_name };
-    if !(sample_rate.is_finite() && sample_rate > 0.0) {
-        return Err(cx.invalid_clip(ClipError::BadSampleRate(sample_rate)));
+    let cx = Context {
+        source_name,
+        lenient: options.lenient,
+    };
+    if let Some(rate) = options.gltf_sample_rate {
+        if !(rate.is_finite() && rate > 0.0) {
+            return Err(cx.invalid_clip(ClipError::BadSampleRate(rate)));
+        }
     }
     let document = cx.parse_document(bytes)?;
     let root = document.document.as_json();
@@ -77,41 +149,47 @@ pub fn parse_gltf(
                 Some(name) if !name.is_empty() => name.to_string(),
                 _ => format!("{stem}#{index}"),
             };
-            let poses = cx.resample(
+            let (rate, poses) = cx.resample(
                 root,
                 &buffers,
                 index,
+                &name,
                 &skeleton,
                 &node_bones,
-                sample_rate,
+                options.gltf_sample_rate,
                 &mut budget,
             )?;
-            Clip::from_poses(
-                name,
-                skeleton.clone(),
-                sample_rate,
-                LengthUnit::METRE,
-                poses,
-            )
-            .map_err(|e| cx.invalid_clip(e))
+            let clip = Clip::from_poses(name, skeleton.clone(), rate, LengthUnit::METRE, poses)
+                .map_err(|e| cx.invalid_clip(e))?;
+            tracing::debug!(
+                source = source_name,
+                animation = clip.name(),
+                bones = clip.num_bones(),
+                samples = clip.num_samples(),
+                rate = clip.sample_rate(),
+                "imported glTF animation"
+            );
+            Ok(clip)
         })
         .collect()
 }
 
-/// Reads and parses a `.gltf` or `.glb` file.
-pub fn load_gltf(path: &Path, sample_rate: f32) -> Result<Vec<Clip>> {
+/// Reads and parses a `.gltf` or `.glb` file (see [`parse_gltf`]).
+pub fn load_gltf(path: &Path, options: &ImportOptions) -> Result<Vec<Clip>> {
     let bytes = read_file(path)?;
     parse_gltf(
         &bytes,
         Some(path.parent().unwrap_or(Path::new(""))),
         &super::source_name(path),
-        sample_rate,
+        options,
     )
 }
 
-/// The source label every error carries.
+/// The source label every error carries, and whether known exporter faults
+/// are skipped with a warning instead of refused.
 struct Context<'a> {
     source_name: &'a str,
+    lenient: bool,
 }
 
 /// One accessor, bounds-checked: `count` elements of `components` values of
@@ -134,9 +212,22 @@ enum Target {
     Scale,
 }
 
+impl Target {
+    /// The glTF path name.
+    fn name(self) -> &'static str {
+        match self {
+            Target::Translation => "translation",
+            Target::Rotation => "rotation",
+            Target::Scale => "scale",
+        }
+    }
+}
+
 /// A channel ready to sample: keys and values (tangent triplets for cubic
 /// splines), vectors stored as `Vec4` with `w` unused for 3-vectors.
 struct Track<'t> {
+    /// The channel's index in its animation.
+    channel: usize,
     bone: usize,
     target: Target,
     interpolation: Interpolation,
@@ -203,7 +294,14 @@ impl Context<'_> {
     fn validate(&self, root: &Root) -> Result<()> {
         let mut problems = Vec::new();
         let mut report = |path: &dyn Fn() -> json::Path, error: json::validation::Error| {
-            problems.push((path(), error))
+            let path = path();
+            // An unknown channel path is refused (or skipped with `lenient`)
+            // by `build_skeleton`, with a message that says what to do.
+            let channel_path =
+                path.as_str().starts_with("animations[") && path.as_str().ends_with(".target.path");
+            if !channel_path {
+                problems.push((path, error))
+            }
         };
         let at = |field: &'static str| move || json::Path::new().field(field);
         root.accessors.validate(root, at("accessors"), &mut report);
@@ -270,42 +368,75 @@ impl Context<'_> {
             }
         }
 
+        // Seeds: every skin's joints and every node a TRS channel moves.
+        // `joint_skin[node]` is the first skin listing the node as a joint;
+        // skins sharing a joint are one character.
         let mut seeds = Vec::new();
-        if let Some(skin) = root.skins.first() {
+        let mut joint_skin: Vec<Option<usize>> = vec![None; nodes];
+        let mut characters = UnionFind::new(root.skins.len());
+        for (s, skin) in root.skins.iter().enumerate() {
             if skin.joints.is_empty() {
-                return Err(self.error("skins[0].joints", "skin has no joints"));
+                return Err(self.error(format!("skins[{s}].joints"), "skin has no joints"));
             }
             for (k, joint) in skin.joints.iter().enumerate() {
                 let joint = joint.value();
                 if joint >= nodes {
                     return Err(self.error(
-                        format!("skins[0].joints[{k}]"),
+                        format!("skins[{s}].joints[{k}]"),
                         format!("names node {joint}, but there are only {nodes} nodes"),
                     ));
                 }
+                match joint_skin[joint] {
+                    Some(other) => characters.union(s, other),
+                    None => joint_skin[joint] = Some(s),
+                }
                 seeds.push(joint);
             }
-        } else {
-            for (a, animation) in root.animations.iter().enumerate() {
-                for (k, channel) in animation.channels.iter().enumerate() {
-                    let node = channel.target.node.value();
-                    if node >= nodes {
-                        return Err(self.error(
-                            format!("animations[{a}].channels[{k}].target.node"),
-                            format!("names node {node}, but there are only {nodes} nodes"),
-                        ));
-                    }
-                    if target_of(&channel.target.path).is_some() {
-                        seeds.push(node);
-                    }
+        }
+        let mut skipped = Vec::new();
+        for (a, animation) in root.animations.iter().enumerate() {
+            for (k, channel) in animation.channels.iter().enumerate() {
+                let channel_at = format!("animations[{a}].channels[{k}]");
+                let node = channel.target.node.value();
+                if node >= nodes {
+                    return Err(self.error(
+                        format!("{channel_at}.target.node"),
+                        format!("names node {node}, but there are only {nodes} nodes"),
+                    ));
                 }
+                if target_of(&channel.target.path).is_some() {
+                    seeds.push(node);
+                    continue;
+                }
+                let what = match channel.target.path {
+                    Checked::Valid(Property::MorphTargetWeights) => "morph target weights",
+                    _ => "an unknown path",
+                };
+                if !self.lenient {
+                    return Err(self.error(
+                        format!("{channel_at}.target.path"),
+                        format!(
+                            "channel animates {what} on node {node}, which are not imported \
+                             yet; --lenient packs the rest without such channels"
+                        ),
+                    ));
+                }
+                skipped.push(format!("{channel_at} ({what} on node {node})"));
             }
-            if seeds.is_empty() {
-                return Err(self.error(
-                    "animations",
-                    "no skin, and no channel moves a node (translation, rotation or scale)",
-                ));
-            }
+        }
+        if !skipped.is_empty() {
+            tracing::warn!(
+                source = self.source_name,
+                "skipping {} channel(s) that do not drive translation, rotation or scale: {}",
+                skipped.len(),
+                skipped.join(", ")
+            );
+        }
+        if seeds.is_empty() {
+            return Err(self.error(
+                "animations",
+                "no skin, and no channel moves a node (translation, rotation or scale)",
+            ));
         }
 
         // Mark the seeds and their ancestors, walking each chain only until it
@@ -356,16 +487,22 @@ impl Context<'_> {
                 None => stack.push(node),
             }
         }
+        let mut order = Vec::new();
+        while let Some(node) = stack.pop() {
+            // `children` lists were filled in descending order, so popping
+            // visits them ascending.
+            stack.append(&mut children[node]);
+            order.push(node);
+        }
+        let prefixes = self.character_prefixes(root, &order, &parents, &joint_skin, characters);
+
         let transforms: Vec<_> = document
             .nodes()
             .map(|n| n.transform().decomposed())
             .collect();
         let mut node_bones = vec![None; nodes];
-        let mut bones = Vec::new();
-        while let Some(node) = stack.pop() {
-            // `children` lists were filled in descending order, so popping
-            // visits them ascending.
-            stack.append(&mut children[node]);
+        let mut bones = Vec::with_capacity(order.len());
+        for &node in &order {
             let json_node = &root.nodes[node];
             let (t, r, s) = transforms[node];
             let bind = Transform {
@@ -390,11 +527,15 @@ impl Context<'_> {
                     "rest rotation is a zero-length quaternion",
                 ));
             }
+            let node_name = match json_node.name.as_deref() {
+                Some(name) if !name.is_empty() => Cow::Borrowed(name),
+                _ => Cow::Owned(format!("node{node}")),
+            };
             node_bones[node] = Some(bones.len());
             bones.push(Bone {
-                name: match json_node.name.as_deref() {
-                    Some(name) if !name.is_empty() => name.to_string(),
-                    _ => format!("node{node}"),
+                name: match &prefixes[node] {
+                    Some(character) => format!("{character}/{node_name}"),
+                    None => node_name.into_owned(),
                 },
                 parent: parents[node].and_then(|p| node_bones[p]),
                 bind,
@@ -402,6 +543,117 @@ impl Context<'_> {
         }
         let skeleton = Skeleton::new(bones).map_err(|e| self.invalid_clip(e))?;
         Ok((skeleton, node_bones))
+    }
+
+    /// The character name each bone is prefixed with (`None`: no prefix),
+    /// indexed by node; all `None` unless the skins make two characters or
+    /// more. `order` lists the bones' nodes parents first; `characters`
+    /// already joins skins that share a joint.
+    fn character_prefixes(
+        &self,
+        root: &Root,
+        order: &[usize],
+        parents: &[Option<usize>],
+        joint_skin: &[Option<usize>],
+        mut characters: UnionFind,
+    ) -> Vec<Option<String>> {
+        let nodes = parents.len();
+        // A joint below another skin's joint (a face skin under the body's
+        // head) is the same rig: join through each joint's nearest joint
+        // ancestor, found parents first.
+        let mut nearest_joint: Vec<Option<usize>> = vec![None; nodes];
+        for &node in order {
+            if let Some(parent) = parents[node] {
+                nearest_joint[node] = match joint_skin[parent] {
+                    Some(_) => Some(parent),
+                    None => nearest_joint[parent],
+                };
+            }
+            let ancestor_skin = nearest_joint[node].and_then(|a| joint_skin[a]);
+            if let (Some(skin), Some(other)) = (joint_skin[node], ancestor_skin) {
+                characters.union(skin, other);
+            }
+        }
+        // Each character is named after its lowest-index skin.
+        let skins = root.skins.len();
+        let mut named: Vec<Option<usize>> = vec![None; skins];
+        let mut firsts = Vec::new();
+        for skin in 0..skins {
+            let group = characters.find(skin);
+            if named[group].is_none() {
+                named[group] = Some(skin);
+                firsts.push(skin);
+            }
+        }
+        if firsts.len() < 2 {
+            return vec![None; nodes];
+        }
+        let skin_name = |skin: usize| match root.skins[skin].name.as_deref() {
+            Some(name) if !name.is_empty() => Some(name),
+            _ => None,
+        };
+        let mut character_names: Vec<Option<String>> = vec![None; skins];
+        for &skin in &firsts {
+            let name = match skin_name(skin) {
+                Some(name)
+                    if firsts
+                        .iter()
+                        .filter(|&&o| skin_name(o) == Some(name))
+                        .count()
+                        > 1 =>
+                {
+                    format!("{name}#{skin}")
+                }
+                Some(name) => name.to_string(),
+                None => format!("skin{skin}"),
+            };
+            character_names[characters.find(skin)] = Some(name);
+        }
+
+        #[derive(Clone, Copy, PartialEq)]
+        enum Owner {
+            Nobody,
+            One(usize),
+            Several,
+        }
+        let mut owner = vec![Owner::Nobody; nodes];
+        for &node in order {
+            if let Some(skin) = joint_skin[node] {
+                owner[node] = Owner::One(characters.find(skin));
+            }
+        }
+        // Up: a node above joints of one character only is that character's.
+        for &node in order.iter().rev() {
+            let Some(parent) = parents[node] else {
+                continue;
+            };
+            if joint_skin[parent].is_some() {
+                continue;
+            }
+            owner[parent] = match (owner[parent], owner[node]) {
+                (mine, Owner::Nobody) => mine,
+                (Owner::Nobody, theirs) => theirs,
+                (mine, theirs) if mine == theirs => mine,
+                _ => Owner::Several,
+            };
+        }
+        // Down: a node with no joint below follows its parent.
+        for &node in order {
+            if owner[node] == Owner::Nobody {
+                if let Some(parent) = parents[node] {
+                    if let Owner::One(group) = owner[parent] {
+                        owner[node] = Owner::One(group);
+                    }
+                }
+            }
+        }
+        owner
+            .into_iter()
+            .map(|o| match o {
+                Owner::One(group) => character_names[group].clone(),
+                Owner::Nobody | Owner::Several => None,
+            })
+            .collect()
     }
 
     /// Resolves every buffer to its bytes, cut to the declared `byteLength`.
@@ -669,6 +921,23 @@ impl Context<'_> {
         if let Some(key) = times.iter().position(|t| !t.is_finite()) {
             return Err(self.error(at, format!("key {key} time {} is not finite", times[key])));
         }
+        if times[0] < 0.0 {
+            if !self.lenient {
+                return Err(self.error(
+                    at,
+                    format!(
+                        "key 0 time {} s is negative; glTF timelines start at 0 (--lenient \
+                         samples from 0 and drops what comes before)",
+                        times[0]
+                    ),
+                ));
+            }
+            tracing::warn!(
+                source = self.source_name,
+                "{at}: keys start at {} s, before 0; the part before 0 is not sampled",
+                times[0]
+            );
+        }
         if let Some(key) = times.windows(2).position(|w| w[1] <= w[0]) {
             return Err(self.error(
                 at,
@@ -683,19 +952,22 @@ impl Context<'_> {
         Ok(times)
     }
 
-    /// Samples one animation into poses (`poses[sample * bones + bone]`),
-    /// taking them from `budget`, the transforms the document may still use.
+    /// Samples one animation into poses (`poses[sample * bones + bone]`) at
+    /// `forced_rate` or the rate its keys say, returning the rate and the
+    /// poses, taking them from `budget`, the transforms the document may
+    /// still use. `name` is the clip's name, for warnings.
     #[allow(clippy::too_many_arguments)]
     fn resample(
         &self,
         root: &Root,
         buffers: &[Cow<'_, [u8]>],
         index: usize,
+        name: &str,
         skeleton: &Skeleton,
         node_bones: &[Option<usize>],
-        sample_rate: f32,
+        forced_rate: Option<f32>,
         budget: &mut usize,
-    ) -> Result<Vec<Transform>> {
+    ) -> Result<(f32, Vec<Transform>)> {
         let animation = &root.animations[index];
         let at = format!("animations[{index}]");
         let times = (0..animation.samplers.len())
@@ -705,12 +977,8 @@ impl Context<'_> {
         let mut tracks: Vec<Track<'_>> = Vec::new();
         for (k, channel) in animation.channels.iter().enumerate() {
             let channel_at = format!("{at}.channels[{k}]");
+            // `build_skeleton` refused other paths, or warned about them.
             let Some(target) = target_of(&channel.target.path) else {
-                tracing::warn!(
-                    source = self.source_name,
-                    "{channel_at}: skipping a channel that does not drive translation, rotation \
-                     or scale (morph target weights or an unknown path)"
-                );
                 continue;
             };
             let node = channel.target.node.value();
@@ -721,13 +989,14 @@ impl Context<'_> {
                         format!("names node {node}, but there are only {}", node_bones.len()),
                     ))
                 }
+                // Every node a TRS channel targets is a bone.
                 Some(None) => {
-                    tracing::warn!(
-                        source = self.source_name,
-                        "{channel_at}: skipping a channel on node {node}, which is not part of \
-                         the skeleton"
-                    );
-                    continue;
+                    return Err(Error::Internal {
+                        message: format!(
+                            "{}: {channel_at} targets node {node}, which is not a bone",
+                            self.source_name
+                        ),
+                    })
                 }
                 Some(Some(bone)) => *bone,
             };
@@ -791,15 +1060,31 @@ impl Context<'_> {
                     *value /= length;
                 }
             }
-            if tracks.iter().any(|t| t.bone == bone && t.target == target) {
+            if let Some(first) = tracks
+                .iter()
+                .position(|t| t.bone == bone && t.target == target)
+            {
+                let other = format!("{at}.channels[{}]", tracks[first].channel);
+                if !self.lenient {
+                    return Err(self.error(
+                        channel_at,
+                        format!(
+                            "drives node {node} {} like {other}; glTF allows one channel per \
+                             node and path (--lenient keeps the later one)",
+                            target.name()
+                        ),
+                    ));
+                }
                 tracing::warn!(
                     source = self.source_name,
-                    "{channel_at}: a second channel drives the same node and path; the later \
-                     one wins"
+                    "{channel_at}: drives node {node} {} like {other}; skipping {other}, the \
+                     later one wins",
+                    target.name()
                 );
-                tracks.retain(|t| !(t.bone == bone && t.target == target));
+                tracks.remove(first);
             }
             tracks.push(Track {
+                channel: k,
                 bone,
                 target,
                 interpolation,
@@ -808,22 +1093,19 @@ impl Context<'_> {
             });
         }
 
-        let end = times
-            .iter()
-            .filter_map(|t| t.last())
-            .fold(0.0f64, |end, &t| end.max(f64::from(t)));
-        let rate = f64::from(sample_rate);
+        let keys: Vec<&[f32]> = times.iter().map(Vec::as_slice).collect();
+        let timing = self.timing(&keys, forced_rate, &at, name);
+        let Timing { rate, end, steps } = timing;
         let bones = skeleton.len();
-        let steps = (end * rate - 1e-6).ceil().max(0.0);
-        let transforms = (steps + 1.0) * bones as f64;
+        let transforms = (steps as f64 + 1.0) * bones as f64;
         if transforms > *budget as f64 {
             return Err(self.error(
                 at,
                 format!(
-                    "{end} s at {sample_rate} Hz is {} samples of {bones} bones: {transforms} \
+                    "{end} s at {rate} Hz is {} samples of {bones} bones: {transforms} \
                      transforms, past the limit of {MAX_TRANSFORMS} for all animations of a \
                      document ({} left)",
-                    steps + 1.0,
+                    steps as f64 + 1.0,
                     *budget
                 ),
             ));
@@ -837,7 +1119,7 @@ impl Context<'_> {
         for track in &tracks {
             for sample in 0..samples {
                 let time = (sample as f64 / rate).min(end);
-                let value = track.sample(time);
+                let value = track.sample(time, time_tolerance(time, 1.0 / rate));
                 let pose = &mut poses[sample * bones + track.bone];
                 match track.target {
                     Target::Translation => pose.translation = value.truncate(),
@@ -846,13 +1128,128 @@ impl Context<'_> {
                 }
             }
         }
-        Ok(poses)
+        Ok((rate as f32, poses))
+    }
+
+    /// Chooses an animation's rate and sample count from its samplers' key
+    /// times (see the module docs), warning when uneven keys are resampled.
+    /// `at` and `name` name the animation in the warning.
+    fn timing(&self, keys: &[&[f32]], forced_rate: Option<f32>, at: &str, name: &str) -> Timing {
+        let end = keys
+            .iter()
+            .filter_map(|t| t.last())
+            .fold(0.0f64, |end, &t| end.max(f64::from(t)));
+        if let Some(rate) = forced_rate {
+            return Timing::covering(f64::from(rate), end);
+        }
+        let fallback = f64::from(DEFAULT_SAMPLE_RATE);
+        match key_grid(keys) {
+            Some(rate) if rate < MIN_OWN_RATE => {
+                // Sparse keys: a multiple of their rate keeps each on a sample.
+                let rate = rate * (fallback / rate).ceil().max(1.0);
+                Timing::covering(rate, end)
+            }
+            Some(rate) => Timing::covering(rate, end),
+            None if on_grid(keys, fallback) => Timing::covering(fallback, end),
+            None => {
+                let timing = Timing::covering(fallback, end);
+                tracing::warn!(
+                    source = self.source_name,
+                    "{at} '{name}': key times are not on a uniform grid from 0 of \
+                     {MAX_OWN_RATE} Hz or less; resampled at {fallback} Hz ({} samples, the \
+                     last holding the last key at {end} s)",
+                    timing.steps + 1
+                );
+                timing
+            }
+        }
     }
 }
 
+/// How an animation is sampled: `steps + 1` samples at `k / rate` seconds,
+/// the last one clamped to `end`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Timing {
+    rate: f64,
+    end: f64,
+    steps: u64,
+}
+
+impl Timing {
+    /// Samples from 0 up to the first at or after `end` (the one on `end`
+    /// when `end` is on the grid within the tolerance). Huge step counts
+    /// saturate; the transform budget refuses them.
+    fn covering(rate: f64, end: f64) -> Timing {
+        let tolerance = time_tolerance(end, 1.0 / rate);
+        let steps = ((end - tolerance).max(0.0) * rate).ceil();
+        Timing {
+            rate,
+            end,
+            steps: steps as u64,
+        }
+    }
+}
+
+/// How far apart a key time and a sample time near `time` may be and still
+/// be the same instant, with samples `interval` seconds apart: a few f32
+/// ulps of the time (key times are f32) but at least a small fraction of the
+/// interval, and never more than a quarter of it.
+fn time_tolerance(time: f64, interval: f64) -> f64 {
+    let ulps = KEY_TIME_ULPS * f64::from(f32::EPSILON) * time.abs();
+    ulps.max(KEY_TIME_FRACTION * interval).min(0.25 * interval)
+}
+
+/// The rate of the grid `k / R` (from time 0) every key lies on, if any:
+/// `R` from the smallest key interval, tried as whole hertz, then NTSC, then
+/// as measured over the whole animation. `None` without two keys in a
+/// sampler, or when the grid would be finer than [`MAX_OWN_RATE`].
+fn key_grid(keys: &[&[f32]]) -> Option<f64> {
+    let interval = keys
+        .iter()
+        .flat_map(|t| t.windows(2).map(|w| f64::from(w[1]) - f64::from(w[0])))
+        .fold(f64::INFINITY, f64::min);
+    let measured = 1.0 / interval;
+    if !(measured.is_finite() && measured <= MAX_OWN_RATE * 1.01) {
+        return None;
+    }
+    let end = keys
+        .iter()
+        .filter_map(|t| t.last())
+        .fold(0.0f64, |end, &t| end.max(f64::from(t)));
+    let whole = measured.round();
+    let ntsc = [24_000.0, 30_000.0, 48_000.0, 60_000.0, 120_000.0].map(|n: f64| n / 1001.0);
+    // Measured over the whole timeline, a rate is far more precise than
+    // over one f32 interval.
+    let spanned = if end > 0.0 {
+        (end * measured).round() / end
+    } else {
+        measured
+    };
+    std::iter::once(whole)
+        .chain(
+            ntsc.into_iter()
+                .filter(|r| (r - measured).abs() <= 0.01 * measured),
+        )
+        .chain(std::iter::once(spanned))
+        .filter(|&r| r > 0.0 && r <= MAX_OWN_RATE)
+        .find(|&r| on_grid(keys, r))
+}
+
+/// Whether every key time is within the tolerance of a multiple of `1 / rate`.
+fn on_grid(keys: &[&[f32]], rate: f64) -> bool {
+    let interval = 1.0 / rate;
+    keys.iter().flat_map(|t| t.iter()).all(|&t| {
+        let t = f64::from(t);
+        (t - (t * rate).round() * interval).abs() <= time_tolerance(t, interval)
+    })
+}
+
 impl Track<'_> {
-    /// The channel's value at `time` seconds, clamped to the first and last keys.
-    fn sample(&self, time: f64) -> Vec4 {
+    /// The channel's value at `time` seconds, clamped to the first and last
+    /// keys. A key within `tolerance` of `time` is taken as at `time`: f32
+    /// key times rarely equal sample times exactly, and a STEP key must not
+    /// wait for the next sample because it was rounded up.
+    fn sample(&self, time: f64, tolerance: f64) -> Vec4 {
         let cubic = self.interpolation == Interpolation::CubicSpline;
         let value = |key: usize| {
             if cubic {
@@ -861,18 +1258,20 @@ impl Track<'_> {
                 self.values[key]
             }
         };
-        let last = self.times.len() - 1;
-        if time <= f64::from(self.times[0]) {
+        // The last key at or before `time`, counting keys just after it.
+        let after = self
+            .times
+            .partition_point(|&t| f64::from(t) <= time + tolerance);
+        let Some(key) = after.checked_sub(1) else {
             return value(0);
-        }
-        if time >= f64::from(self.times[last]) {
-            return value(last);
-        }
-        // times[0] <= time < times[last], so 1 <= point <= last.
-        let key = self.times.partition_point(|&t| f64::from(t) <= time) - 1;
+        };
         let t0 = f64::from(self.times[key]);
+        if key == self.times.len() - 1 || (time - t0).abs() <= tolerance {
+            return value(key);
+        }
+        // t0 < time - tolerance and time + tolerance < t1: strictly inside.
         let t1 = f64::from(self.times[key + 1]);
-        let u = ((time - t0) / (t1 - t0)) as f32;
+        let u = ((time - t0) / (t1 - t0)).clamp(0.0, 1.0) as f32;
         let rotation = self.target == Target::Rotation;
         match self.interpolation {
             Interpolation::Step => value(key),
@@ -927,6 +1326,35 @@ fn normalize_or_keep(v: Vec4) -> Vec4 {
         v / length
     } else {
         v
+    }
+}
+
+/// Disjoint sets of skins: the characters.
+struct UnionFind {
+    parent: Vec<usize>,
+}
+
+impl UnionFind {
+    fn new(len: usize) -> UnionFind {
+        UnionFind {
+            parent: (0..len).collect(),
+        }
+    }
+
+    fn find(&mut self, mut item: usize) -> usize {
+        while self.parent[item] != item {
+            // Path halving keeps later finds short.
+            self.parent[item] = self.parent[self.parent[item]];
+            item = self.parent[item];
+        }
+        item
+    }
+
+    /// Joins two sets; the lower representative stays.
+    fn union(&mut self, a: usize, b: usize) {
+        let (a, b) = (self.find(a), self.find(b));
+        let (low, high) = (a.min(b), a.max(b));
+        self.parent[high] = low;
     }
 }
 
@@ -1179,8 +1607,14 @@ mod tests {
             glb_bytes(&serde_json::to_vec(&root).unwrap(), &self.bin)
         }
 
+        /// Parsed with the default options: each animation's own rate.
         fn parse(&self) -> Result<Vec<Clip>> {
-            parse_json(&self.json(), 30.0)
+            parse_gltf(
+                &serde_json::to_vec(&self.json()).unwrap(),
+                None,
+                "test.gltf",
+                &ImportOptions::default(),
+            )
         }
     }
 
@@ -1207,8 +1641,18 @@ mod tests {
         out
     }
 
+    /// Parsed at a given rate, as `--rate` does.
     fn parse_json(root: &Value, rate: f32) -> Result<Vec<Clip>> {
-        parse_gltf(&serde_json::to_vec(root).unwrap(), None, "test.gltf", rate)
+        parse_gltf(
+            &serde_json::to_vec(root).unwrap(),
+            None,
+            "test.gltf",
+            &at_rate(rate),
+        )
+    }
+
+    fn at_rate(rate: f32) -> ImportOptions {
+        ImportOptions::default().with_gltf_sample_rate(Some(rate))
     }
 
     /// One root node with a linear translation channel over `times`.
@@ -1476,7 +1920,7 @@ mod tests {
     }
 
     #[test]
-    fn each_animation_is_a_clip_and_unused_channels_are_skipped() {
+    fn each_animation_is_a_clip_and_every_moved_node_a_bone() {
         let mut doc = Doc::with_nodes(json!([
             {"name": "hips", "children": [1], "translation": [0.0, 1.0, 0.0]},
             {"name": "spine", "rotation": [0.0, 0.0, 0.6, 0.8], "scale": [1.0, 2.0, 1.0]},
@@ -1491,9 +1935,17 @@ mod tests {
             &[0.0, 1.0],
             &[0.0, 1.0, 0.0, 1.0, 1.0, 0.0],
         );
-        // Morph target weights, and a node outside the skin: both skipped.
+        // Morph target weights (refused, or skipped when lenient), and a
+        // node outside the skin (a bone all the same).
         doc.channel(0, 2, "weights", "LINEAR", &[0.0, 1.0], &[0.0, 1.0]);
-        doc.channel(0, 2, "translation", "LINEAR", &[0.0, 1.0], &[0.0; 6]);
+        doc.channel(
+            0,
+            2,
+            "translation",
+            "LINEAR",
+            &[0.0, 1.0],
+            &[0.0, 0.0, 0.0, 0.0, 0.0, 2.0],
+        );
         doc.channel(
             1,
             0,
@@ -1504,13 +1956,29 @@ mod tests {
         );
         doc.animations[0]["name"] = json!("walk");
 
-        let clips = doc.parse().unwrap();
+        let (at, message) = gltf_error(doc.parse());
+        assert_eq!(at, "animations[0].channels[1].target.path");
+        assert!(message.contains("--lenient"), "{message}");
+        let bytes = serde_json::to_vec(&doc.json()).unwrap();
+        let lenient = ImportOptions::default().with_lenient(true);
+        let clips = parse_gltf(&bytes, None, "test.gltf", &lenient).unwrap();
         assert_eq!(clips.len(), 2);
         assert_eq!(clips[0].name(), "walk");
         assert_eq!(clips[1].name(), "test#1");
         assert_eq!(clips[0].num_samples(), 31);
         assert_eq!(clips[1].num_samples(), 16);
-        assert_eq!(clips[0].num_bones(), 2);
+        let names: Vec<&str> = clips[0]
+            .skeleton()
+            .bones()
+            .iter()
+            .map(|b| b.name.as_str())
+            .collect();
+        assert_eq!(names, ["hips", "spine", "face"]);
+        assert_vec3(
+            clips[0].pose(15)[2].translation,
+            Vec3::new(0.0, 0.0, 1.0),
+            "face",
+        );
         assert!(Arc::ptr_eq(clips[0].skeleton(), clips[1].skeleton()));
         assert_vec3(
             clips[0].pose(15)[0].translation,
@@ -1573,7 +2041,7 @@ mod tests {
     fn glb_reads_its_bin_chunk() {
         let doc = one_channel(&[0.0, 1.0], &[0.0, 0.0, 0.0, 0.0, 3.0, 0.0]);
         let bytes = doc.glb();
-        let clips = parse_gltf(&bytes, None, "walk.glb", 30.0).unwrap();
+        let clips = parse_gltf(&bytes, None, "walk.glb", &at_rate(30.0)).unwrap();
         assert_eq!(clips[0].name(), "walk#0");
         assert_vec3(
             clips[0].pose(10)[0].translation,
@@ -1583,7 +2051,7 @@ mod tests {
 
         // Every truncation fails cleanly.
         for length in 0..bytes.len() {
-            assert!(parse_gltf(&bytes[..length], None, "walk.glb", 30.0).is_err());
+            assert!(parse_gltf(&bytes[..length], None, "walk.glb", &at_rate(30.0)).is_err());
         }
         // A GLB without BIN chunk cannot satisfy a buffer without uri.
         let mut root: Value =
@@ -1595,7 +2063,7 @@ mod tests {
         let length = no_bin.len() as u32;
         no_bin[8..12].copy_from_slice(&length.to_le_bytes());
         assert_eq!(
-            location(parse_gltf(&no_bin, None, "x.glb", 30.0)),
+            location(parse_gltf(&no_bin, None, "x.glb", &at_rate(30.0))),
             "buffers[0]"
         );
     }
@@ -1629,7 +2097,7 @@ mod tests {
         root["buffers"] = json!([{"byteLength": doc.bin.len(), "uri": "take%201.bin"}]);
         let path = dir.0.join("shot.gltf");
         std::fs::write(&path, serde_json::to_vec(&root).unwrap()).unwrap();
-        let clips = load_gltf(&path, 30.0).unwrap();
+        let clips = load_gltf(&path, &at_rate(30.0)).unwrap();
         assert_eq!(clips[0].name(), "dolly");
         assert_vec3(
             clips[0].pose(15)[0].translation,
@@ -1639,21 +2107,21 @@ mod tests {
 
         // Without a base directory the same document is refused.
         let bytes = serde_json::to_vec(&root).unwrap();
-        let (at, message) = gltf_error(parse_gltf(&bytes, None, "shot.gltf", 30.0));
+        let (at, message) = gltf_error(parse_gltf(&bytes, None, "shot.gltf", &at_rate(30.0)));
         assert_eq!(at, "buffers[0].uri");
         assert!(message.contains("without a base directory"), "{message}");
 
         // A missing file is an I/O error naming the file.
         root["buffers"][0]["uri"] = json!("missing.bin");
         std::fs::write(&path, serde_json::to_vec(&root).unwrap()).unwrap();
-        match load_gltf(&path, 30.0) {
+        match load_gltf(&path, &at_rate(30.0)) {
             Err(Error::Io { path, .. }) => assert!(path.ends_with("missing.bin"), "{path:?}"),
             other => panic!("expected an I/O error, got {other:?}"),
         }
 
         root["buffers"][0]["uri"] = json!("https://example.com/take.bin");
         std::fs::write(&path, serde_json::to_vec(&root).unwrap()).unwrap();
-        assert_eq!(location(load_gltf(&path, 30.0)), "buffers[0].uri");
+        assert_eq!(location(load_gltf(&path, &at_rate(30.0))), "buffers[0].uri");
     }
 
     #[test]
@@ -1665,7 +2133,12 @@ mod tests {
             parse_json(&root, 30.0)
         };
 
-        let (at, message) = gltf_error(parse_gltf(b"{\"asset\": [", None, "bad.gltf", 30.0));
+        let (at, message) = gltf_error(parse_gltf(
+            b"{\"asset\": [",
+            None,
+            "bad.gltf",
+            &at_rate(30.0),
+        ));
         assert!(at.starts_with("line 1 column"), "{at}");
         assert!(!message.is_empty());
 
@@ -1811,7 +2284,7 @@ mod tests {
         let mut glb = good.glb();
         glb[8..12].copy_from_slice(&4u32.to_le_bytes());
         assert_eq!(
-            location(parse_gltf(&glb, None, "x.glb", 30.0)),
+            location(parse_gltf(&glb, None, "x.glb", &at_rate(30.0))),
             "GLB header"
         );
     }
@@ -1827,6 +2300,220 @@ mod tests {
 
         root["extensionsRequired"] = json!(["EXT_meshopt_compression"]);
         assert_eq!(location(parse_json(&root, 30.0)), "extensionsRequired[0]");
+    }
+
+    #[test]
+    fn key_grids_are_found_at_common_rates_despite_f32_times() {
+        // Ten minutes of keys at f32(k / R), as exporters write them.
+        let grid = |rate: f64, keys: usize| -> Vec<f32> {
+            (0..keys).map(|k| (k as f64 / rate) as f32).collect()
+        };
+        for rate in [24.0, 25.0, 30.0, 50.0, 60.0, 120.0] {
+            let keys = grid(rate, 600 * rate as usize);
+            // A second sampler: two keys over the whole clip.
+            let constant = [0.0, *keys.last().unwrap()];
+            assert_eq!(key_grid(&[&keys, &constant]), Some(rate), "{rate} Hz");
+        }
+        for ntsc in [24_000.0, 30_000.0, 60_000.0] {
+            let rate = ntsc / 1001.0;
+            let keys = grid(rate, 36_000);
+            let found = key_grid(&[&keys]).unwrap();
+            assert!((found - rate).abs() < 1e-9, "{found} for {rate}");
+        }
+        // Every other frame of 24 Hz, starting late: still the 12 Hz grid.
+        let sparse: Vec<f32> = (5..50).map(|k| (2 * k) as f32 / 24.0).collect();
+        assert_eq!(key_grid(&[&sparse]), Some(12.0));
+        // Uneven: a key a third of a frame off.
+        let mut uneven = grid(24.0, 48);
+        uneven[20] += 1.0 / 72.0;
+        assert_eq!(key_grid(&[&uneven]), None);
+        // Offset from 0 by half an interval: not on a grid from 0.
+        let offset: Vec<f32> = (0..48).map(|k| (k as f32 + 0.5) / 24.0).collect();
+        assert_eq!(key_grid(&[&offset]), None);
+        // Finer than 240 Hz is not taken as a frame rate; one key has no grid.
+        assert_eq!(key_grid(&[&grid(1000.0, 100)]), None);
+        assert_eq!(key_grid(&[&[0.5]]), None);
+    }
+
+    #[test]
+    fn sample_times_match_keys_within_f32_rounding() {
+        // f32(1/30) is above 1/30; f32(2/30) too (checked here, so the test
+        // cannot pass by accident when a key is not rounded up).
+        let k1 = (1.0f64 / 30.0) as f32;
+        let k2 = (2.0f64 / 30.0) as f32;
+        assert!(f64::from(k1) > 1.0 / 30.0 && f64::from(k2) > 2.0 / 30.0);
+        let times = [0.0, k1, k2];
+        let track = Track {
+            channel: 0,
+            bone: 0,
+            target: Target::Translation,
+            interpolation: Interpolation::Step,
+            times: &times,
+            values: vec![Vec4::splat(0.0), Vec4::splat(1.0), Vec4::splat(2.0)],
+        };
+        let tolerance = |t: f64| time_tolerance(t, 1.0 / 30.0);
+        for k in 0..3 {
+            let time = k as f64 / 30.0;
+            assert_eq!(track.sample(time, tolerance(time)).x, k as f32, "key {k}");
+        }
+        // Halfway between keys, STEP holds the earlier one.
+        let mid = 1.5 / 30.0;
+        assert_eq!(track.sample(mid, tolerance(mid)).x, 1.0);
+        // Without the tolerance, key 1 would be taken a frame late.
+        assert_eq!(track.sample(1.0 / 30.0, 0.0).x, 0.0);
+    }
+
+    #[test]
+    fn timing_keeps_the_keys_rate_and_ends_on_the_last_key() {
+        let cx = Context {
+            source_name: "t.gltf",
+            lenient: false,
+        };
+        let keys: Vec<f32> = (0..=50).map(|k| (k as f64 / 24.0) as f32).collect();
+        let timing = cx.timing(&[&keys], None, "animations[0]", "a");
+        assert_eq!((timing.rate, timing.steps), (24.0, 50));
+        // Two keys a second apart: sampled at 30 Hz, both on samples.
+        let timing = cx.timing(&[&[0.0, 1.0]], None, "animations[0]", "a");
+        assert_eq!((timing.rate, timing.steps), (30.0, 30));
+        // Seven keys a second: 35 Hz keeps every key on a sample.
+        let sevenths: Vec<f32> = (0..=7).map(|k| k as f32 / 7.0).collect();
+        let timing = cx.timing(&[&sevenths], None, "animations[0]", "a");
+        assert_eq!((timing.rate, timing.steps), (35.0, 35));
+        // Uneven keys that all lie on 30 Hz frames: 30 Hz, ending on the last.
+        let timing = cx.timing(
+            &[&[0.0, 2.0 / 30.0, 5.0 / 30.0]],
+            None,
+            "animations[0]",
+            "a",
+        );
+        assert_eq!((timing.rate, timing.steps), (30.0, 5));
+        // Uneven (0.01 would be a 100 Hz grid): 30 Hz, up to the first
+        // sample at or after the last key.
+        let timing = cx.timing(&[&[0.0, 0.013, 0.99]], None, "animations[0]", "a");
+        assert_eq!((timing.rate, timing.steps), (30.0, 30));
+        // A forced rate wins.
+        let timing = cx.timing(&[&keys], Some(30.0), "animations[0]", "a");
+        assert_eq!((timing.rate, timing.steps), (30.0, 63));
+    }
+
+    fn bone_names(clips: &[Clip]) -> Vec<String> {
+        clips[0]
+            .skeleton()
+            .bones()
+            .iter()
+            .map(|b| b.name.clone())
+            .collect()
+    }
+
+    #[test]
+    fn several_skins_are_characters_named_by_their_skin() {
+        // Two rigs under one shared root, each with an armature node; Ann
+        // has a body and a face skin (one character); Bob holds a prop; a
+        // camera is animated on its own.
+        let mut doc = Doc::with_nodes(json!([
+            {"name": "world", "children": [1, 5, 8]},
+            {"name": "Armature", "children": [2]},
+            {"name": "hips", "children": [3]},
+            {"name": "head", "children": [4]},
+            {"name": "jaw"},
+            {"name": "Armature", "children": [6]},
+            {"name": "hips", "children": [7]},
+            {"children": [9]},
+            {"name": "camera"},
+            {"name": "sword"}
+        ]));
+        doc.skins.push(json!({"name": "Ann", "joints": [2, 3]}));
+        doc.skins.push(json!({"joints": [6, 7]}));
+        doc.skins.push(json!({"name": "Ann face", "joints": [4]}));
+        doc.channel(0, 9, "translation", "LINEAR", &[0.0, 1.0], &[0.0; 6]);
+        doc.channel(0, 8, "translation", "LINEAR", &[0.0, 1.0], &[0.0; 6]);
+        let clips = doc.parse().unwrap();
+        assert_eq!(
+            bone_names(&clips),
+            [
+                "world",
+                "Ann/Armature",
+                "Ann/hips",
+                "Ann/head",
+                "Ann/jaw",
+                "skin1/Armature",
+                "skin1/hips",
+                "skin1/node7",
+                "skin1/sword",
+                "camera"
+            ]
+        );
+
+        // Same skin names: told apart by skin index.
+        doc.skins[1]["name"] = json!("Ann");
+        let clips = doc.parse().unwrap();
+        assert_eq!(bone_names(&clips)[1], "Ann#0/Armature");
+        assert_eq!(bone_names(&clips)[5], "Ann#1/Armature");
+
+        // Skins sharing a joint are one character: no prefixes.
+        doc.skins[1] = json!({"name": "Bob", "joints": [6, 7, 2]});
+        let clips = doc.parse().unwrap();
+        assert_eq!(bone_names(&clips)[1..3], ["Armature", "hips"]);
+        assert_eq!(clips[0].num_bones(), 10);
+    }
+
+    #[test]
+    fn an_unknown_channel_path_is_refused_unless_lenient() {
+        let mut doc = one_channel(&[0.0, 1.0], &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
+        doc.channel(0, 0, "weights", "LINEAR", &[0.0, 2.0], &[0.0, 1.0]);
+        doc.animations[0]["channels"][1]["target"]["path"] = json!("pointer");
+        let (at, message) = gltf_error(doc.parse());
+        assert_eq!(at, "animations[0].channels[1].target.path");
+        assert!(message.contains("unknown path"), "{message}");
+        let bytes = serde_json::to_vec(&doc.json()).unwrap();
+        let lenient = ImportOptions::default().with_lenient(true);
+        let clips = parse_gltf(&bytes, None, "t.gltf", &lenient).unwrap();
+        // The skipped channel's sampler still sets the animation's end.
+        assert_eq!(clips[0].num_samples(), 61);
+        assert_vec3(clips[0].pose(60)[0].translation, Vec3::X, "held");
+    }
+
+    #[test]
+    fn a_second_channel_on_one_target_is_refused_unless_lenient() {
+        let mut doc = one_channel(&[0.0, 1.0], &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
+        doc.channel(
+            0,
+            0,
+            "translation",
+            "LINEAR",
+            &[0.0, 1.0],
+            &[0.0, 0.0, 0.0, 0.0, 4.0, 0.0],
+        );
+        let (at, message) = gltf_error(doc.parse());
+        assert_eq!(at, "animations[0].channels[1]");
+        assert!(message.contains("channels[0]"), "{message}");
+        let bytes = serde_json::to_vec(&doc.json()).unwrap();
+        let lenient = ImportOptions::default().with_lenient(true);
+        let clips = parse_gltf(&bytes, None, "t.gltf", &lenient).unwrap();
+        assert_vec3(
+            clips[0].pose(30)[0].translation,
+            Vec3::new(0.0, 4.0, 0.0),
+            "later wins",
+        );
+    }
+
+    #[test]
+    fn negative_key_times_are_refused_unless_lenient() {
+        let doc = one_channel(&[-1.0, 1.0], &[0.0, 0.0, 0.0, 2.0, 0.0, 0.0]);
+        let (at, message) = gltf_error(doc.parse());
+        assert_eq!(at, "animations[0].samplers[0].input");
+        assert!(message.contains("negative"), "{message}");
+        let bytes = serde_json::to_vec(&doc.json()).unwrap();
+        let lenient = ImportOptions::default().with_lenient(true);
+        let clips = parse_gltf(&bytes, None, "t.gltf", &lenient).unwrap();
+        // From 0 (halfway between the keys) to 1 s, on the 2-second key grid
+        // sampled at 30 Hz.
+        assert_eq!(clips[0].num_samples(), 31);
+        assert_vec3(
+            clips[0].pose(0)[0].translation,
+            Vec3::new(1.0, 0.0, 0.0),
+            "t = 0",
+        );
     }
 
     /// A small valid document with two channels, for the corruption tests.
@@ -1850,7 +2537,7 @@ mod tests {
                 let at = at.index(bytes.len());
                 bytes[at] = byte;
             }
-            let _ = parse_gltf(&bytes, None, "fuzz.glb", 30.0);
+            let _ = parse_gltf(&bytes, None, "fuzz.glb", &ImportOptions::default());
         }
 
         #[test]
@@ -1882,7 +2569,12 @@ mod tests {
                     _ => root["accessors"][item]["type"] = json!(["SCALAR", "VEC2", "VEC3", "VEC4"][item]),
                 }
             }
-            let _ = parse_json(&root, 30.0);
+            let _ = parse_gltf(
+                &serde_json::to_vec(&root).unwrap(),
+                None,
+                "fuzz.gltf",
+                &ImportOptions::default().with_lenient(true),
+            );
         }
     }
 }

@@ -19,12 +19,19 @@ use crate::error::{Error, Result};
 pub struct ImportOptions {
     /// Length unit of BVH files, which do not say. Default: centimetres.
     pub bvh_unit: LengthUnit,
-    /// Rate at which glTF animations are sampled, in Hz. `None` (the
-    /// default): an animation keyed uniformly keeps its own rate; one keyed
-    /// unevenly is resampled at [`DEFAULT_SAMPLE_RATE`].
+    /// Rate at which glTF animations are sampled, in Hz (finite and
+    /// positive). `None` (the default): an animation keyed uniformly (every
+    /// key on one grid `k / R` from time 0, up to f32 rounding) keeps its own
+    /// rate `R` and its exact duration, the last sample on the last key; a
+    /// grid sparser than 20 Hz is sampled at its smallest multiple reaching
+    /// [`DEFAULT_SAMPLE_RATE`]; one keyed unevenly is resampled at
+    /// [`DEFAULT_SAMPLE_RATE`] with a warning. See [`gltf`] for details.
     pub gltf_sample_rate: Option<f32>,
     /// Accept what real exporters get wrong, with a warning naming it,
-    /// instead of refusing the file. Default: refuse.
+    /// instead of refusing the file. Default: refuse. For glTF: channels of
+    /// morph-target weights or unknown paths are skipped, a second channel
+    /// on the same node and path replaces the first, and key times before 0
+    /// are not sampled.
     pub lenient: bool,
 }
 
@@ -86,10 +93,7 @@ impl SourceFormat {
 pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Vec<Clip>> {
     match SourceFormat::from_path(path) {
         Some(SourceFormat::Bvh) => Ok(vec![bvh::load_bvh(path, options.bvh_unit)?]),
-        Some(SourceFormat::Gltf) => gltf::load_gltf(
-            path,
-            options.gltf_sample_rate.unwrap_or(DEFAULT_SAMPLE_RATE),
-        ),
+        Some(SourceFormat::Gltf) => gltf::load_gltf(path, options),
         None => Err(Error::UnknownFormat {
             path: path.to_path_buf(),
         }),

@@ -1,0 +1,442 @@
+//! glTF import of documents written here: key rates kept (24, 25, 30 Hz),
+//! STEP, LINEAR and CUBICSPLINE samplers, two skins as two characters, two
+//! named animations, `--rate` and `--lenient`. Every expected value is
+//! computed in the test from the key index, not from the importer's times.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use cinestream::import::gltf::parse_gltf;
+use cinestream::import::{import_file, ImportOptions};
+use cinestream::{Clip, Error};
+use glam::{Quat, Vec3};
+use serde_json::{json, Value};
+
+/// A glTF document under construction: data goes to one binary buffer,
+/// each array with its own buffer view and accessor.
+#[derive(Default)]
+struct Doc {
+    bin: Vec<u8>,
+    views: Vec<Value>,
+    accessors: Vec<Value>,
+    nodes: Vec<Value>,
+    skins: Vec<Value>,
+    animations: Vec<Value>,
+}
+
+impl Doc {
+    fn floats(&mut self, values: &[f32], kind: &str, components: usize) -> usize {
+        let offset = self.bin.len();
+        for v in values {
+            self.bin.extend_from_slice(&v.to_le_bytes());
+        }
+        self.views.push(json!({
+            "buffer": 0, "byteOffset": offset, "byteLength": values.len() * 4
+        }));
+        self.accessors.push(json!({
+            "bufferView": self.views.len() - 1,
+            "componentType": 5126,
+            "count": values.len() / components,
+            "type": kind,
+        }));
+        self.accessors.len() - 1
+    }
+
+    /// Adds a sampler and a channel using it to animation `animation`.
+    fn channel(
+        &mut self,
+        animation: usize,
+        node: usize,
+        path: &str,
+        interpolation: &str,
+        times: &[f32],
+        values: &[f32],
+    ) {
+        let input = self.floats(times, "SCALAR", 1);
+        let output = match path {
+            "rotation" => self.floats(values, "VEC4", 4),
+            "weights" => self.floats(values, "SCALAR", 1),
+            _ => self.floats(values, "VEC3", 3),
+        };
+        while self.animations.len() <= animation {
+            self.animations
+                .push(json!({"channels": [], "samplers": []}));
+        }
+        let a = &mut self.animations[animation];
+        let samplers = a["samplers"].as_array_mut().expect("samplers array");
+        let sampler = samplers.len();
+        samplers.push(json!({
+            "input": input, "output": output, "interpolation": interpolation
+        }));
+        a["channels"]
+            .as_array_mut()
+            .expect("channels array")
+            .push(json!({
+                "sampler": sampler, "target": {"node": node, "path": path}
+            }));
+    }
+
+    /// GLB bytes: the JSON chunk, then the BIN chunk.
+    fn glb(&self) -> Vec<u8> {
+        let root = json!({
+            "asset": {"version": "2.0"},
+            "nodes": self.nodes,
+            "skins": self.skins,
+            "accessors": self.accessors,
+            "bufferViews": self.views,
+            "buffers": [{"byteLength": self.bin.len()}],
+            "animations": self.animations,
+        });
+        let mut json = serde_json::to_vec(&root).expect("JSON");
+        while json.len() % 4 != 0 {
+            json.push(b' ');
+        }
+        let mut bin = self.bin.clone();
+        while bin.len() % 4 != 0 {
+            bin.push(0);
+        }
+        let mut out = Vec::new();
+        out.extend_from_slice(b"glTF");
+        out.extend_from_slice(&2u32.to_le_bytes());
+        out.extend_from_slice(&((28 + json.len() + bin.len()) as u32).to_le_bytes());
+        out.extend_from_slice(&(json.len() as u32).to_le_bytes());
+        out.extend_from_slice(b"JSON");
+        out.extend_from_slice(&json);
+        out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
+        out.extend_from_slice(b"BIN\0");
+        out.extend_from_slice(&bin);
+        out
+    }
+
+    fn parse(&self, options: &ImportOptions) -> cinestream::Result<Vec<Clip>> {
+        parse_gltf(&self.glb(), None, "cast.glb", options)
+    }
+}
+
+/// Key times `k / rate` for `k` in `0..keys`, rounded to f32 as exporters
+/// store them.
+fn key_times(rate: f64, keys: usize) -> Vec<f32> {
+    (0..keys).map(|k| (k as f64 / rate) as f32).collect()
+}
+
+const KEYS: usize = 49; // 0..=48 at 24 Hz: two seconds.
+
+/// Alice's hips, STEP: a different translation at every key.
+fn step_key(k: usize) -> Vec3 {
+    let k = k as f32;
+    Vec3::new(k, 2.0 * k, -k)
+}
+
+/// Bob's hips, LINEAR.
+fn linear_key(k: usize) -> Vec3 {
+    let k = k as f32;
+    Vec3::new(k.sin(), k.cos(), 0.1 * k)
+}
+
+/// Bob's spine, CUBICSPLINE: (in-tangent, value, out-tangent) per key.
+fn cubic_key(k: usize) -> [Vec3; 3] {
+    let f = k as f32;
+    [
+        Vec3::new(2.0, -1.0, 0.5 * f),
+        Vec3::new(0.5 * f, (k % 3) as f32, 1.0),
+        Vec3::new(-3.0, 1.0, 0.25 * f),
+    ]
+}
+
+/// The cubic Hermite spline of the glTF spec between keys `k` and `k + 1`,
+/// `dt` seconds apart, at `u` in [0, 1].
+fn hermite(k: usize, dt: f32, u: f32) -> Vec3 {
+    let [_, p0, out0] = cubic_key(k);
+    let [in1, p1, _] = cubic_key(k + 1);
+    let (u2, u3) = (u * u, u * u * u);
+    p0 * (2.0 * u3 - 3.0 * u2 + 1.0)
+        + out0 * dt * (u3 - 2.0 * u2 + u)
+        + p1 * (-2.0 * u3 + 3.0 * u2)
+        + in1 * dt * (u3 - u2)
+}
+
+/// Alice's spine in "wave", STEP at 25 Hz: a turn of 0.1 rad per key about Z.
+fn wave_key(k: usize) -> Quat {
+    Quat::from_rotation_z(0.1 * k as f32)
+}
+
+/// Two characters (skins "Alice" and "Bob", two bones each) and two
+/// animations: "walk" keyed at 24 Hz (STEP, LINEAR, CUBICSPLINE and a
+/// two-key constant scale) and "wave" keyed at 25 Hz.
+fn cast() -> Doc {
+    let mut doc = Doc {
+        nodes: vec![
+            json!({"name": "Hips", "children": [1]}),
+            json!({"name": "Spine", "translation": [0.0, 0.5, 0.0]}),
+            json!({"name": "Hips", "children": [3], "translation": [2.0, 0.0, 0.0]}),
+            json!({"name": "Spine"}),
+        ],
+        skins: vec![
+            json!({"name": "Alice", "joints": [0, 1]}),
+            json!({"name": "Bob", "joints": [2, 3]}),
+        ],
+        ..Doc::default()
+    };
+    let walk = key_times(24.0, KEYS);
+    let step: Vec<f32> = (0..KEYS).flat_map(|k| step_key(k).to_array()).collect();
+    doc.channel(0, 0, "translation", "STEP", &walk, &step);
+    let linear: Vec<f32> = (0..KEYS).flat_map(|k| linear_key(k).to_array()).collect();
+    doc.channel(0, 2, "translation", "LINEAR", &walk, &linear);
+    let cubic: Vec<f32> = (0..KEYS)
+        .flat_map(|k| cubic_key(k).into_iter().flat_map(|v| v.to_array()))
+        .collect();
+    doc.channel(0, 3, "translation", "CUBICSPLINE", &walk, &cubic);
+    doc.channel(
+        0,
+        1,
+        "scale",
+        "LINEAR",
+        &[0.0, walk[KEYS - 1]],
+        &[1.0, 2.0, 1.0, 1.0, 2.0, 1.0],
+    );
+    doc.animations[0]["name"] = json!("walk");
+
+    let wave = key_times(25.0, 26);
+    let rotations: Vec<f32> = (0..26).flat_map(|k| wave_key(k).to_array()).collect();
+    doc.channel(1, 1, "rotation", "STEP", &wave, &rotations);
+    doc.animations[1]["name"] = json!("wave");
+    doc
+}
+
+const ALICE_HIPS: usize = 0;
+const ALICE_SPINE: usize = 1;
+const BOB_HIPS: usize = 2;
+const BOB_SPINE: usize = 3;
+
+fn assert_near(actual: Vec3, expected: Vec3, what: &str) {
+    assert!(
+        (actual - expected).abs().max_element() < 1e-5,
+        "{what}: {actual} != {expected}"
+    );
+}
+
+#[test]
+fn a_24_hz_file_keeps_its_rate_and_every_key_lands_on_its_own_frame() {
+    let clips = cast().parse(&ImportOptions::default()).unwrap();
+    let names: Vec<&str> = clips.iter().map(Clip::name).collect();
+    assert_eq!(names, ["walk", "wave"]);
+
+    let walk = &clips[0];
+    assert_eq!(walk.sample_rate(), 24.0);
+    // Last key 48 / 24 = 2 s: 2 * 24 + 1 samples, the last on the last key.
+    assert_eq!(walk.num_samples(), 2 * 24 + 1);
+    assert_eq!(walk.duration(), 2.0);
+    for k in 0..KEYS {
+        let pose = walk.pose(k);
+        // Keys are stored values: sampled on their frame, they come back
+        // bit for bit.
+        assert_eq!(pose[ALICE_HIPS].translation, step_key(k), "STEP key {k}");
+        assert_eq!(pose[BOB_HIPS].translation, linear_key(k), "LINEAR key {k}");
+        assert_eq!(
+            pose[BOB_SPINE].translation,
+            cubic_key(k)[1],
+            "CUBICSPLINE key {k}"
+        );
+        assert_eq!(pose[ALICE_SPINE].scale, Vec3::new(1.0, 2.0, 1.0));
+        // Untouched by any channel: the rest translation.
+        assert_eq!(pose[ALICE_SPINE].translation, Vec3::new(0.0, 0.5, 0.0));
+    }
+
+    let wave = &clips[1];
+    assert_eq!(wave.sample_rate(), 25.0);
+    assert_eq!(wave.num_samples(), 26);
+    for k in 0..26 {
+        let r = wave.pose(k)[ALICE_SPINE].rotation;
+        assert!(r.dot(wave_key(k)).abs() > 1.0 - 1e-6, "wave key {k}: {r}");
+    }
+}
+
+#[test]
+fn two_skins_are_two_characters_named_after_their_skins() {
+    let clips = cast().parse(&ImportOptions::default()).unwrap();
+    for clip in &clips {
+        let skeleton = clip.skeleton();
+        let names: Vec<&str> = skeleton.bones().iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["Alice/Hips", "Alice/Spine", "Bob/Hips", "Bob/Spine"]
+        );
+        let parents: Vec<_> = skeleton.bones().iter().map(|b| b.parent).collect();
+        assert_eq!(parents, [None, Some(0), None, Some(2)]);
+        assert_eq!(skeleton.bones()[BOB_HIPS].bind.translation, Vec3::X * 2.0);
+    }
+
+    // Through the file path, as `pack` reads it.
+    let dir = std::env::temp_dir().join(format!("cinestream-gltf-import-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path: PathBuf = dir.join("cast.glb");
+    std::fs::write(&path, cast().glb()).unwrap();
+    let from_file = import_file(&path, &ImportOptions::default());
+    let _ = std::fs::remove_dir_all(&dir);
+    let from_file = from_file.unwrap();
+    assert_eq!(from_file.len(), 2);
+    assert_eq!(from_file[0].skeleton().find("Bob/Spine"), Some(BOB_SPINE));
+    assert_eq!(from_file[0].poses(), clips[0].poses());
+}
+
+#[test]
+fn a_rate_given_resamples_between_the_keys() {
+    let options = ImportOptions::default().with_gltf_sample_rate(Some(48.0));
+    let clips = cast().parse(&options).unwrap();
+    let walk = &clips[0];
+    assert_eq!(walk.sample_rate(), 48.0);
+    assert_eq!(walk.num_samples(), 2 * 48 + 1);
+    for k in 0..KEYS - 1 {
+        // Sample 2k is key k; sample 2k + 1 is halfway to key k + 1.
+        let on = walk.pose(2 * k);
+        let mid = walk.pose(2 * k + 1);
+        assert_eq!(on[ALICE_HIPS].translation, step_key(k), "STEP key {k}");
+        assert_eq!(mid[ALICE_HIPS].translation, step_key(k), "STEP after {k}");
+        assert_near(
+            mid[BOB_HIPS].translation,
+            (linear_key(k) + linear_key(k + 1)) * 0.5,
+            &format!("LINEAR midpoint after {k}"),
+        );
+        assert_near(
+            mid[BOB_SPINE].translation,
+            hermite(k, 1.0 / 24.0, 0.5),
+            &format!("CUBICSPLINE midpoint after {k}"),
+        );
+    }
+
+    // At 30 Hz, sample j is at j / 30 s: key floor(j * 24 / 30), u the rest.
+    let options = ImportOptions::default().with_gltf_sample_rate(Some(30.0));
+    let walk = cast().parse(&options).unwrap().remove(0);
+    assert_eq!(walk.num_samples(), 2 * 30 + 1);
+    for j in 0..walk.num_samples() {
+        let key = (j * 24) / 30;
+        let u = ((j * 24) % 30) as f32 / 30.0;
+        let pose = walk.pose(j);
+        assert_eq!(pose[ALICE_HIPS].translation, step_key(key), "STEP at {j}");
+        if key + 1 < KEYS {
+            assert_near(
+                pose[BOB_HIPS].translation,
+                linear_key(key).lerp(linear_key(key + 1), u),
+                &format!("LINEAR at sample {j}"),
+            );
+            assert_near(
+                pose[BOB_SPINE].translation,
+                hermite(key, 1.0 / 24.0, u),
+                &format!("CUBICSPLINE at sample {j}"),
+            );
+        } else {
+            assert_eq!(pose[BOB_HIPS].translation, linear_key(key));
+        }
+    }
+}
+
+#[test]
+fn step_keys_at_30_hz_are_not_taken_a_frame_late() {
+    // Keys at f32(k / 30): 35 of these 61 round above k / 30, where a lookup
+    // without tolerance takes the previous key.
+    let times = key_times(30.0, 61);
+    let rounded_up = times
+        .iter()
+        .enumerate()
+        .filter(|&(k, &t)| f64::from(t) > k as f64 / 30.0)
+        .count();
+    assert_eq!(rounded_up, 35);
+    let mut doc = Doc {
+        nodes: vec![json!({"name": "root"})],
+        ..Doc::default()
+    };
+    let values: Vec<f32> = (0..61).flat_map(|k| [k as f32, 0.0, 0.0]).collect();
+    doc.channel(0, 0, "translation", "STEP", &times, &values);
+    let clip = doc.parse(&ImportOptions::default()).unwrap().remove(0);
+    assert_eq!(clip.sample_rate(), 30.0);
+    assert_eq!(clip.num_samples(), 61);
+    let late: Vec<usize> = (0..61)
+        .filter(|&k| clip.pose(k)[0].translation.x != k as f32)
+        .collect();
+    assert!(late.is_empty(), "keys not on their own frame: {late:?}");
+}
+
+#[test]
+fn uneven_keys_are_resampled_at_30_hz_with_the_last_sample_holding_the_last_key() {
+    let times = [0.0, 0.1, 0.35, 0.71];
+    let xs = [0.0, 1.0, 3.0, 4.0];
+    let mut doc = Doc {
+        nodes: vec![json!({"name": "root"})],
+        ..Doc::default()
+    };
+    let values: Vec<f32> = xs.iter().flat_map(|&x| [x, 0.0, 0.0]).collect();
+    doc.channel(0, 0, "translation", "LINEAR", &times, &values);
+    doc.animations[0]["name"] = json!("jitter");
+    let (clips, warnings) = capture_warnings(|| doc.parse(&ImportOptions::default()));
+    let clip = clips.unwrap().remove(0);
+    assert!(
+        warnings.contains("jitter") && warnings.contains("30 Hz"),
+        "{warnings}"
+    );
+    assert_eq!(clip.sample_rate(), 30.0);
+    // 0.71 s * 30 = 21.3: samples 0..=22, the last (at 22 / 30 s) holding
+    // the last key.
+    assert_eq!(clip.num_samples(), 23);
+    assert_eq!(clip.pose(22)[0].translation.x, 4.0);
+    for j in 0..22 {
+        let t = j as f64 / 30.0;
+        let k = times.iter().rposition(|&k| f64::from(k) <= t).unwrap();
+        let u = (t - f64::from(times[k])) / f64::from(times[k + 1] - times[k]);
+        let expected = xs[k] + (xs[k + 1] - xs[k]) * u as f32;
+        let x = clip.pose(j)[0].translation.x;
+        assert!((x - expected).abs() < 1e-5, "sample {j}: {x} != {expected}");
+    }
+}
+
+#[test]
+fn a_weights_channel_is_refused_unless_lenient() {
+    let mut doc = cast();
+    doc.channel(1, 3, "weights", "LINEAR", &[0.0, 1.0], &[0.0, 1.0]);
+    match doc.parse(&ImportOptions::default()) {
+        Err(Error::Gltf {
+            location, message, ..
+        }) => {
+            assert_eq!(location, "animations[1].channels[1].target.path");
+            assert!(message.contains("morph target weights"), "{message}");
+            assert!(message.contains("--lenient"), "{message}");
+        }
+        other => panic!("expected a glTF error, got {other:?}"),
+    }
+
+    let lenient = ImportOptions::default().with_lenient(true);
+    let (clips, warnings) = capture_warnings(|| doc.parse(&lenient));
+    let clips = clips.unwrap();
+    assert!(warnings.contains("animations[1].channels[1]"), "{warnings}");
+    let plain = cast().parse(&ImportOptions::default()).unwrap();
+    assert_eq!(clips[0], plain[0]);
+    // The skipped channel's keys still end "wave" at 1 s: 25 Hz, 26 samples.
+    assert_eq!(clips[1].num_samples(), 26);
+    assert_eq!(clips[1].poses(), plain[1].poses());
+}
+
+/// Runs `f` with a subscriber that writes warnings to a string, returned
+/// with `f`'s result.
+fn capture_warnings<T>(f: impl FnOnce() -> T) -> (T, String) {
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+    impl Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("buffer").extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let buffer = Buffer::default();
+    let writer = buffer.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::WARN)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let result = tracing::subscriber::with_default(subscriber, f);
+    let text = String::from_utf8_lossy(&buffer.0.lock().expect("buffer")).into_owned();
+    (result, text)
+}
