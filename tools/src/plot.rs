@@ -153,11 +153,10 @@ fn save(path: &Path, (width, height): (u32, u32), figure: Figure) -> anyhow::Res
             svg.into_bytes()
         }
     };
-    cinestream::container::write::write_atomically(path, &bytes).map_err(|e| match e {
-        // The OS error alone, under the name the user gave (not the temporary's).
-        cinestream::Error::Io { source, .. } => anyhow!("{}: {source}", path.display()),
-        other => anyhow!(other),
-    })
+    // The writer's errors name the plot file, or its folder when that is
+    // missing, never the temporary file.
+    cinestream::container::write::write_atomically(path, &bytes)
+        .with_context(|| format!("--plot {}", path.display()))
 }
 
 /// The bitmap backend with text set by `ab_glyph` at the glyphs' true
