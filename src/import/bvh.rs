@@ -742,11 +742,17 @@ impl<'a> Parser<'a, '_> {
         }
         if let Some((line, text)) = self.lex.lines.next_nonblank() {
             if !self.lenient {
+                // Both numbers, so that a count that is merely off shows as such.
+                let mut lines = num_frames + 1;
+                while self.lex.lines.next_nonblank().is_some() {
+                    lines += 1;
+                }
                 return Err(self.err(
                     line,
                     format!(
                         "expected the end of the file after the {num_frames} frames declared on \
-                         line {frames_line}, found more data: '{}'",
+                         line {frames_line}, found more data: '{}' ({lines} lines of data for \
+                         'Frames: {num_frames}'; lenient import keeps them all)",
                         quote(text.trim())
                     ),
                 ));
@@ -1640,6 +1646,57 @@ Frame Time: 0.0333333
             &text,
             24,
             &["expected the end of the file after the 3 frames declared on line 17"],
+        );
+    }
+
+    #[test]
+    fn extra_frames_name_both_counts() {
+        let text = format!("{GOOD}1 2 3 4 5 6 7 8 9\n\n1 2 3 4 5 6 7 8 9\n");
+        assert_bvh_error(&text, 22, &["'Frames: 3'", "5 lines of data"]);
+    }
+
+    fn lenient(text: &str) -> Result<Clip> {
+        parse_bvh_with(
+            text,
+            "test.bvh",
+            &ImportOptions::default().with_lenient(true),
+        )
+    }
+
+    #[test]
+    fn lenient_keeps_every_extra_frame_line() {
+        let text = format!("{GOOD}\n0 93 0 3 0 0 13 23 33\n0 94 0 4 0 0 14 24 34\n");
+        let clip = lenient(&text).unwrap();
+        assert_eq!(clip.num_samples(), 5);
+        for (f, y) in [90.0, 91.0, 92.0, 93.0, 94.0].into_iter().enumerate() {
+            assert_eq!(clip.pose(f)[0].translation.y, y, "frame {f}");
+        }
+        // Each extra line must still be a frame.
+        let bad = format!("{GOOD}0 93 0 3 0 0 13 23\n");
+        let err = lenient(&bad).unwrap_err().to_string();
+        assert!(err.contains("line 22"), "{err}");
+        assert!(
+            err.contains("expected 9 values for frame 4, found 8"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn lenient_keeps_the_frames_present_when_fewer() {
+        let cut: String = GOOD.lines().take(19).map(|l| format!("{l}\n")).collect();
+        let clip = lenient(&cut).unwrap();
+        assert_eq!(clip.num_samples(), 1);
+        assert_eq!(clip.pose(0)[0].translation.y, 90.0);
+        // At least one frame: none at all is still an error.
+        let none: String = GOOD.lines().take(18).map(|l| format!("{l}\n")).collect();
+        let err = lenient(&none).unwrap_err().to_string();
+        assert!(err.contains("file ends after 0 of 3 frames"), "{err}");
+        // A short line is not a frame, lenient or not.
+        let half = &GOOD[..GOOD.len() - 7];
+        let err = lenient(half).unwrap_err().to_string();
+        assert!(
+            err.contains("expected 9 values for frame 3, found 7"),
+            "{err}"
         );
     }
 

@@ -151,8 +151,8 @@ pub struct Inputs {
     /// Clip files: those given in order, each directory's sorted by their
     /// relative paths.
     pub files: Vec<InputFile>,
-    /// Entries of the given directories that are not clip files, in the
-    /// order met.
+    /// Entries of the given directories that are not clip files, each
+    /// directory's sorted by path.
     pub skipped: Vec<(PathBuf, SkipReason)>,
 }
 
@@ -192,6 +192,7 @@ pub fn collect_inputs_with(paths: &[PathBuf], recursive: bool) -> Result<Inputs>
 /// Adds the clip files under `root` to `inputs`, sorted by relative path.
 fn walk(root: &Path, recursive: bool, inputs: &mut Inputs) -> Result<()> {
     let mut found = Vec::new();
+    let mut skipped = Vec::new();
     let mut pending = vec![root.to_path_buf()];
     let mut seen = std::collections::HashSet::new();
     while let Some(dir) = pending.pop() {
@@ -215,22 +216,22 @@ fn walk(root: &Path, recursive: bool, inputs: &mut Inputs) -> Result<()> {
             // Follows links: a link to a clip file is read like the file.
             let target = std::fs::metadata(&path).ok();
             match target {
-                Some(m) if m.is_dir() && link => {
-                    inputs.skipped.push((path, SkipReason::DirectoryLink));
-                }
+                Some(m) if m.is_dir() && link => skipped.push((path, SkipReason::DirectoryLink)),
                 Some(m) if m.is_dir() && recursive => pending.push(path),
-                Some(m) if m.is_dir() => inputs.skipped.push((path, SkipReason::Directory)),
+                Some(m) if m.is_dir() => skipped.push((path, SkipReason::Directory)),
                 Some(m) if m.is_file() => {
                     if SourceFormat::from_path(&path).is_some() {
                         found.push(path);
                     } else {
-                        inputs.skipped.push((path, SkipReason::NotAClip));
+                        skipped.push((path, SkipReason::NotAClip));
                     }
                 }
-                _ => inputs.skipped.push((path, SkipReason::NotAFile)),
+                _ => skipped.push((path, SkipReason::NotAFile)),
             }
         }
     }
+    skipped.sort_by(|a, b| a.0.cmp(&b.0));
+    inputs.skipped.extend(skipped);
     let mut files: Vec<InputFile> = found
         .into_iter()
         .map(|path| {

@@ -147,18 +147,15 @@ impl ImportArgs {
                 n => format!(", {n} of them subdirectories (--recursive walks them)"),
             };
             if self.verbose {
-                eprintln!(
-                    "note: skipped {} entries of the input directories{walk}:",
-                    skipped.len()
-                );
+                eprintln!("note: skipped {}{walk}:", entries(skipped.len()));
                 for (path, why) in skipped {
                     eprintln!("  {} ({})", path.display(), why.describe());
                 }
             } else {
                 eprintln!(
-                    "note: skipped {} entries of the input directories that are not .bvh, .gltf \
-                     or .glb files{walk}; --verbose lists them",
-                    skipped.len()
+                    "note: skipped {} that are not .bvh, .gltf or .glb files{walk}; --verbose \
+                     lists them",
+                    entries(skipped.len())
                 );
             }
         }
@@ -171,6 +168,14 @@ impl ImportArgs {
             }
         );
         Ok(found.files)
+    }
+}
+
+/// "1 entry of the input directories", "2 entries of ...".
+fn entries(n: usize) -> String {
+    match n {
+        1 => "1 entry of the input directories".to_string(),
+        n => format!("{n} entries of the input directories"),
     }
 }
 

@@ -167,6 +167,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     false => args.output.clone(),
                 };
                 check_output(&args, &sources, &output)?;
+                if is_directory(&args.output) {
+                    std::fs::create_dir_all(&args.output).with_context(|| {
+                        format!("{}: cannot create the directory", args.output.display())
+                    })?;
+                }
                 let step = progress::spinner(&format!("compressing {}", clip.name()));
                 let packed = pack_clip(&args, &clip, output, 1)?;
                 step.finish_and_clear();
@@ -405,10 +410,13 @@ fn refuse_clashes(output: &Path, plan: &[Planned]) -> anyhow::Result<()> {
     }
     anyhow::ensure!(
         clashes.is_empty(),
-        "{} outputs would overwrite one another: {}; nothing was written (rename the sources, \
+        "{} would overwrite one another: {}; nothing was written (rename the sources, \
          pack them into separate directories, or pack their parent directory with --recursive \
          so that outputs keep their relative paths)",
-        clashes.len(),
+        match clashes.len() {
+            1 => "two outputs".to_string(),
+            n => format!("outputs in {n} places"),
+        },
         clashes.join("; ")
     );
     Ok(())
