@@ -119,7 +119,7 @@ impl Packed {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.plot {
         // Fail before the work, not after it.
-        plot::Format::of(path)?;
+        plot::check_output(path)?;
     }
     let options = args.import.options()?;
     args.codec.check()?;

@@ -97,7 +97,7 @@ enum PatternArg {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.plot {
         // Fail before the run, not after it.
-        plot::Format::of(path)?;
+        plot::check_output(path)?;
         InputSet::of([args.file.as_path()]).refuse_overwrite(path, "--plot")?;
     }
     anyhow::ensure!(
