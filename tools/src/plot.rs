@@ -175,10 +175,14 @@ fn save(path: &Path, (width, height): (u32, u32), figure: Figure) -> anyhow::Res
             svg.into_bytes()
         }
     };
-    // The writer's errors name the plot file, or its folder when that is
-    // missing, never the temporary file.
-    cinestream::container::write::write_atomically(path, &bytes)
-        .with_context(|| format!("--plot {}", path.display()))
+    // Under the name the user gave, never the temporary file's; the
+    // writer names the folder when that is what is missing.
+    cinestream::container::write::write_atomically(path, &bytes).map_err(|e| match e {
+        cinestream::Error::Io { path: p, source } if p == path => {
+            anyhow!("{}: {source}", path.display())
+        }
+        other => anyhow!("{}: {other}", path.display()),
+    })
 }
 
 /// The bitmap backend with text set by `ab_glyph` at the glyphs' true

@@ -64,7 +64,8 @@ pub struct ImportArgs {
     #[arg(long)]
     pub rate: Option<f32>,
     /// Accept what exporters commonly get wrong, with a warning naming it,
-    /// instead of refusing the file.
+    /// instead of refusing the file: a BVH whose frame lines differ in
+    /// number from its Frames: line keeps every frame line present.
     #[arg(long)]
     pub lenient: bool,
     /// Look for sources in the directories' subdirectories too (links to

@@ -19,11 +19,27 @@ use crate::{plot, progress};
 /// Compress BVH or glTF clips and write them as .cine streaming containers.
 ///
 /// One clip (a file holding one, or --clip N of several) is written to the
-/// file -o names. Several (more inputs, a directory, a glTF with several
-/// animations) are written one file per clip into the directory -o names,
-/// in parallel (--jobs), each named after its clip. Files are written
-/// atomically (a temporary file, flushed, then renamed), so a failed or
-/// killed pack never leaves a partial file under a final name.
+/// file -o names (inside it, when -o is a directory or ends in '/').
+/// Several are written one file per clip into the directory -o names
+/// (created if missing; an -o ending in .cine is refused as a likely
+/// mistake), in parallel (--jobs):
+///   - one file of several animations (pack model.glb -o anims/):
+///     anims/<animation>.cine for each;
+///   - directories and several files: <file>.cine for a file of one clip,
+///     <file>/<animation>.cine for a file of several; with --recursive,
+///     under the subdirectories they came from (out/a/take.cine).
+///
+/// An animation's name becomes a file name by turning / \ : * ? " < > |
+/// and control characters into '_' and dropping leading dots (an unnamed
+/// animation is <file>#<index>, an empty name clipN).
+///
+/// Nothing is lost: outputs that would overwrite one another (a/take.bvh and
+/// b/take.bvh into one directory; model.gltf and model.glb; names that
+/// differ only in case), and an output or --plot that is one of the inputs
+/// (however spelt, or through a link), are refused with every clash listed
+/// before anything is written. Files are written atomically (a temporary
+/// file, flushed, then renamed), so a failed or killed pack never leaves a
+/// partial file under a final name, and no temporary file stays behind.
 ///
 /// With --sequence or --actors, every clip of every input is combined into
 /// one, named after the output file's stem: --sequence plays them one after
@@ -31,12 +47,17 @@ use crate::{plot, progress};
 /// under a "Scene" root bone, bones named actor0/..., actor1/..., each
 /// holding its last pose until the longest ends (same rate and unit).
 ///
-/// Directories contribute their .bvh, .gltf and .glb files, sorted by name.
-/// A progress bar shows on a terminal; --json prints the summary as JSON.
+/// Directories contribute their .bvh, .gltf and .glb files, sorted by name
+/// (--recursive: their subdirectories' too; links to directories are not
+/// followed); how many other entries were skipped is noted on stderr, and
+/// --verbose lists them. A progress bar shows on a terminal; --json prints
+/// the summary as JSON, with files_written when there are several.
 ///
 /// Examples:
 ///   cinestream pack walk.bvh -o walk.cine --lz4
 ///   cinestream pack ../shared/data/bandai-namco-1 -o packed/ --jobs 2
+///   cinestream pack model.glb -o anims/
+///   cinestream pack takes/ -o packed/ --recursive --lenient
 ///   cinestream pack --sequence takes/ -o long.cine
 ///   cinestream pack --actors hero.bvh villain.bvh -o duel.cine
 #[derive(clap::Args)]
@@ -45,7 +66,8 @@ pub struct Args {
     /// Source clips (.bvh, .gltf, .glb) or directories holding them.
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
-    /// The container file to write; a directory when there are several clips.
+    /// The container file to write (or a directory to write it in); the
+    /// directory of one file per clip when there are several.
     #[arg(short, long)]
     output: PathBuf,
     #[command(flatten)]
@@ -614,4 +636,32 @@ fn combine_inputs(
         Clip::actors(name, &clips)?
     };
     Ok((combined, clips.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::safe_file_name;
+
+    #[test]
+    fn clip_names_become_safe_file_names() {
+        assert_eq!(safe_file_name("Walk", 0), "Walk");
+        assert_eq!(safe_file_name("Walk/Run", 0), "Walk_Run");
+        assert_eq!(
+            safe_file_name("a\\b:c*d?e\"f<g>h|i", 0),
+            "a_b_c_d_e_f_g_h_i"
+        );
+        assert_eq!(safe_file_name("model#3", 3), "model#3");
+        assert_eq!(safe_file_name("..", 2), "clip2");
+        assert_eq!(safe_file_name("../../etc/passwd", 0), "_.._etc_passwd");
+        assert_eq!(safe_file_name(".hidden", 0), "hidden");
+        assert_eq!(safe_file_name("trailing. ", 0), "trailing");
+        assert_eq!(safe_file_name("", 4), "clip4");
+        assert_eq!(safe_file_name("tab\there", 0), "tab_here");
+        assert_eq!(safe_file_name("con", 0), "con_");
+        assert_eq!(safe_file_name("NUL.anim", 0), "NUL.anim_");
+        assert_eq!(safe_file_name("Körper", 0), "Körper");
+        let long = "é".repeat(150);
+        let cut = safe_file_name(&long, 0);
+        assert!(cut.len() <= 200 && cut.chars().all(|c| c == 'é'), "{cut}");
+    }
 }
