@@ -398,6 +398,9 @@ fn several_animations_pack_one_file_each() {
     // --clip still picks one.
     assert_ok(&dir.run(&["pack", "model.gltf", "--clip", "1", "-o", "one.cine"]));
     assert!(dir.path().join("one.cine").is_file());
+    // Into a directory, the clip picked is named after its animation.
+    assert_ok(&dir.run(&["pack", "model.gltf", "--clip", "0", "-o", "picked/"]));
+    assert_eq!(tree(&dir.path().join("picked")), ["Walk_Run.cine"]);
 
     // With other inputs, a file of several clips gets a directory of its own.
     dir.write("more/model.gltf", text.as_bytes());

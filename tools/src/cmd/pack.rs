@@ -183,9 +183,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let mut clips = import::import_file(&files[0].path, &options)?;
             step.finish_and_clear();
             if clips.len() == 1 || args.clip.is_some() {
+                let only = clips.len() == 1;
                 let clip = pick_clip(&files[0].path, clips, args.clip)?;
+                // Into a directory: named as when packing several, after
+                // the file, or after the animation picked among several.
+                let name = match only {
+                    true => files[0].relative.with_extension("cine"),
+                    false => PathBuf::from(safe_file_name(clip.name(), 0) + ".cine"),
+                };
                 let output = match is_directory(&args.output) {
-                    true => args.output.join(safe_file_name(clip.name(), 0) + ".cine"),
+                    true => args.output.join(name),
                     false => args.output.clone(),
                 };
                 check_output(&args, &sources, &output)?;
