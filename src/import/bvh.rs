@@ -769,9 +769,13 @@ impl<'a> Parser<'a, '_> {
             }
         }
         if frame != num_frames {
+            let kept = match frame > num_frames {
+                true => "kept them all",
+                false => "kept those present",
+            };
             tracing::warn!(
                 "bvh: {} line {frames_line}: 'Frames: {num_frames}' but {frame} frame lines \
-                 follow; kept all {frame} (lenient)",
+                 follow; {kept} (lenient)",
                 self.source_name
             );
         }

@@ -137,7 +137,7 @@ impl SkipReason {
     pub fn describe(self) -> &'static str {
         match self {
             SkipReason::NotAClip => "not .bvh, .gltf or .glb",
-            SkipReason::Directory => "a directory (--recursive walks it)",
+            SkipReason::Directory => "a subdirectory, not walked (not recursive)",
             SkipReason::DirectoryLink => "a link to a directory, not followed",
             SkipReason::NotAFile => "not a file",
         }
