@@ -1,9 +1,11 @@
-//! BVH import through files: names, non-UTF-8 input and the Bandai Namco corpus.
+//! BVH import through files: names, non-UTF-8 input, a Windows exporter's
+//! CRLF, tabs and miscounted frames, and the Bandai Namco corpus.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use cinestream::import::bvh::load_bvh;
+use cinestream::import::bvh::{load_bvh, load_bvh_with};
+use cinestream::import::ImportOptions;
 use cinestream::{Error, LengthUnit};
 
 const SMALL: &str = "HIERARCHY
@@ -151,4 +153,132 @@ fn imports_bandai_namco_corpus() {
         files.len(),
         start.elapsed()
     );
+}
+
+/// Channel values of frame `f` of [`crlf_tabs_text`]: hips X/Y/Z position,
+/// then hips and knee Z, X, Y rotations in degrees.
+fn frame_values(f: usize) -> [f64; 9] {
+    let f = f as f64;
+    [
+        1.5 * f,
+        90.0 + 0.25 * f,
+        -2.0 * f,
+        10.0 * f,
+        -7.5 * f,
+        3.0 * f,
+        5.0 + 20.0 * f,
+        30.0 - 11.0 * f,
+        45.0 * f,
+    ]
+}
+
+/// A two-joint BVH as a Windows exporter writes it: CRLF line ends, tabs
+/// between values, and one frame line more than its `Frames:` line says.
+fn crlf_tabs_text(declared: usize, lines: usize) -> String {
+    let mut text = String::from(
+        "HIERARCHY\r\nROOT\tHips\r\n{\r\n\tOFFSET\t0\t0\t0\r\n\
+         \tCHANNELS\t6\tXposition\tYposition\tZposition\tZrotation\tXrotation\tYrotation\r\n\
+         \tJOINT\tKnee\r\n\t{\r\n\t\tOFFSET\t0\t-40\t2\r\n\
+         \t\tCHANNELS\t3\tZrotation\tXrotation\tYrotation\r\n\
+         \t\tEnd Site\r\n\t\t{\r\n\t\t\tOFFSET\t0\t-40\t0\r\n\t\t}\r\n\t}\r\n}\r\n\
+         MOTION\r\n",
+    );
+    text.push_str(&format!("Frames:\t{declared}\r\nFrame Time:\t0.04\r\n"));
+    for f in 0..lines {
+        let values: Vec<String> = frame_values(f).iter().map(|v| v.to_string()).collect();
+        text.push_str(&values.join("\t"));
+        text.push_str("\r\n");
+    }
+    text
+}
+
+type M3 = [[f64; 3]; 3];
+
+/// The rotation matrix of `degrees` about one axis (column vectors).
+fn axis_rotation(axis: usize, degrees: f64) -> M3 {
+    let (s, c) = degrees.to_radians().sin_cos();
+    match axis {
+        0 => [[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]],
+        1 => [[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]],
+        _ => [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]],
+    }
+}
+
+fn mat_mul(a: &M3, b: &M3) -> M3 {
+    let mut m = [[0.0; 3]; 3];
+    for (i, row) in m.iter_mut().enumerate() {
+        for (j, cell) in row.iter_mut().enumerate() {
+            *cell = (0..3).map(|k| a[i][k] * b[k][j]).sum();
+        }
+    }
+    m
+}
+
+/// `Zrotation Xrotation Yrotation` as BVH means it: Rz * Rx * Ry.
+fn zxy(z: f64, x: f64, y: f64) -> M3 {
+    mat_mul(
+        &mat_mul(&axis_rotation(2, z), &axis_rotation(0, x)),
+        &axis_rotation(1, y),
+    )
+}
+
+/// Checks the clip's rotation (a quaternion) against a matrix by where each
+/// takes the three axes.
+fn assert_rotation(got: glam::Quat, want: &M3, what: &str) {
+    for axis in 0..3 {
+        let mut e = glam::Vec3::ZERO;
+        e[axis] = 1.0;
+        let rotated = got * e;
+        for row in 0..3 {
+            let expected = want[row][axis];
+            assert!(
+                (f64::from(rotated[row]) - expected).abs() < 1e-6,
+                "{what}: axis {axis} row {row}: {} against {expected}",
+                rotated[row]
+            );
+        }
+    }
+}
+
+#[test]
+fn crlf_tabs_and_one_extra_frame_line() {
+    let text = crlf_tabs_text(3, 4);
+    let file = TempFile::new("crlf_tabs.bvh", text.as_bytes());
+    // Strict: refused, naming the declared count and what is there.
+    match load_bvh(&file.0, LengthUnit::CENTIMETRE) {
+        Err(Error::Bvh { line, message, .. }) => {
+            assert_eq!(line, 22, "{message}");
+            assert!(
+                message.contains("3 frames declared on line 17"),
+                "{message}"
+            );
+            assert!(message.contains("4 lines of data"), "{message}");
+        }
+        other => panic!("expected Error::Bvh, got {other:?}"),
+    }
+    // Lenient: every frame line is kept.
+    let options = ImportOptions::default().with_lenient(true);
+    let clip = load_bvh_with(&file.0, &options).unwrap();
+    assert_eq!(clip.num_samples(), 4);
+    assert_eq!(clip.sample_rate(), 25.0);
+    assert_eq!(clip.num_bones(), 2);
+    let knee = &clip.skeleton().bones()[1];
+    assert_eq!(knee.name, "Knee");
+    assert_eq!(knee.parent, Some(0));
+    for f in 0..4 {
+        let v = frame_values(f);
+        let pose = clip.pose(f);
+        let hips = pose[0].translation;
+        for (axis, want) in v[..3].iter().enumerate() {
+            assert!(
+                (f64::from(hips[axis]) - want).abs() < 1e-5,
+                "frame {f} hips position {axis}: {} against {want}",
+                hips[axis]
+            );
+        }
+        assert_rotation(pose[0].rotation, &zxy(v[3], v[4], v[5]), "hips");
+        assert_rotation(pose[1].rotation, &zxy(v[6], v[7], v[8]), "knee");
+        // The knee has no position channels: its OFFSET is its translation.
+        assert_eq!(pose[1].translation, glam::Vec3::new(0.0, -40.0, 2.0));
+    }
 }

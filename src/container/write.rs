@@ -329,12 +329,13 @@ pub fn write_stream(
 }
 
 /// Writes `bytes` to `path` through a temporary file and a rename.
+///
+/// The temporary file (`.{name}.tmp-{pid}-{n}`, beside `path`) is removed
+/// on every error, so a failed write leaves nothing behind. Errors name
+/// what the user gave: the output's folder when that does not exist or is
+/// not a directory, `path` otherwise, never the temporary file.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let io = |p: &Path| {
-        let p = p.to_path_buf();
-        move |source| Error::Io { path: p, source }
-    };
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -347,17 +348,39 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         })?
         .to_string_lossy()
         .into_owned();
+    let folder_error = || {
+        let (kind, what) = match std::fs::metadata(&dir) {
+            Ok(_) => (std::io::ErrorKind::NotADirectory, "is not a directory"),
+            Err(_) => (std::io::ErrorKind::NotFound, "no such directory"),
+        };
+        Error::Io {
+            path: dir.clone(),
+            source: std::io::Error::new(kind, format!("{what}, so {name} cannot be written there")),
+        }
+    };
+    if !dir.is_dir() {
+        return Err(folder_error());
+    }
     let temp = dir.join(format!(
         ".{name}.tmp-{}-{}",
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
     let result = (|| {
-        let mut file = std::fs::File::create(&temp).map_err(io(&temp))?;
-        file.write_all(bytes).map_err(io(&temp))?;
-        file.sync_all().map_err(io(&temp))?;
+        let mut file = match std::fs::File::create(&temp) {
+            Ok(file) => file,
+            // The folder went away since the check above.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(folder_error()),
+            Err(e) => return Err(io(e)),
+        };
+        file.write_all(bytes).map_err(io)?;
+        file.sync_all().map_err(io)?;
         drop(file);
-        std::fs::rename(&temp, path).map_err(io(path))?;
+        std::fs::rename(&temp, path).map_err(io)?;
         // Make the rename itself durable where the platform allows it.
         if let Ok(d) = std::fs::File::open(&dir) {
             let _ = d.sync_all();
@@ -368,4 +391,105 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         let _ = std::fs::remove_file(&temp);
     }
     result
+}
+
+#[cfg(test)]
+mod atomic_tests {
+    use std::path::{Path, PathBuf};
+
+    use super::write_atomically;
+    use crate::error::Error;
+
+    /// A fresh directory of its own, removed when dropped.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn path(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn temp_dir(name: &str) -> TempDir {
+        let dir =
+            std::env::temp_dir().join(format!("cinestream-atomic-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create a temp dir");
+        TempDir(dir)
+    }
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .expect("list the directory")
+            .map(|e| {
+                e.expect("an entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_missing_folder_is_named_and_nothing_is_left() {
+        let dir = temp_dir("missing");
+        let missing = dir.path().join("no-such-folder");
+        let err = write_atomically(&missing.join("x.cine"), b"bytes").unwrap_err();
+        match &err {
+            Error::Io { path, .. } => assert_eq!(path, &missing),
+            other => panic!("expected an I/O error, got {other:?}"),
+        }
+        let text = err.to_string();
+        assert!(text.contains("no-such-folder"), "{text}");
+        assert!(text.contains("no such directory"), "{text}");
+        assert!(!text.contains(".tmp-"), "{text}");
+        assert!(entries(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn a_failed_rename_leaves_no_temporary_file() {
+        let dir = temp_dir("rename");
+        // A directory under the output's name: the temporary file is
+        // written, then the rename onto a (non-empty) directory fails.
+        let taken = dir.path().join("out.cine");
+        std::fs::create_dir(&taken).expect("create the directory");
+        std::fs::write(taken.join("keep"), b"kept").expect("write a file in it");
+        let err = write_atomically(&taken, b"bytes").unwrap_err();
+        match &err {
+            Error::Io { path, .. } => assert_eq!(path, &taken),
+            other => panic!("expected an I/O error, got {other:?}"),
+        }
+        assert_eq!(entries(dir.path()), ["out.cine"]);
+        assert_eq!(
+            std::fs::read(taken.join("keep")).expect("still there"),
+            b"kept"
+        );
+    }
+
+    #[test]
+    fn a_file_as_the_folder_is_named() {
+        let dir = temp_dir("notdir");
+        let file = dir.path().join("plain");
+        std::fs::write(&file, b"x").expect("write a file");
+        let err = write_atomically(&file.join("x.cine"), b"bytes").unwrap_err();
+        assert!(err.to_string().contains("is not a directory"), "{err}");
+        assert_eq!(entries(dir.path()), ["plain"]);
+    }
+
+    #[test]
+    fn a_write_replaces_the_file_and_leaves_nothing_else() {
+        let dir = temp_dir("replace");
+        let out = dir.path().join("a.cine");
+        std::fs::write(&out, b"old").expect("write the old file");
+        write_atomically(&out, b"new").expect("the write");
+        assert_eq!(std::fs::read(&out).expect("read back"), b"new");
+        assert_eq!(entries(dir.path()), ["a.cine"]);
+    }
 }

@@ -19,12 +19,20 @@
 //!   line. Lines end in `\n`, `\r\n` or `\r`.
 //! - Every problem is an [`Error::Bvh`] with a 1-based line number; frames
 //!   are numbered from 1 in messages.
+//! - Leniency ([`ImportOptions::lenient`]) covers one exporter bug: frame
+//!   lines that differ in number from the `Frames:` count. Strict reading
+//!   refuses the file; lenient reading keeps every frame line present (more
+//!   than declared: all of them, since they are the motion and the count is
+//!   what is wrong; fewer: those present, at least one) and emits a
+//!   `tracing` warning giving both numbers. Every frame line must still be
+//!   a whole, valid frame.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use glam::{DQuat, DVec3, Quat, Vec3};
 
+use super::ImportOptions;
 use crate::clip::{Bone, Clip, LengthUnit, Skeleton, Transform, MAX_BONES};
 use crate::error::{Error, Result};
 
@@ -38,24 +46,43 @@ const MAX_JOINT_CHANNELS: usize = 6;
 /// Longest excerpt of the source quoted in an error message.
 const QUOTE_CHARS: usize = 40;
 
-/// Parses BVH text into a clip. `source_name` labels errors and names the clip.
+/// Parses BVH text into a clip, strictly. `source_name` labels errors and
+/// names the clip.
 ///
 /// Translations are taken as-is in `unit`.
 pub fn parse_bvh(text: &str, source_name: &str, unit: LengthUnit) -> Result<Clip> {
+    parse_bvh_with(
+        text,
+        source_name,
+        &ImportOptions::default().with_bvh_unit(unit),
+    )
+}
+
+/// Parses BVH text into a clip with `options`: the length unit
+/// ([`ImportOptions::bvh_unit`]) and whether a frame count that disagrees
+/// with the frame lines is accepted with a warning
+/// ([`ImportOptions::lenient`]).
+pub fn parse_bvh_with(text: &str, source_name: &str, options: &ImportOptions) -> Result<Clip> {
     // Windows tools sometimes write a byte-order mark; it is not part of the grammar.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut parser = Parser {
         source_name,
         lex: Lexer::new(text),
+        lenient: options.lenient,
     };
     let joints = parser.parse_hierarchy()?;
     let motion = parser.parse_motion(&joints)?;
-    build_clip(source_name, unit, &joints, motion)
+    build_clip(source_name, options.bvh_unit, &joints, motion)
 }
 
-/// Reads and parses a BVH file. The clip is named after the file stem and
-/// errors after the file name. Text that is not UTF-8 is an error.
+/// Reads and parses a BVH file, strictly. The clip is named after the file
+/// stem and errors after the file name. Text that is not UTF-8 is an error.
 pub fn load_bvh(path: &Path, unit: LengthUnit) -> Result<Clip> {
+    load_bvh_with(path, &ImportOptions::default().with_bvh_unit(unit))
+}
+
+/// [`load_bvh`] with `options`, as [`parse_bvh_with`] takes them.
+pub fn load_bvh_with(path: &Path, options: &ImportOptions) -> Result<Clip> {
     let bytes = super::read_file(path)?;
     let source_name = super::source_name(path);
     let text = std::str::from_utf8(&bytes).map_err(|e| {
@@ -74,7 +101,7 @@ pub fn load_bvh(path: &Path, unit: LengthUnit) -> Result<Clip> {
             ),
         }
     })?;
-    let clip = parse_bvh(text, &source_name, unit)?;
+    let clip = parse_bvh_with(text, &source_name, options)?;
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -277,6 +304,8 @@ struct Motion {
 struct Parser<'a, 's> {
     source_name: &'s str,
     lex: Lexer<'a>,
+    /// Accept frame lines that disagree with `Frames:`, with a warning.
+    lenient: bool,
 }
 
 impl<'a> Parser<'a, '_> {
@@ -693,56 +722,105 @@ impl<'a> Parser<'a, '_> {
             let _ = poses.try_reserve(n);
         }
         let mut values = vec![0.0f64; channels];
-        for frame in 1..=num_frames {
+        let mut frame = 0usize;
+        while frame < num_frames {
             let Some((line, text)) = self.lex.lines.next_nonblank() else {
+                if self.lenient && frame > 0 {
+                    break;
+                }
                 return Err(self.err(
                     self.lex.lines.line,
                     format!(
-                        "file ends after {} of {num_frames} frames (declared on line \
-                         {frames_line}): expected one line of {channels} values per frame",
-                        frame - 1
+                        "file ends after {frame} of {num_frames} frames (declared on line \
+                         {frames_line}): expected one line of {channels} values per frame"
                     ),
                 ));
             };
-            let mut found = 0usize;
-            for token in text.split_ascii_whitespace() {
-                if let Some(slot) = values.get_mut(found) {
-                    *slot = parse_number(token).map_err(|m| {
-                        self.err(
-                            line,
-                            format!(
-                                "frame {frame}, value {} ({}): {m}",
-                                found + 1,
-                                channel_label(joints, found)
-                            ),
-                        )
-                    })?;
-                }
-                found += 1;
-            }
-            if found != channels {
-                return Err(self.err(
-                    line,
-                    format!("expected {channels} values for frame {frame}, found {found}"),
-                ));
-            }
+            frame += 1;
+            self.parse_frame(joints, line, text, frame, &mut values)?;
             poses.extend(joints.iter().map(|joint| evaluate(joint, &values)));
         }
         if let Some((line, text)) = self.lex.lines.next_nonblank() {
-            return Err(self.err(
-                line,
-                format!(
-                    "expected the end of the file after the {num_frames} frames declared on line \
-                     {frames_line}, found more data: '{}'",
-                    quote(text.trim())
-                ),
-            ));
+            if !self.lenient {
+                // Both numbers, so that a count that is merely off shows as such.
+                let mut lines = num_frames + 1;
+                while self.lex.lines.next_nonblank().is_some() {
+                    lines += 1;
+                }
+                return Err(self.err(
+                    line,
+                    format!(
+                        "expected the end of the file after the {num_frames} frames declared on \
+                         line {frames_line}, found more data: '{}' ({lines} lines of data for \
+                         'Frames: {num_frames}'; lenient import keeps them all)",
+                        quote(text.trim())
+                    ),
+                ));
+            }
+            // The lines are the motion; the count is what the exporter got
+            // wrong. Each extra line must still be a whole frame.
+            frame += 1;
+            self.parse_frame(joints, line, text, frame, &mut values)?;
+            poses.extend(joints.iter().map(|joint| evaluate(joint, &values)));
+            while let Some((line, text)) = self.lex.lines.next_nonblank() {
+                frame += 1;
+                self.parse_frame(joints, line, text, frame, &mut values)?;
+                poses.extend(joints.iter().map(|joint| evaluate(joint, &values)));
+            }
+        }
+        if frame != num_frames {
+            let kept = match frame > num_frames {
+                true => "kept them all",
+                false => "kept those present",
+            };
+            tracing::warn!(
+                "bvh: {} line {frames_line}: 'Frames: {num_frames}' but {frame} frame lines \
+                 follow; {kept} (lenient)",
+                self.source_name
+            );
         }
         Ok(Motion {
             sample_rate: rate,
-            num_frames,
+            num_frames: frame,
             poses,
         })
+    }
+
+    /// Reads frame number `frame` (from 1) from its line into `values`.
+    fn parse_frame(
+        &self,
+        joints: &[Joint<'a>],
+        line: usize,
+        text: &str,
+        frame: usize,
+        values: &mut [f64],
+    ) -> Result<()> {
+        let mut found = 0usize;
+        for token in text.split_ascii_whitespace() {
+            if let Some(slot) = values.get_mut(found) {
+                *slot = parse_number(token).map_err(|m| {
+                    self.err(
+                        line,
+                        format!(
+                            "frame {frame}, value {} ({}): {m}",
+                            found + 1,
+                            channel_label(joints, found)
+                        ),
+                    )
+                })?;
+            }
+            found += 1;
+        }
+        if found != values.len() {
+            return Err(self.err(
+                line,
+                format!(
+                    "expected {} values for frame {frame}, found {found}",
+                    values.len()
+                ),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -1572,6 +1650,57 @@ Frame Time: 0.0333333
             &text,
             24,
             &["expected the end of the file after the 3 frames declared on line 17"],
+        );
+    }
+
+    #[test]
+    fn extra_frames_name_both_counts() {
+        let text = format!("{GOOD}1 2 3 4 5 6 7 8 9\n\n1 2 3 4 5 6 7 8 9\n");
+        assert_bvh_error(&text, 22, &["'Frames: 3'", "5 lines of data"]);
+    }
+
+    fn lenient(text: &str) -> Result<Clip> {
+        parse_bvh_with(
+            text,
+            "test.bvh",
+            &ImportOptions::default().with_lenient(true),
+        )
+    }
+
+    #[test]
+    fn lenient_keeps_every_extra_frame_line() {
+        let text = format!("{GOOD}\n0 93 0 3 0 0 13 23 33\n0 94 0 4 0 0 14 24 34\n");
+        let clip = lenient(&text).unwrap();
+        assert_eq!(clip.num_samples(), 5);
+        for (f, y) in [90.0, 91.0, 92.0, 93.0, 94.0].into_iter().enumerate() {
+            assert_eq!(clip.pose(f)[0].translation.y, y, "frame {f}");
+        }
+        // Each extra line must still be a frame.
+        let bad = format!("{GOOD}0 93 0 3 0 0 13 23\n");
+        let err = lenient(&bad).unwrap_err().to_string();
+        assert!(err.contains("line 22"), "{err}");
+        assert!(
+            err.contains("expected 9 values for frame 4, found 8"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn lenient_keeps_the_frames_present_when_fewer() {
+        let cut: String = GOOD.lines().take(19).map(|l| format!("{l}\n")).collect();
+        let clip = lenient(&cut).unwrap();
+        assert_eq!(clip.num_samples(), 1);
+        assert_eq!(clip.pose(0)[0].translation.y, 90.0);
+        // At least one frame: none at all is still an error.
+        let none: String = GOOD.lines().take(18).map(|l| format!("{l}\n")).collect();
+        let err = lenient(&none).unwrap_err().to_string();
+        assert!(err.contains("file ends after 0 of 3 frames"), "{err}");
+        // A short line is not a frame, lenient or not.
+        let half = &GOOD[..GOOD.len() - 7];
+        let err = lenient(half).unwrap_err().to_string();
+        assert!(
+            err.contains("expected 9 values for frame 3, found 7"),
+            "{err}"
         );
     }
 

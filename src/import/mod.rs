@@ -92,7 +92,15 @@ impl SourceFormat {
 /// Imports every clip of one file: one for a BVH file, one per animation for glTF.
 pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Vec<Clip>> {
     match SourceFormat::from_path(path) {
-        Some(SourceFormat::Bvh) => Ok(vec![bvh::load_bvh(path, options.bvh_unit)?]),
+        Some(SourceFormat::Bvh) => {
+            let clip = bvh::load_bvh_with(path, options)?;
+            // BVH never states its unit: a wrong --unit imports without
+            // error and silently scales every error bound.
+            if let Some(doubt) = unit_check::doubt_unit(&clip) {
+                tracing::warn!("{}: {doubt}", path.display());
+            }
+            Ok(vec![clip])
+        }
         Some(SourceFormat::Gltf) => gltf::load_gltf(path, options),
         None => Err(Error::UnknownFormat {
             path: path.to_path_buf(),
@@ -103,34 +111,165 @@ pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Vec<Clip>> {
 /// Expands files and directories into the clip files they name: files are
 /// kept as given, directories contribute their `.bvh`, `.gltf` and `.glb`
 /// files (not recursively), sorted by name so runs are reproducible.
+/// [`collect_inputs_with`] also walks subdirectories and says what it skipped.
 pub fn collect_inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    for path in paths {
-        let io_error = |source| Error::Io {
-            path: path.clone(),
-            source,
-        };
-        if path.is_dir() {
-            let mut found = Vec::new();
-            for entry in std::fs::read_dir(path).map_err(io_error)? {
-                let entry = entry.map_err(io_error)?;
-                let file = entry.path();
-                if file.is_file() && SourceFormat::from_path(&file).is_some() {
-                    found.push(file);
-                }
-            }
-            found.sort();
-            files.extend(found);
-        } else if path.exists() {
-            files.push(path.clone());
-        } else {
-            return Err(io_error(std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                "no such file or directory",
-            )));
+    Ok(collect_inputs_with(paths, false)?
+        .files
+        .into_iter()
+        .map(|f| f.path)
+        .collect())
+}
+
+/// A clip file found among the inputs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct InputFile {
+    /// The path to read.
+    pub path: PathBuf,
+    /// Its path under the directory it was found in; its file name when it
+    /// was given itself.
+    pub relative: PathBuf,
+}
+
+/// Why a directory entry is not among the inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SkipReason {
+    /// Not a `.bvh`, `.gltf` or `.glb` file.
+    NotAClip,
+    /// A subdirectory, and the walk is not recursive.
+    Directory,
+    /// A link to a directory: never followed, so no walk can loop.
+    DirectoryLink,
+    /// Neither a file nor a directory (a broken link, a socket, ...).
+    NotAFile,
+}
+
+impl SkipReason {
+    /// A few words for listing it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            SkipReason::NotAClip => "not .bvh, .gltf or .glb",
+            SkipReason::Directory => "a subdirectory, not walked (not recursive)",
+            SkipReason::DirectoryLink => "a link to a directory, not followed",
+            SkipReason::NotAFile => "not a file",
         }
     }
-    Ok(files)
+}
+
+/// What [`collect_inputs_with`] found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Inputs {
+    /// Clip files: those given in order, each directory's sorted by their
+    /// relative paths.
+    pub files: Vec<InputFile>,
+    /// Entries of the given directories that are not clip files, each
+    /// directory's sorted by path.
+    pub skipped: Vec<(PathBuf, SkipReason)>,
+}
+
+/// Expands files and directories into the clip files they name, and lists
+/// what it left out. Files given are kept as given (whatever their
+/// extension; importing says what is wrong). A directory given contributes
+/// its `.bvh`, `.gltf` and `.glb` files, and with `recursive` those of its
+/// subdirectories, at any depth. Links to files are read; links to
+/// directories inside a walk are not followed (a directory given as a link
+/// is), and a directory met twice (a bind mount) is walked once, so a walk
+/// always ends. Everything is sorted by relative path, so runs are
+/// reproducible.
+pub fn collect_inputs_with(paths: &[PathBuf], recursive: bool) -> Result<Inputs> {
+    let mut inputs = Inputs::default();
+    for path in paths {
+        if path.is_dir() {
+            walk(path, recursive, &mut inputs)?;
+        } else if path.exists() {
+            let relative = path.file_name().map_or_else(|| path.clone(), PathBuf::from);
+            inputs.files.push(InputFile {
+                path: path.clone(),
+                relative,
+            });
+        } else {
+            return Err(Error::Io {
+                path: path.clone(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "no such file or directory",
+                ),
+            });
+        }
+    }
+    Ok(inputs)
+}
+
+/// Adds the clip files under `root` to `inputs`, sorted by relative path.
+fn walk(root: &Path, recursive: bool, inputs: &mut Inputs) -> Result<()> {
+    let mut found = Vec::new();
+    let mut skipped = Vec::new();
+    let mut pending = vec![root.to_path_buf()];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(dir) = pending.pop() {
+        let io_error = |source| Error::Io {
+            path: dir.clone(),
+            source,
+        };
+        if let Some(id) = file_id(&std::fs::metadata(&dir).map_err(io_error)?) {
+            if !seen.insert(id) {
+                continue;
+            }
+        }
+        let mut entries = std::fs::read_dir(&dir)
+            .map_err(io_error)?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<std::io::Result<Vec<_>>>()
+            .map_err(io_error)?;
+        entries.sort();
+        for path in entries {
+            let link = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+            // Follows links: a link to a clip file is read like the file.
+            let target = std::fs::metadata(&path).ok();
+            match target {
+                Some(m) if m.is_dir() && link => skipped.push((path, SkipReason::DirectoryLink)),
+                Some(m) if m.is_dir() && recursive => pending.push(path),
+                Some(m) if m.is_dir() => skipped.push((path, SkipReason::Directory)),
+                Some(m) if m.is_file() => {
+                    if SourceFormat::from_path(&path).is_some() {
+                        found.push(path);
+                    } else {
+                        skipped.push((path, SkipReason::NotAClip));
+                    }
+                }
+                _ => skipped.push((path, SkipReason::NotAFile)),
+            }
+        }
+    }
+    skipped.sort_by(|a, b| a.0.cmp(&b.0));
+    inputs.skipped.extend(skipped);
+    let mut files: Vec<InputFile> = found
+        .into_iter()
+        .map(|path| {
+            let relative = path
+                .strip_prefix(root)
+                .map_or_else(|_| path.clone(), Path::to_path_buf);
+            InputFile { path, relative }
+        })
+        .collect();
+    files.sort_by(|a, b| a.relative.cmp(&b.relative));
+    inputs.files.extend(files);
+    Ok(())
+}
+
+/// A file's device and inode, where the platform has them.
+#[cfg(unix)]
+fn file_id(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt as _;
+    Some((meta.dev(), meta.ino()))
+}
+
+/// A file's device and inode, where the platform has them.
+#[cfg(not(unix))]
+fn file_id(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    None
 }
 
 /// The file stem, used as a clip's name and in error messages.

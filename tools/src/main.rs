@@ -7,6 +7,7 @@ mod cmd;
 mod plot;
 mod progress;
 
+use std::io::IsTerminal as _;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -46,6 +47,8 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)
+        // Colour codes only for a terminal: in a log file or a pipe they are noise.
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     let cli = Cli::parse();
     let result = match cli.command {

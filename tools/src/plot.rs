@@ -63,6 +63,28 @@ impl Format {
     }
 }
 
+/// Checks, before any work, that an image can go to `path`: a known
+/// format, and a folder that exists.
+pub fn check_output(path: &Path) -> anyhow::Result<()> {
+    Format::of(path)?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        bail!(
+            "--plot {}: {}: no such directory, so {} cannot be written there",
+            path.display(),
+            dir.display(),
+            path.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into_owned()
+            )
+        );
+    }
+    Ok(())
+}
+
 /// What `pack --plot` draws: the stored bit rates and the decoded error.
 pub struct PackFigure<'a> {
     /// Headline over both panels.
@@ -153,10 +175,13 @@ fn save(path: &Path, (width, height): (u32, u32), figure: Figure) -> anyhow::Res
             svg.into_bytes()
         }
     };
+    // Under the name the user gave, never the temporary file's; the
+    // writer names the folder when that is what is missing.
     cinestream::container::write::write_atomically(path, &bytes).map_err(|e| match e {
-        // The OS error alone, under the name the user gave (not the temporary's).
-        cinestream::Error::Io { source, .. } => anyhow!("{}: {source}", path.display()),
-        other => anyhow!(other),
+        cinestream::Error::Io { path: p, source } if p == path => {
+            anyhow!("{}: {source}", path.display())
+        }
+        other => anyhow!("{}: {other}", path.display()),
     })
 }
 

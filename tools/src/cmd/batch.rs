@@ -12,7 +12,7 @@ use cinestream::metric::Percentiles;
 use rayon::prelude::*;
 use serde_json::json;
 
-use super::common::ImportArgs;
+use super::common::{check_codec, check_jobs, ImportArgs};
 use crate::progress;
 
 /// Compress every clip on its own and report sizes, ratio, error and speed.
@@ -54,24 +54,26 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let files = import::collect_inputs(&args.inputs)?;
+    let options = args.import.options()?;
+    check_codec(args.threshold_cm, args.shell_cm, args.segment_samples)?;
     anyhow::ensure!(
-        !files.is_empty(),
-        "no .bvh, .gltf or .glb files in the given inputs"
+        (0.0..=1.0).contains(&args.constant_share),
+        "--constant-share must be in [0, 1], not {}",
+        args.constant_share
     );
+    check_jobs(args.jobs)?;
+    let files = args.import.collect(&args.inputs)?;
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(jobs) = args.jobs {
-        anyhow::ensure!(jobs >= 1, "--jobs must be at least 1");
         pool = pool.num_threads(jobs);
     }
     let pool = pool.build().context("starting worker threads")?;
-    let options = args.import.options()?;
     let importing = progress::bar(files.len() as u64, "importing");
     let clips = files
         .iter()
         .map(|f| {
             importing.inc(1);
-            import::import_file(f, &options)
+            import::import_file(&f.path, &options)
         })
         .collect::<Result<Vec<_>, _>>()?
         .into_iter()

@@ -35,6 +35,7 @@ pub enum FormatArg {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    super::common::InputSet::of([args.file.as_path()]).refuse_overwrite(&args.output, "-o")?;
     let format = match (args.format, ExportFormat::from_path(&args.output)) {
         (Some(FormatArg::Bvh), _) => ExportFormat::Bvh,
         (Some(FormatArg::Json), _) => ExportFormat::Json,

@@ -1,28 +1,45 @@
 //! `cinestream pack`: compress clips into streaming container files: one
 //! clip to a file, many to a directory, or several combined into one.
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 use cinestream::compress::{compress, CompressStats};
 use cinestream::container::{write_stream, WriteOptions, WriteSummary};
-use cinestream::import::{self, ImportOptions};
+use cinestream::import::{self, ImportOptions, InputFile};
 use cinestream::Clip;
 use rayon::prelude::*;
 use serde_json::json;
 
-use super::common::{load_one_clip, CodecArgs, ImportArgs};
+use super::common::{check_jobs, same_place, CodecArgs, ImportArgs, InputSet};
 use crate::{plot, progress};
 
 /// Compress BVH or glTF clips and write them as .cine streaming containers.
 ///
 /// One clip (a file holding one, or --clip N of several) is written to the
-/// file -o names. Several (more inputs, a directory, a glTF with several
-/// animations) are written one file per clip into the directory -o names,
-/// in parallel (--jobs), each named after its clip. Files are written
-/// atomically (a temporary file, flushed, then renamed), so a failed or
-/// killed pack never leaves a partial file under a final name.
+/// file -o names (inside it, when -o is a directory or ends in '/').
+/// Several are written one file per clip into the directory -o names
+/// (created if missing; an -o ending in .cine is refused as a likely
+/// mistake), in parallel (--jobs):
+///   - one file of several animations (pack model.glb -o anims/):
+///     anims/<animation>.cine for each;
+///   - directories and several files: <file>.cine for a file of one clip,
+///     <file>/<animation>.cine for a file of several; with --recursive,
+///     under the subdirectories they came from (out/a/take.cine).
+///
+/// An animation's name becomes a file name by turning / \ : * ? " < > |
+/// and control characters into '_' and dropping leading dots (an unnamed
+/// animation is <file>#<index>, an empty name clipN).
+///
+/// Nothing is lost: outputs that would overwrite one another (a/take.bvh and
+/// b/take.bvh into one directory; model.gltf and model.glb; names that
+/// differ only in case), and an output or --plot that is one of the inputs
+/// (however spelt, or through a link), are refused with every clash listed
+/// before anything is written. Files are written atomically (a temporary
+/// file, flushed, then renamed), so a failed or killed pack never leaves a
+/// partial file under a final name, and no temporary file stays behind.
 ///
 /// With --sequence or --actors, every clip of every input is combined into
 /// one, named after the output file's stem: --sequence plays them one after
@@ -30,12 +47,17 @@ use crate::{plot, progress};
 /// under a "Scene" root bone, bones named actor0/..., actor1/..., each
 /// holding its last pose until the longest ends (same rate and unit).
 ///
-/// Directories contribute their .bvh, .gltf and .glb files, sorted by name.
-/// A progress bar shows on a terminal; --json prints the summary as JSON.
+/// Directories contribute their .bvh, .gltf and .glb files, sorted by name
+/// (--recursive: their subdirectories' too; links to directories are not
+/// followed); how many other entries were skipped is noted on stderr, and
+/// --verbose lists them. A progress bar shows on a terminal; --json prints
+/// the summary as JSON, with files_written when there are several.
 ///
 /// Examples:
 ///   cinestream pack walk.bvh -o walk.cine --lz4
 ///   cinestream pack ../shared/data/bandai-namco-1 -o packed/ --jobs 2
+///   cinestream pack model.glb -o anims/
+///   cinestream pack takes/ -o packed/ --recursive --lenient
 ///   cinestream pack --sequence takes/ -o long.cine
 ///   cinestream pack --actors hero.bvh villain.bvh -o duel.cine
 #[derive(clap::Args)]
@@ -44,7 +66,8 @@ pub struct Args {
     /// Source clips (.bvh, .gltf, .glb) or directories holding them.
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
-    /// The container file to write; a directory when there are several clips.
+    /// The container file to write (or a directory to write it in); the
+    /// directory of one file per clip when there are several.
     #[arg(short, long)]
     output: PathBuf,
     #[command(flatten)]
@@ -118,27 +141,32 @@ impl Packed {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.plot {
         // Fail before the work, not after it.
-        plot::Format::of(path)?;
+        plot::check_output(path)?;
     }
     let options = args.import.options()?;
+    args.codec.check()?;
     anyhow::ensure!(
         (1..=1024 * 1024).contains(&args.page_kib),
-        "--page-kib must be between 1 and 1048576"
+        "--page-kib must be in 1..=1048576, not {}",
+        args.page_kib
     );
+    check_jobs(args.jobs)?;
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(jobs) = args.jobs {
-        anyhow::ensure!(
-            (1..=1024).contains(&jobs),
-            "--jobs must be between 1 and 1024"
-        );
         pool = pool.num_threads(jobs);
     }
     let pool = pool.build().context("starting worker threads")?;
+    let files = args.import.collect(&args.inputs)?;
+    let sources = InputSet::of(files.iter().map(|f| f.path.as_path()));
+    if let Some(plot) = &args.plot {
+        sources.refuse_overwrite(plot, "--plot")?;
+    }
     let threshold = args.codec.threshold_cm;
-    let packed = pool.install(|| -> anyhow::Result<Vec<Packed>> {
+    let (packed, many) = pool.install(|| -> anyhow::Result<(Vec<Packed>, bool)> {
         if args.sequence || args.actors {
+            check_output(&args, &sources, &args.output)?;
             let step = progress::spinner("importing");
-            let (clip, sources) = combine_inputs(&args, &options)?;
+            let (clip, sources) = combine_inputs(&args, &files, &options)?;
             step.set_message(format!(
                 "compressing {} ({} bones x {} samples)",
                 clip.name(),
@@ -147,28 +175,72 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ));
             let packed = pack_clip(&args, &clip, args.output.clone(), sources)?;
             step.finish_and_clear();
-            return Ok(vec![packed]);
+            return Ok((vec![packed], false));
         }
-        let files = import::collect_inputs(&args.inputs)?;
-        anyhow::ensure!(
-            !files.is_empty(),
-            "no .bvh, .gltf or .glb files in the given inputs"
-        );
         let single_file = args.inputs.len() == 1 && files.len() == 1 && !args.inputs[0].is_dir();
         if single_file {
             let step = progress::spinner("importing");
-            let clip = load_one_clip(&files[0], args.clip, &options)?;
-            step.set_message(format!("compressing {}", clip.name()));
-            let packed = pack_clip(&args, &clip, args.output.clone(), 1)?;
+            let mut clips = import::import_file(&files[0].path, &options)?;
             step.finish_and_clear();
-            return Ok(vec![packed]);
+            if clips.len() == 1 || args.clip.is_some() {
+                let only = clips.len() == 1;
+                let clip = pick_clip(&files[0].path, clips, args.clip)?;
+                // Into a directory: named as when packing several, after
+                // the file, or after the animation picked among several.
+                let name = match only {
+                    true => files[0].relative.with_extension("cine"),
+                    false => PathBuf::from(safe_file_name(clip.name(), 0) + ".cine"),
+                };
+                let output = match is_directory(&args.output) {
+                    true => args.output.join(name),
+                    false => args.output.clone(),
+                };
+                check_output(&args, &sources, &output)?;
+                if is_directory(&args.output) {
+                    std::fs::create_dir_all(&args.output).with_context(|| {
+                        format!("{}: cannot create the directory", args.output.display())
+                    })?;
+                }
+                let step = progress::spinner(&format!("compressing {}", clip.name()));
+                let packed = pack_clip(&args, &clip, output, 1)?;
+                step.finish_and_clear();
+                return Ok((vec![packed], false));
+            }
+            // One file of several animations: -o is their directory.
+            let n = clips.len();
+            anyhow::ensure!(
+                !has_cine_extension(&args.output),
+                "{}: holds {n} animations, one file each: give -o a directory (e.g. -o {}/), \
+                 or pick one with --clip 0..{}",
+                files[0].path.display(),
+                args.output.with_extension("").display(),
+                n - 1
+            );
+            let plan = clips
+                .drain(..)
+                .enumerate()
+                .map(|(i, clip)| Planned {
+                    relative: PathBuf::from(safe_file_name(clip.name(), i) + ".cine"),
+                    source: files[0].path.clone(),
+                    clip,
+                })
+                .collect();
+            return Ok((pack_many(&args, plan, &sources)?, true));
         }
         anyhow::ensure!(
             args.clip.is_none(),
             "--clip picks a clip of one source; there are {} inputs",
             files.len()
         );
-        pack_many(&args, &files, &options)
+        anyhow::ensure!(
+            !has_cine_extension(&args.output),
+            "{}: several clips go into a directory, one file each; give -o a directory \
+             (e.g. -o {}/)",
+            args.output.display(),
+            args.output.with_extension("").display()
+        );
+        let plan = import_all(&files, &options)?;
+        Ok((pack_many(&args, plan, &sources)?, true))
     })?;
     let over = packed
         .iter()
@@ -176,13 +248,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .count();
     if args.json {
         let object = match packed.as_slice() {
-            [one] if !is_many(&args) => one.json(),
+            [one] if !many => one.json(),
             all => {
                 let raw: usize = all.iter().map(|p| p.stats.raw_bytes).sum();
                 let bytes: usize = all.iter().map(|p| p.file.file_bytes).sum();
                 json!({
                     "output": args.output.display().to_string(),
                     "clips": all.len(),
+                    "files_written": all.len(),
                     "total_raw_bytes": raw,
                     "total_file_bytes": bytes,
                     "ratio": raw as f64 / bytes.max(1) as f64,
@@ -194,7 +267,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         };
         println!("{object}");
     } else {
-        print_table(&packed);
+        print_table(&packed, many);
     }
     if let Some(path) = &args.plot {
         draw(path, &packed)?;
@@ -206,10 +279,248 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// True when the inputs name several clips (one output file each).
-fn is_many(args: &Args) -> bool {
-    !(args.sequence || args.actors)
-        && (args.inputs.len() > 1 || args.inputs.first().is_some_and(|p| p.is_dir()))
+/// Refuses an output file that is one of the sources or the plot.
+fn check_output(args: &Args, sources: &InputSet, output: &Path) -> anyhow::Result<()> {
+    sources.refuse_overwrite(output, "-o")?;
+    if let Some(plot) = &args.plot {
+        anyhow::ensure!(
+            !same_place(plot, output),
+            "--plot {} is also the output file: the one would replace the other; nothing was \
+             written",
+            plot.display()
+        );
+    }
+    Ok(())
+}
+
+/// One clip of the inputs and where under the output directory it goes.
+struct Planned {
+    clip: Clip,
+    source: PathBuf,
+    relative: PathBuf,
+}
+
+/// Imports every input file in parallel and names each clip's output: a
+/// file of one clip `<relative path>.cine`, a file of several
+/// `<relative path without extension>/<animation>.cine`.
+fn import_all(files: &[InputFile], options: &ImportOptions) -> anyhow::Result<Vec<Planned>> {
+    let bar = progress::bar(files.len() as u64, "importing");
+    let imported = files
+        .par_iter()
+        .map(|file| {
+            let clips = import::import_file(&file.path, options);
+            bar.inc(1);
+            clips
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    bar.finish_and_clear();
+    let mut plan = Vec::new();
+    for (file, clips) in files.iter().zip(imported) {
+        let several = clips.len() > 1;
+        for (i, clip) in clips.into_iter().enumerate() {
+            let relative = match several {
+                false => file.relative.with_extension("cine"),
+                true => file
+                    .relative
+                    .with_extension("")
+                    .join(safe_file_name(clip.name(), i) + ".cine"),
+            };
+            plan.push(Planned {
+                clip,
+                source: file.path.clone(),
+                relative,
+            });
+        }
+    }
+    Ok(plan)
+}
+
+/// Packs every planned clip into the output directory, in parallel, after
+/// refusing (before anything is written) outputs that would overwrite one
+/// another, a source, or the plot.
+fn pack_many(args: &Args, plan: Vec<Planned>, sources: &InputSet) -> anyhow::Result<Vec<Packed>> {
+    anyhow::ensure!(
+        !args.output.is_file(),
+        "{}: several clips go into a directory, and this is a file",
+        args.output.display()
+    );
+    refuse_clashes(&args.output, &plan)?;
+    for p in &plan {
+        let output = args.output.join(&p.relative);
+        check_output(args, sources, &output)?;
+        anyhow::ensure!(
+            !output.is_dir(),
+            "{}: is a directory, and {} would be written there; nothing was written",
+            output.display(),
+            p.source.display()
+        );
+    }
+    std::fs::create_dir_all(&args.output)
+        .with_context(|| format!("{}: cannot create the directory", args.output.display()))?;
+    let bar = progress::bar(plan.len() as u64, "packing");
+    let results = plan
+        .par_iter()
+        .map(|p| {
+            let output = args.output.join(&p.relative);
+            let packed = match output.parent() {
+                Some(dir) => std::fs::create_dir_all(dir)
+                    .with_context(|| format!("{}: cannot create the directory", dir.display())),
+                None => Ok(()),
+            }
+            .and_then(|()| pack_clip(args, &p.clip, output, 1));
+            bar.inc(1);
+            packed
+        })
+        .collect::<Vec<_>>();
+    bar.finish_and_clear();
+    let total = results.len();
+    let mut packed = Vec::with_capacity(total);
+    let mut failed = Vec::new();
+    for result in results {
+        match result {
+            Ok(p) => packed.push(p),
+            Err(e) => failed.push(e),
+        }
+    }
+    if let Some(first) = failed.into_iter().next() {
+        // Every file written is whole (written atomically); say how many.
+        return Err(first.context(format!(
+            "{} of {total} files written, {} failed; the first failure",
+            packed.len(),
+            total - packed.len()
+        )));
+    }
+    packed.sort_by(|a, b| a.output.cmp(&b.output));
+    Ok(packed)
+}
+
+/// Refuses a plan in which two clips would write one file, or one clip's
+/// file would be another's directory, listing every clash. Names that
+/// differ only in case clash too: they are one file on case-insensitive
+/// file systems.
+fn refuse_clashes(output: &Path, plan: &[Planned]) -> anyhow::Result<()> {
+    let key = |p: &Path| p.to_string_lossy().to_lowercase();
+    let mut by_output: BTreeMap<String, Vec<&Planned>> = BTreeMap::new();
+    for p in plan {
+        by_output.entry(key(&p.relative)).or_default().push(p);
+    }
+    let mut clashes: Vec<String> = by_output
+        .values()
+        .filter(|same| same.len() > 1)
+        .map(|same| {
+            let from: Vec<String> = same
+                .iter()
+                .map(
+                    |p| match same.iter().filter(|q| q.source == p.source).count() {
+                        1 => p.source.display().to_string(),
+                        _ => format!("{} '{}'", p.source.display(), p.clip.name()),
+                    },
+                )
+                .collect();
+            format!(
+                "{} from {}",
+                output.join(&same[0].relative).display(),
+                from.join(" and ")
+            )
+        })
+        .collect();
+    for p in plan {
+        for dir in p.relative.ancestors().skip(1) {
+            if let Some([q, ..]) = by_output.get(&key(dir)).map(Vec::as_slice) {
+                clashes.push(format!(
+                    "{} from {} is also the directory of {} from {}",
+                    output.join(dir).display(),
+                    q.source.display(),
+                    output.join(&p.relative).display(),
+                    p.source.display()
+                ));
+            }
+        }
+    }
+    anyhow::ensure!(
+        clashes.is_empty(),
+        "{} would overwrite one another: {}; nothing was written (rename the sources, \
+         pack them into separate directories, or pack their parent directory with --recursive \
+         so that outputs keep their relative paths)",
+        match clashes.len() {
+            1 => "two outputs".to_string(),
+            n => format!("outputs in {n} places"),
+        },
+        clashes.join("; ")
+    );
+    Ok(())
+}
+
+/// True when `path` names a directory: one that exists, or a path ending
+/// in a separator.
+fn is_directory(path: &Path) -> bool {
+    path.is_dir()
+        || path
+            .as_os_str()
+            .to_string_lossy()
+            .ends_with(std::path::is_separator)
+}
+
+fn has_cine_extension(path: &Path) -> bool {
+    !is_directory(path)
+        && path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("cine"))
+}
+
+/// A clip's name made a file name, the same on every platform: path
+/// separators and the characters Windows refuses (`<>:"/\|?*`, control
+/// characters) become `_`, leading dots and trailing dots and spaces go (no
+/// hidden files, no `..`), device names such as `CON` get a `_`, and the
+/// name is cut to 200 bytes. `#` stays: glTF's unnamed animations are
+/// `{stem}#{index}`. A name left empty becomes `clip{index}`.
+pub fn safe_file_name(name: &str, index: usize) -> String {
+    let mut safe: String = name
+        .chars()
+        .map(|c| match c {
+            '<' | '>' | ':' | '"' | '/' | '\\' | '|' | '?' | '*' => '_',
+            c if c.is_control() => '_',
+            c => c,
+        })
+        .collect();
+    safe = safe
+        .trim_start_matches(['.', ' '])
+        .trim_end_matches(['.', ' '])
+        .to_string();
+    if safe.len() > 200 {
+        let mut cut = 200;
+        while !safe.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        safe.truncate(cut);
+        safe = safe.trim_end_matches(['.', ' ']).to_string();
+    }
+    if safe.is_empty() {
+        return format!("clip{index}");
+    }
+    const DEVICES: [&str; 22] = [
+        "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8",
+        "COM9", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
+    ];
+    let base = safe.split('.').next().unwrap_or("");
+    if DEVICES.iter().any(|d| d.eq_ignore_ascii_case(base)) {
+        safe.push('_');
+    }
+    safe
+}
+
+/// Picks one clip of a source: the only one, or `index` among several.
+fn pick_clip(path: &Path, mut clips: Vec<Clip>, index: Option<usize>) -> anyhow::Result<Clip> {
+    match (index, clips.len()) {
+        (None, 1) => Ok(clips.remove(0)),
+        (Some(i), n) if i < n => Ok(clips.swap_remove(i)),
+        (i, n) => anyhow::bail!(
+            "{}: --clip {}, but it holds {n} clips (0..{})",
+            path.display(),
+            i.map_or_else(|| "missing".to_string(), |i| i.to_string()),
+            n.saturating_sub(1)
+        ),
+    }
 }
 
 fn pack_clip(args: &Args, clip: &Clip, output: PathBuf, sources: usize) -> anyhow::Result<Packed> {
@@ -229,53 +540,8 @@ fn pack_clip(args: &Args, clip: &Clip, output: PathBuf, sources: usize) -> anyho
     })
 }
 
-/// Packs every clip of `files` into the output directory, in parallel.
-fn pack_many(
-    args: &Args,
-    files: &[PathBuf],
-    options: &ImportOptions,
-) -> anyhow::Result<Vec<Packed>> {
-    anyhow::ensure!(
-        !args.output.is_file(),
-        "{}: several clips go into a directory, and this is a file",
-        args.output.display()
-    );
-    std::fs::create_dir_all(&args.output)
-        .with_context(|| format!("{}: cannot create the directory", args.output.display()))?;
-    let bar = progress::bar(files.len() as u64, "packing");
-    let mut packed = files
-        .par_iter()
-        .map(|file| -> anyhow::Result<Vec<Packed>> {
-            let clips = import::import_file(file, options)?;
-            let several = clips.len() > 1;
-            let out = clips
-                .iter()
-                .enumerate()
-                .map(|(i, clip)| {
-                    let stem = file
-                        .file_stem()
-                        .map_or_else(|| "clip".into(), |s| s.to_string_lossy().into_owned());
-                    let name = match several {
-                        true => format!("{stem}.{i}.cine"),
-                        false => format!("{stem}.cine"),
-                    };
-                    pack_clip(args, clip, args.output.join(name), 1)
-                })
-                .collect::<anyhow::Result<Vec<_>>>();
-            bar.inc(1);
-            out
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>();
-    bar.finish_and_clear();
-    packed.sort_by(|a, b| a.output.cmp(&b.output));
-    Ok(packed)
-}
-
 /// The bit rates and errors of every packed clip, in one picture.
-fn draw(path: &std::path::Path, packed: &[Packed]) -> anyhow::Result<()> {
+fn draw(path: &Path, packed: &[Packed]) -> anyhow::Result<()> {
     let mut rates = [0u64; cinestream::sample::decode::NUM_RATES as usize];
     let mut errors = Vec::new();
     for p in packed {
@@ -310,7 +576,7 @@ fn draw(path: &std::path::Path, packed: &[Packed]) -> anyhow::Result<()> {
     plot::pack(path, &figure)
 }
 
-fn print_table(packed: &[Packed]) {
+fn print_table(packed: &[Packed], many: bool) {
     println!(
         "{:<40} {:>6} {:>8} {:>11} {:>10} {:>6} {:>8} {:>10} {:>7}",
         "output", "bones", "samples", "raw B", "file B", "pages", "ratio", "max cm", "s"
@@ -333,7 +599,7 @@ fn print_table(packed: &[Packed]) {
             p.stats.seconds
         );
     }
-    if packed.len() > 1 {
+    if many {
         let raw: usize = packed.iter().map(|p| p.stats.raw_bytes).sum();
         let bytes: usize = packed.iter().map(|p| p.file.file_bytes).sum();
         let worst = packed
@@ -342,6 +608,7 @@ fn print_table(packed: &[Packed]) {
             .fold(0.0, f64::max);
         println!(
             "{:<40} {:>6} {:>8} {:>11} {:>10} {:>6} {:>8.2} {:>10.5}",
+            // Every row is a file written: a failure stops before the table.
             format!("total: {} files", packed.len()),
             "",
             "",
@@ -356,15 +623,14 @@ fn print_table(packed: &[Packed]) {
 
 /// Imports every clip of every input and combines them as `--sequence` or
 /// `--actors` asks; returns the combined clip and how many clips went in.
-fn combine_inputs(args: &Args, options: &ImportOptions) -> anyhow::Result<(Clip, usize)> {
-    let files = import::collect_inputs(&args.inputs)?;
-    anyhow::ensure!(
-        !files.is_empty(),
-        "no .bvh, .gltf or .glb files in the given inputs"
-    );
+fn combine_inputs(
+    args: &Args,
+    files: &[InputFile],
+    options: &ImportOptions,
+) -> anyhow::Result<(Clip, usize)> {
     let mut clips = Vec::new();
-    for file in &files {
-        clips.extend(import::import_file(file, options)?);
+    for file in files {
+        clips.extend(import::import_file(&file.path, options)?);
     }
     let name = args
         .output
@@ -377,4 +643,32 @@ fn combine_inputs(args: &Args, options: &ImportOptions) -> anyhow::Result<(Clip,
         Clip::actors(name, &clips)?
     };
     Ok((combined, clips.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::safe_file_name;
+
+    #[test]
+    fn clip_names_become_safe_file_names() {
+        assert_eq!(safe_file_name("Walk", 0), "Walk");
+        assert_eq!(safe_file_name("Walk/Run", 0), "Walk_Run");
+        assert_eq!(
+            safe_file_name("a\\b:c*d?e\"f<g>h|i", 0),
+            "a_b_c_d_e_f_g_h_i"
+        );
+        assert_eq!(safe_file_name("model#3", 3), "model#3");
+        assert_eq!(safe_file_name("..", 2), "clip2");
+        assert_eq!(safe_file_name("../../etc/passwd", 0), "_.._etc_passwd");
+        assert_eq!(safe_file_name(".hidden", 0), "hidden");
+        assert_eq!(safe_file_name("trailing. ", 0), "trailing");
+        assert_eq!(safe_file_name("", 4), "clip4");
+        assert_eq!(safe_file_name("tab\there", 0), "tab_here");
+        assert_eq!(safe_file_name("con", 0), "con_");
+        assert_eq!(safe_file_name("NUL.anim", 0), "NUL.anim_");
+        assert_eq!(safe_file_name("Körper", 0), "Körper");
+        let long = "é".repeat(150);
+        let cut = safe_file_name(&long, 0);
+        assert!(cut.len() <= 200 && cut.chars().all(|c| c == 'é'), "{cut}");
+    }
 }

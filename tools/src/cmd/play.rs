@@ -12,6 +12,7 @@ use cinestream::stream::{
 };
 use serde_json::json;
 
+use super::common::InputSet;
 use crate::{plot, progress};
 
 /// Play a .cine file in the access patterns of a cinematic and time each frame.
@@ -96,27 +97,46 @@ enum PatternArg {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.plot {
         // Fail before the run, not after it.
-        plot::Format::of(path)?;
+        plot::check_output(path)?;
+        InputSet::of([args.file.as_path()]).refuse_overwrite(path, "--plot")?;
     }
     anyhow::ensure!(
         args.fps.is_finite() && args.fps > 0.0 && args.fps <= 1000.0,
-        "--fps must be in (0, 1000]"
+        "--fps must be in (0, 1000], not {}",
+        args.fps
     );
     anyhow::ensure!(
-        args.budget_mib.is_finite() && args.budget_mib > 0.0,
-        "--budget-mib must be a positive number"
+        args.budget_mib.is_finite() && args.budget_mib > 0.0 && args.budget_mib <= 1024.0 * 1024.0,
+        "--budget-mib must be in (0, 1048576], not {}",
+        args.budget_mib
+    );
+    anyhow::ensure!(
+        args.lookahead_s.is_finite() && (0.0..=3600.0).contains(&args.lookahead_s),
+        "--lookahead-s must be in [0, 3600], not {}",
+        args.lookahead_s
+    );
+    // Zero would play nothing and report nothing, or divide by zero.
+    anyhow::ensure!(
+        (1..=1000).contains(&args.repeat),
+        "--repeat must be in 1..=1000, not {}",
+        args.repeat
+    );
+    anyhow::ensure!(
+        (1..=1_000_000).contains(&args.seek_every),
+        "--seek-every must be in 1..=1000000 frames, not {}",
+        args.seek_every
     );
     if let Some(mbps) = args.throttle_mbps {
         anyhow::ensure!(
-            mbps.is_finite() && mbps > 0.0,
-            "--throttle-mbps must be a positive number"
+            mbps.is_finite() && mbps > 0.0 && mbps <= 1e6,
+            "--throttle-mbps must be in (0, 1000000], not {mbps}"
         );
     }
     let latency = match args.latency_ms {
         Some(ms) if ms.is_finite() && (0.0..=10_000.0).contains(&ms) => {
             Duration::from_secs_f64(ms / 1e3)
         }
-        Some(_) => anyhow::bail!("--latency-ms must be in [0, 10000]"),
+        Some(ms) => anyhow::bail!("--latency-ms must be in [0, 10000], not {ms}"),
         None => Duration::ZERO,
     };
     let slow = args.throttle_mbps.is_some() || args.latency_ms.is_some();
@@ -150,9 +170,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let seconds = args.seconds.unwrap_or(default_seconds);
     anyhow::ensure!(
         seconds.is_finite() && seconds > 0.0 && seconds <= 24.0 * 3600.0,
-        "--seconds must be in (0, 86400]"
+        "--seconds must be in (0, 86400], not {seconds}"
     );
-    let every = args.seek_every.max(1);
+    let every = args.seek_every;
     let patterns: Vec<Pattern> = match args.pattern {
         PatternArg::All => Pattern::ALL
             .iter()
@@ -207,10 +227,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     drop(probe);
     let mut failed = false;
     let mut rows = Vec::new();
-    let bar = progress::quiet_bar(
-        patterns.len() as u64 * u64::from(args.repeat.max(1)),
-        "playing",
-    );
+    let bar = progress::quiet_bar(patterns.len() as u64 * u64::from(args.repeat), "playing");
     for pattern in patterns {
         // Patterns that stop at an end play at most the clip.
         let play_seconds = match pattern {
@@ -221,7 +238,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let config = PlayConfig::new(pattern, args.fps, play_seconds).realtime(realtime);
         let mut runs = Vec::new();
         let mut page_load = None;
-        for _ in 0..args.repeat.max(1) {
+        for _ in 0..args.repeat {
             let (stream, load) = open()?;
             page_load = load;
             if !slow && !args.cold {
@@ -257,7 +274,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     "p999_us": l.p999,
                     "max_us": l.max,
                     "p99_over_p50": r.spike_ratio,
-                    "runs": args.repeat.max(1),
+                    "runs": args.repeat,
                     "stalls": s.stalls,
                     "stall_ms": stall_ms,
                     "stall_frames": r.stall_frames,

@@ -29,10 +29,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let options = args.import.options()?;
-    let files = import::collect_inputs(&args.inputs)?;
-    if files.is_empty() {
-        anyhow::bail!("no .bvh, .gltf or .glb files in the given inputs");
-    }
+    let files = args.import.collect(&args.inputs)?;
     if !args.json {
         println!(
             "{:<40} {:>5} {:>7} {:>7} {:>9}  {:>9} {:>9} {:>9}",
@@ -41,7 +38,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let mut failures = 0;
     for file in &files {
-        let clips = match import::import_file(file, &options) {
+        let clips = match import::import_file(&file.path, &options) {
             Ok(clips) => clips,
             Err(error) => {
                 eprintln!("error: {error}");
@@ -54,7 +51,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let usage = [0, 1, 2].map(|channel| Usage::of(&kinds, channel));
             if args.json {
                 let object = json!({
-                    "file": file.display().to_string(),
+                    "file": file.path.display().to_string(),
                     "clip": clip.name(),
                     "bones": clip.num_bones(),
                     "samples": clip.num_samples(),
