@@ -139,6 +139,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     "clip": clip.name(),
                     "bones": clip.num_bones(),
                     "samples": clip.num_samples(),
+                    "sample_rate": clip.sample_rate(),
+                    "source_unit": clip.unit().to_string(),
                     "raw_bytes": s.raw_bytes,
                     "compressed_bytes": s.compressed_bytes,
                     "ratio": s.ratio(),
@@ -172,14 +174,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("{object}");
     } else {
         println!(
-            "{:<44} {:>7} {:>10} {:>9} {:>7} {:>10} {:>10}",
-            "clip", "samples", "raw B", "comp B", "ratio", "max cm", "p99 cm"
+            "{:<44} {:>7} {:>7} {:>4} {:>10} {:>9} {:>7} {:>10} {:>10}",
+            "clip", "samples", "Hz", "unit", "raw B", "comp B", "ratio", "max cm", "p99 cm"
         );
         for (clip, s) in clips.iter().zip(&results) {
             println!(
-                "{:<44} {:>7} {:>10} {:>9} {:>7.2} {:>10.5} {:>10.5}",
+                "{:<44} {:>7} {:>7} {:>4} {:>10} {:>9} {:>7.2} {:>10.5} {:>10.5}",
                 clip.name(),
                 clip.num_samples(),
+                format!("{}", clip.sample_rate()),
+                clip.unit().to_string(),
                 s.raw_bytes,
                 s.compressed_bytes,
                 s.ratio(),

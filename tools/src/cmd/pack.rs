@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use cinestream::compress::{compress, CompressStats};
 use cinestream::container::{write_stream, WriteOptions, WriteSummary};
 use cinestream::import::{self, ImportOptions, InputFile};
-use cinestream::Clip;
+use cinestream::{Clip, LengthUnit};
 use rayon::prelude::*;
 use serde_json::json;
 
@@ -110,6 +110,9 @@ struct Packed {
     source_clips: usize,
     bones: usize,
     samples: usize,
+    sample_rate: f32,
+    /// The length unit the source was read in.
+    unit: LengthUnit,
     stats: CompressStats,
     file: WriteSummary,
 }
@@ -126,6 +129,8 @@ impl Packed {
             "source_clips": self.source_clips,
             "bones": self.bones,
             "samples": self.samples,
+            "sample_rate": self.sample_rate,
+            "source_unit": self.unit.to_string(),
             "raw_bytes": self.stats.raw_bytes,
             "file_bytes": self.file.file_bytes,
             "ratio": self.ratio(),
@@ -535,6 +540,8 @@ fn pack_clip(args: &Args, clip: &Clip, output: PathBuf, sources: usize) -> anyho
         source_clips: sources,
         bones: clip.num_bones(),
         samples: clip.num_samples(),
+        sample_rate: clip.sample_rate(),
+        unit: clip.unit(),
         stats,
         file,
     })
@@ -578,8 +585,18 @@ fn draw(path: &Path, packed: &[Packed]) -> anyhow::Result<()> {
 
 fn print_table(packed: &[Packed], many: bool) {
     println!(
-        "{:<40} {:>6} {:>8} {:>11} {:>10} {:>6} {:>8} {:>10} {:>7}",
-        "output", "bones", "samples", "raw B", "file B", "pages", "ratio", "max cm", "s"
+        "{:<40} {:>6} {:>8} {:>7} {:>4} {:>11} {:>10} {:>6} {:>8} {:>10} {:>7}",
+        "output",
+        "bones",
+        "samples",
+        "Hz",
+        "unit",
+        "raw B",
+        "file B",
+        "pages",
+        "ratio",
+        "max cm",
+        "s"
     );
     for p in packed {
         let name = match p.source_clips {
@@ -587,10 +604,13 @@ fn print_table(packed: &[Packed], many: bool) {
             n => format!("{} ({n} clips)", p.output.display()),
         };
         println!(
-            "{:<40} {:>6} {:>8} {:>11} {:>10} {:>6} {:>8.2} {:>10.5} {:>7.2}",
+            "{:<40} {:>6} {:>8} {:>7} {:>4} {:>11} {:>10} {:>6} {:>8.2} {:>10.5} {:>7.2}",
             name,
             p.bones,
             p.samples,
+            // Whole rates print whole; 23.976 and the like keep their digits.
+            format!("{}", p.sample_rate),
+            p.unit.to_string(),
             p.stats.raw_bytes,
             p.file.file_bytes,
             p.file.pages,
@@ -607,9 +627,11 @@ fn print_table(packed: &[Packed], many: bool) {
             .map(|p| p.stats.error.max_cm)
             .fold(0.0, f64::max);
         println!(
-            "{:<40} {:>6} {:>8} {:>11} {:>10} {:>6} {:>8.2} {:>10.5}",
+            "{:<40} {:>6} {:>8} {:>7} {:>4} {:>11} {:>10} {:>6} {:>8.2} {:>10.5}",
             // Every row is a file written: a failure stops before the table.
             format!("total: {} files", packed.len()),
+            "",
+            "",
             "",
             "",
             raw,

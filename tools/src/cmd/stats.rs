@@ -32,8 +32,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let files = args.import.collect(&args.inputs)?;
     if !args.json {
         println!(
-            "{:<40} {:>5} {:>7} {:>7} {:>9}  {:>9} {:>9} {:>9}",
-            "clip", "bones", "samples", "rate", "seconds", "rot a/c/d", "pos a/c/d", "scl a/c/d"
+            "{:<40} {:>5} {:>7} {:>7} {:>9} {:>4}  {:>9} {:>9} {:>9}",
+            "clip",
+            "bones",
+            "samples",
+            "rate",
+            "seconds",
+            "unit",
+            "rot a/c/d",
+            "pos a/c/d",
+            "scl a/c/d"
         );
     }
     let mut failures = 0;
@@ -65,12 +73,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 println!("{object}");
             } else {
                 println!(
-                    "{:<40} {:>5} {:>7} {:>7} {:>9.3}  {:>9} {:>9} {:>9}",
+                    "{:<40} {:>5} {:>7} {:>7} {:>9.3} {:>4}  {:>9} {:>9} {:>9}",
                     clip.name(),
                     clip.num_bones(),
                     clip.num_samples(),
                     clip.sample_rate(),
                     clip.duration(),
+                    clip.unit().to_string(),
                     usage[0].cell(),
                     usage[1].cell(),
                     usage[2].cell()

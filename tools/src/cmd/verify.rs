@@ -193,7 +193,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// Imports the sources and combines them the way the file was packed.
 fn load_sources(args: &Args, options: &ImportOptions, meta: &ClipMeta) -> anyhow::Result<Sources> {
-    let files = import::collect_inputs(&args.against)?;
+    let files: Vec<PathBuf> = args
+        .import
+        .collect(&args.against)?
+        .into_iter()
+        .map(|f| f.path)
+        .collect();
     anyhow::ensure!(
         !files.is_empty(),
         "--against: no .bvh, .gltf or .glb files in the given sources"
