@@ -37,7 +37,9 @@ fn help_flags(subcommand: &str) -> BTreeMap<String, Option<String>> {
 }
 
 /// The synopsis lines of the README's "Command line" block, by subcommand:
-/// a line starting `cinestream <subcommand>` and its indented continuations.
+/// a line starting `cinestream <subcommand>` and its indented continuations;
+/// a line starting `IMPORT` and its continuations are the flags `[IMPORT]`
+/// stands for.
 fn readme_synopsis() -> BTreeMap<String, String> {
     let readme = include_str!("../../README.md");
     let start = readme
@@ -54,6 +56,8 @@ fn readme_synopsis() -> BTreeMap<String, String> {
         if let Some(rest) = line.strip_prefix("cinestream ") {
             let name = rest.split_whitespace().next().unwrap_or("").to_string();
             current = Some(name);
+        } else if line.starts_with("IMPORT") {
+            current = Some("IMPORT".to_string());
         } else if !line.starts_with(' ') {
             current = None;
         }
@@ -71,7 +75,10 @@ fn every_flag_of_every_subcommand_is_in_the_readme_synopsis() {
     let synopsis = readme_synopsis();
     let mut missing = Vec::new();
     for subcommand in SUBCOMMANDS {
-        let listed = synopsis.get(subcommand).map_or("", String::as_str);
+        let mut listed = synopsis.get(subcommand).cloned().unwrap_or_default();
+        if listed.contains("[IMPORT]") {
+            listed += synopsis.get("IMPORT").map_or("", String::as_str);
+        }
         let words: BTreeSet<&str> = listed
             .split(|c: char| c.is_whitespace() || "[]|<>=".contains(c))
             .collect();
