@@ -11,8 +11,9 @@ use glam::{DQuat, DVec3};
 use crate::clip::{Clip, LengthUnit};
 
 /// Smallest skeleton (largest extent of its bind pose, in cm) taken as
-/// plausible: a small creature or a hand rig.
-pub const PLAUSIBLE_MIN_CM: f64 = 10.0;
+/// plausible: a small creature. A person in centimetres read as millimetres
+/// (17 cm) falls below it.
+pub const PLAUSIBLE_MIN_CM: f64 = 25.0;
 /// Largest skeleton taken as plausible: a giant of ten metres.
 pub const PLAUSIBLE_MAX_CM: f64 = 1000.0;
 /// The size a likely unit is chosen to come nearest to: an adult's height.
@@ -164,6 +165,12 @@ mod tests {
         let doubt = doubt_unit(&figure(1800.0, LengthUnit::CENTIMETRE)).expect("a doubt");
         assert_eq!(doubt.likely, LengthUnit::MILLIMETRE);
         assert!(doubt.to_string().contains("--unit mm"));
+    }
+
+    #[test]
+    fn centimetres_read_as_millimetres_are_doubted() {
+        let doubt = doubt_unit(&figure(170.0, LengthUnit::MILLIMETRE)).expect("a doubt");
+        assert_eq!(doubt.likely, LengthUnit::CENTIMETRE);
     }
 
     #[test]
