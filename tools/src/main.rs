@@ -41,15 +41,7 @@ fn main() -> ExitCode {
     // `cinestream ... | head` should end quietly, as Unix tools do, not
     // panic on a closed stdout.
     sigpipe::reset();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("CINESTREAM_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        // Colour codes only for a terminal: in a log file or a pipe they are noise.
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
+    init_logging();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Batch(args) => cmd::batch::run(args),
@@ -67,6 +59,54 @@ fn main() -> ExitCode {
             eprintln!("error: {}", one_line(&error));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Warnings go to stderr as `warning: what and where`, like errors. Setting
+/// `CINESTREAM_LOG` (any `tracing` filter) switches to the full format, with
+/// times, levels and the module each event comes from.
+fn init_logging() {
+    // Colour codes only for a terminal: in a log file or a pipe they are noise.
+    let ansi = std::io::stderr().is_terminal();
+    match tracing_subscriber::EnvFilter::try_from_env("CINESTREAM_LOG") {
+        Ok(filter) => tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .with_ansi(ansi)
+            .init(),
+        Err(_) => tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new("warn"))
+            .with_writer(std::io::stderr)
+            .with_ansi(ansi)
+            .event_format(PlainEvent)
+            .init(),
+    }
+}
+
+/// `warning: <message> <fields>` on one line.
+struct PlainEvent;
+
+impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for PlainEvent
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        let level = match *event.metadata().level() {
+            tracing::Level::ERROR => "error",
+            tracing::Level::WARN => "warning",
+            tracing::Level::INFO => "info",
+            tracing::Level::DEBUG => "debug",
+            tracing::Level::TRACE => "trace",
+        };
+        write!(writer, "{level}: ")?;
+        ctx.field_format().format_fields(writer.by_ref(), event)?;
+        writeln!(writer)
     }
 }
 
