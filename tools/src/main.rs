@@ -104,7 +104,11 @@ where
             tracing::Level::DEBUG => "debug",
             tracing::Level::TRACE => "trace",
         };
-        write!(writer, "{level}: ")?;
+        // Bold yellow on a terminal, as compilers print their warnings.
+        match writer.has_ansi_escapes() {
+            true => write!(writer, "\x1b[1;33m{level}\x1b[0m: ")?,
+            false => write!(writer, "{level}: ")?,
+        }
         ctx.field_format().format_fields(writer.by_ref(), event)?;
         writeln!(writer)
     }
