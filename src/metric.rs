@@ -279,7 +279,7 @@ pub fn measure_error(
     let mut worst = (0, 0);
     let mut max = f64::NEG_INFINITY;
 
-    for sample in 0..samples {
+    for (sample, sample_max) in max_per_sample.iter_mut().enumerate() {
         decoded.sample_pose(sample, &mut decoded_local);
         local_to_object(skeleton, raw.pose(sample), &mut raw_object);
         local_to_object(skeleton, &decoded_local, &mut decoded_object);
@@ -290,7 +290,7 @@ pub fn measure_error(
             let error = if error.is_nan() { f64::INFINITY } else { error };
             errors.push(error);
             max_per_bone[bone] = max_per_bone[bone].max(error);
-            max_per_sample[sample] = max_per_sample[sample].max(error);
+            *sample_max = sample_max.max(error);
             if error > max {
                 max = error;
                 worst = (bone, sample);
