@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use glam::{DQuat, Quat, Vec3};
+use glam::{DMat3, DMat4, DQuat, DVec3, Quat, Vec3};
 
 use super::bvh::{bvh_text, from_zxy_degrees, zxy_euler_degrees};
 use super::json::json_text;
@@ -502,4 +502,246 @@ fn a_long_chain_near_gimbal_lock_stays_within_f32_rounding() {
         .collect();
     let clip = Clip::from_poses("chain", skeleton, 30.0, LengthUnit::CENTIMETRE, poses).unwrap();
     assert_bvh_round_trip(&packed(&clip, &CompressSettings::default()), 3e-7 * 8200.0);
+}
+
+// ---------------------------------------------------------------------------
+// Scale baked into BVH translations.
+
+/// Object-space position and rotation (columns normalized) of every bone,
+/// composed as 4x4 matrices in f64: the test's own kinematics, which agree
+/// with the crate's per-axis composition wherever no shear arises.
+fn object_frames(skeleton: &Skeleton, pose: &[Transform]) -> Vec<(DVec3, DMat3)> {
+    let mut matrices: Vec<DMat4> = Vec::with_capacity(pose.len());
+    for (bone, t) in pose.iter().enumerate() {
+        let local = DMat4::from_scale_rotation_translation(
+            t.scale.as_dvec3(),
+            t.rotation.as_dquat().normalize(),
+            t.translation.as_dvec3(),
+        );
+        let global = match skeleton.parent(bone) {
+            Some(p) => matrices[p] * local,
+            None => local,
+        };
+        matrices.push(global);
+    }
+    matrices
+        .iter()
+        .map(|m| {
+            let axes = DMat3::from_mat4(*m);
+            let axes = DMat3::from_cols(
+                axes.x_axis.normalize(),
+                axes.y_axis.normalize(),
+                axes.z_axis.normalize(),
+            );
+            (m.w_axis.truncate(), axes)
+        })
+        .collect()
+}
+
+/// Largest angle between two orthonormal frames, in radians.
+fn frame_angle(a: &DMat3, b: &DMat3) -> f64 {
+    angle_between(DQuat::from_mat3(a), DQuat::from_mat3(b))
+}
+
+/// A Blender-style rig: `Armature` carries `scale(sample)` over a hips /
+/// spine / head chain and an arm, offsets in `offset_unit`s, every joint
+/// turning.
+fn armature_clip(unit: LengthUnit, offset_unit: f32, scale: impl Fn(usize) -> Vec3) -> Clip {
+    let bone = |name: &str, parent, offset: [f32; 3]| Bone {
+        name: name.into(),
+        parent,
+        bind: Transform::from_rotation_translation(
+            Quat::IDENTITY,
+            Vec3::from(offset) * offset_unit,
+        ),
+    };
+    let mut armature = bone("Armature", None, [0.0, 0.0, 0.0]);
+    armature.bind.scale = scale(0);
+    let skeleton = Skeleton::new(vec![
+        armature,
+        bone("Hips", Some(0), [0.0, 95.0, 0.0]),
+        bone("Spine", Some(1), [0.0, 12.0, -1.5]),
+        bone("Head", Some(2), [0.0, 45.0, 2.0]),
+        bone("Arm", Some(2), [18.0, 38.0, 0.0]),
+        bone("Hand", Some(4), [27.0, 0.0, 0.0]),
+    ])
+    .unwrap();
+    let mut poses = Vec::new();
+    for s in 0..48 {
+        let f = s as f32 / 47.0;
+        for (b, bone) in skeleton.bones().iter().enumerate() {
+            let mut t = bone.bind;
+            t.rotation = Quat::from_euler(
+                glam::EulerRot::ZXY,
+                0.9 * (f * 6.0 + b as f32).sin(),
+                0.5 * (f * 4.0 - b as f32).cos(),
+                0.7 * f * b as f32,
+            );
+            if b == 1 {
+                // The hips walk 4 m (in the source's units) away.
+                t.translation += Vec3::new(400.0 * f, 3.0 * (f * 9.0).sin(), 20.0) * offset_unit;
+            }
+            if b == 0 {
+                t.scale = scale(s);
+            }
+            poses.push(t);
+        }
+    }
+    Clip::from_poses("armature", Arc::new(skeleton), 30.0, unit, poses).unwrap()
+}
+
+/// Exports `clip` (compressed) to BVH, imports it in the same unit and
+/// checks every joint at every sample: object-space position within
+/// `max_cm` of the source's and within 1e-4 cm of the decoded one's, and
+/// rotation within f32 rounding of the decoded one's. Returns the worst
+/// distance to the source in cm.
+fn assert_scaled_bvh_round_trip(clip: &Clip, max_cm: f64) -> f64 {
+    let reader = packed(clip, &CompressSettings::default());
+    let meta = reader.meta();
+    let text = bvh_text(&reader).unwrap();
+    let back = parse_bvh(&text, "export", meta.unit).unwrap();
+    assert_eq!(back.num_samples(), clip.num_samples());
+    let map: Vec<usize> = clip
+        .skeleton()
+        .bones()
+        .iter()
+        .map(|b| back.skeleton().find(&b.name).unwrap())
+        .collect();
+    let cm = meta.unit.cm_per_unit();
+    let mut decoded = vec![Transform::IDENTITY; clip.num_bones()];
+    let (mut to_source, mut to_decoded, mut turn) = (0.0f64, 0.0f64, 0.0f64);
+    for sample in 0..clip.num_samples() {
+        reader.decode_sample(sample, &mut decoded).unwrap();
+        let source = object_frames(clip.skeleton(), clip.pose(sample));
+        let decoded = object_frames(clip.skeleton(), &decoded);
+        let imported = object_frames(back.skeleton(), back.pose(sample));
+        for bone in 0..clip.num_bones() {
+            let (p, r) = &imported[map[bone]];
+            to_source = to_source.max(p.distance(source[bone].0) * cm);
+            to_decoded = to_decoded.max(p.distance(decoded[bone].0) * cm);
+            turn = turn.max(frame_angle(r, &decoded[bone].1));
+        }
+    }
+    assert!(to_source <= max_cm, "{to_source:e} cm from the source");
+    assert!(to_decoded < 1e-4, "{to_decoded:e} cm from the decoded clip");
+    assert!(turn < 3e-7, "rotations {turn:e} rad from the decoded clip");
+    to_source
+}
+
+#[test]
+fn constant_uniform_scale_is_baked_into_bvh_translations() {
+    // Metres-like offsets under a scale of 100, in a centimetre clip.
+    let clip = armature_clip(LengthUnit::CENTIMETRE, 0.01, |_| Vec3::splat(100.0));
+    assert_scaled_bvh_round_trip(&clip, 0.01);
+    // The OFFSETs are the scaled bind translations: the hips 95 cm up.
+    let reader = packed(&clip, &CompressSettings::default());
+    let text = bvh_text(&reader).unwrap();
+    let hips = text
+        .lines()
+        .skip_while(|l| !l.contains("JOINT Hips"))
+        .nth(2);
+    let offset: Vec<f64> = hips
+        .unwrap()
+        .split_whitespace()
+        .skip(1)
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert_eq!(offset.len(), 3);
+    assert!(
+        (offset[1] - 95.0).abs() < 1e-5 && offset[0] == 0.0,
+        "{offset:?}"
+    );
+
+    // Blender's 0.01: offsets in centimetres under a metre armature.
+    let clip = armature_clip(LengthUnit::METRE, 1.0, |_| Vec3::splat(0.01));
+    assert_scaled_bvh_round_trip(&clip, 0.01);
+    // Inches: 0.0254 over offsets in inches (95 / 2.54 of them up to the hips).
+    let clip = armature_clip(LengthUnit::METRE, 1.0 / 2.54, |_| Vec3::splat(0.0254));
+    assert_scaled_bvh_round_trip(&clip, 0.01);
+}
+
+#[test]
+fn animated_uniform_scale_is_baked_frame_by_frame() {
+    let clip = armature_clip(LengthUnit::CENTIMETRE, 0.01, |s| {
+        Vec3::splat(100.0 * (1.0 + 0.3 * (s as f32 * 0.2).sin()))
+    });
+    assert_scaled_bvh_round_trip(&clip, 0.01);
+}
+
+#[test]
+fn constant_non_uniform_scale_is_baked_only_above_joints_that_keep_its_axes() {
+    // The arm stretched along x, over a hand that does not turn: exact.
+    let clip = armature_clip(LengthUnit::CENTIMETRE, 1.0, |_| Vec3::ONE);
+    let mut poses = clip.poses().to_vec();
+    let bones = clip.num_bones();
+    for pose in poses.chunks_exact_mut(bones) {
+        pose[4].scale = Vec3::new(1.5, 1.0, 1.0);
+        pose[5].rotation = Quat::IDENTITY;
+    }
+    let stretched = Clip::from_poses(
+        "arm",
+        clip.skeleton().clone(),
+        30.0,
+        clip.unit(),
+        poses.clone(),
+    )
+    .unwrap();
+    assert_scaled_bvh_round_trip(&stretched, 0.01);
+    // Turning about x, the axis the scale stretches, keeps the y and z
+    // axes' equal scales apart from x's: still exact.
+    for (s, pose) in poses.chunks_exact_mut(bones).enumerate() {
+        pose[5].rotation = Quat::from_rotation_x(0.05 * s as f32);
+    }
+    let about_x = Clip::from_poses(
+        "arm",
+        clip.skeleton().clone(),
+        30.0,
+        clip.unit(),
+        poses.clone(),
+    )
+    .unwrap();
+    assert_scaled_bvh_round_trip(&about_x, 0.01);
+
+    // Turning about z mixes x with y: a matrix composition shears the hand.
+    for (s, pose) in poses.chunks_exact_mut(bones).enumerate() {
+        pose[5].rotation = Quat::from_rotation_z(0.05 * s as f32);
+    }
+    let sheared =
+        Clip::from_poses("arm", clip.skeleton().clone(), 30.0, clip.unit(), poses).unwrap();
+    let (compressed, _) = compress(&sheared, &CompressSettings::default()).unwrap();
+    let message = bvh_text(&compressed).unwrap_err().to_string();
+    for part in [
+        "bone 5 'Hand' at sample 1",
+        "non-uniform scale (1.5, 1, 1) of bone 4 'Arm'",
+        "shear",
+        "Export JSON or glTF",
+    ] {
+        assert!(message.contains(part), "{message}");
+    }
+}
+
+#[test]
+fn animated_non_uniform_scale_and_mirrors_are_refused_by_bvh() {
+    let clip = armature_clip(LengthUnit::CENTIMETRE, 1.0, |s| {
+        Vec3::new(1.0 + 0.01 * s as f32, 1.0, 1.0)
+    });
+    let (compressed, _) = compress(&clip, &CompressSettings::default()).unwrap();
+    let message = bvh_text(&compressed).unwrap_err().to_string();
+    for part in [
+        "export bvh: bone 0 'Armature' at sample 1",
+        "animated non-uniform scale",
+        "no scale channel",
+        "Export JSON or glTF",
+    ] {
+        assert!(message.contains(part), "{message}");
+    }
+
+    let clip = armature_clip(LengthUnit::CENTIMETRE, 1.0, |_| Vec3::new(-1.0, 1.0, 1.0));
+    let (compressed, _) = compress(&clip, &CompressSettings::default()).unwrap();
+    let message = bvh_text(&compressed).unwrap_err().to_string();
+    assert!(
+        message.contains("bone 0 'Armature' at sample 0"),
+        "{message}"
+    );
+    assert!(message.contains("mirror"), "{message}");
 }
