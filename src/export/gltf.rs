@@ -19,10 +19,13 @@
 //!   but at least one channel is always written so the animation keeps its
 //!   length. All channels share one input accessor, which has the `min` and
 //!   `max` the specification asks for.
-//! - Key times are `f32`, each the largest one not above `k / rate`: a reader
-//!   sampling at `k / rate` then lands on key `k` (a fraction of an `f32`
-//!   step past it at most), never just before it, and the last key never
-//!   reads as a sliver of one more sample.
+//! - Key times are `f32`: the nearest to `k / rate`, so a key is at most
+//!   half an `f32` step from its sample's time (6e-8 s at 10 s), and the
+//!   last one the largest not above it, so a reader that counts samples as
+//!   `ceil(end * rate)` does not find a sliver of one more. A reader that
+//!   resamples at `k / rate` in `f64` may land that half step off the key and
+//!   interpolate a little towards its neighbour: half a step times the rate
+//!   of the key interval (1e-6 of it at 10 s and 30 Hz).
 //! - Consecutive rotation keys lie in the same hemisphere (their dot product
 //!   is not negative; a key is negated, the same rotation, when needed), so
 //!   `LINEAR`'s spherical interpolation between two keys takes the short way,
@@ -168,8 +171,8 @@ fn unit(q: Quat) -> Option<Quat> {
     Some(q.as_dquat().normalize().as_quat())
 }
 
-/// Key times: the largest `f32` not above `k / rate` for each key, checked
-/// to increase.
+/// Key times: the nearest `f32` to `k / rate` for each key but the last,
+/// which is the largest `f32` not above it; checked to increase.
 fn key_times(keys: usize, rate: f32) -> Result<Vec<f32>> {
     let rate = f64::from(rate);
     let mut times = Vec::with_capacity(keys);
@@ -177,7 +180,7 @@ fn key_times(keys: usize, rate: f32) -> Result<Vec<f32>> {
         // The same f64 a reader computes for sample k.
         let exact = k as f64 / rate;
         let mut t = exact as f32;
-        if f64::from(t) > exact {
+        if k + 1 == keys && f64::from(t) > exact {
             t = t.next_down();
         }
         if let Some(&previous) = times.last() {
