@@ -181,7 +181,9 @@ fn key_times(keys: usize, rate: f32) -> Result<Vec<f32>> {
         let exact = k as f64 / rate;
         let mut t = exact as f32;
         if k + 1 == keys && f64::from(t) > exact {
-            t = t.next_down();
+            // The f32 just below: t > exact >= 0, so t is positive and
+            // finite, and one less in its bits is one step down.
+            t = f32::from_bits(t.to_bits() - 1);
         }
         if let Some(&previous) = times.last() {
             if t <= previous {

@@ -90,7 +90,8 @@ pub struct ExportSummary {
     pub format: ExportFormat,
     /// Bones (BVH joints).
     pub bones: usize,
-    /// Samples written (BVH frames).
+    /// Stored samples decoded and written (BVH frames; the glTF of a
+    /// wrapping clip has one key more, the first sample again).
     pub samples: usize,
     /// Length of the file in bytes.
     pub bytes: usize,

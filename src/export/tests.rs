@@ -961,10 +961,10 @@ fn assert_gltf_round_trip(reader: &StreamReader<Vec<u8>>, source: &Clip, binary:
                 }
             };
             let (t, r, s) = (value(0, 3), value(1, 4), value(2, 3));
-            for axis in 0..3 {
+            for (axis, &metres) in t.iter().enumerate() {
                 let want = f64::from(d.translation[axis]) * cm;
-                let got = f64::from(t[axis]) * 100.0;
-                let half_step = f64::from(t[axis].abs()) * f64::from(f32::EPSILON) * 50.0;
+                let got = f64::from(metres) * 100.0;
+                let half_step = f64::from(metres.abs()) * f64::from(f32::EPSILON) * 50.0;
                 assert!(
                     (got - want).abs() <= half_step + 1e-12,
                     "bone {bone} key {k} axis {axis}: {got} cm, decoded {want} cm"
@@ -1172,19 +1172,28 @@ fn the_gltf_document_has_the_promised_structure() {
     }
     let times = accessor_floats(&json, &bin, input);
     assert_eq!(times.len(), keys);
+    // Neighbouring f32s of a positive time (f32::next_up is newer than the MSRV).
+    let up = |t: f32| f32::from_bits(t.to_bits() + 1);
+    let down = |t: f32| {
+        if t == 0.0 {
+            -f32::from_bits(1)
+        } else {
+            f32::from_bits(t.to_bits() - 1)
+        }
+    };
     for (k, &t) in times.iter().enumerate() {
         let exact = k as f64 / 24.0;
         let off = |t: f32| (f64::from(t) - exact).abs();
         if k + 1 < keys {
             // The nearest f32 to k / rate.
             assert!(
-                off(t) <= off(t.next_up()) && off(t) <= off(t.next_down()),
+                off(t) <= off(up(t)) && off(t) <= off(down(t)),
                 "key {k}: {t}"
             );
         } else {
             // The last: the largest f32 not above it.
             assert!(
-                f64::from(t) <= exact && f64::from(t.next_up()) > exact,
+                f64::from(t) <= exact && f64::from(up(t)) > exact,
                 "key {k}: {t}"
             );
         }
