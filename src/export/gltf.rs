@@ -42,6 +42,12 @@
 //!   corpus root), about 1e-7 cm for a 20 cm bone. A clip in metres keeps its
 //!   values exactly.
 //!
+//! - Scale is written as decoded, local to each bone. glTF composes full
+//!   matrices while cinestream composes scale per axis without shear (see
+//!   the crate's conventions); the two agree on every joint unless a
+//!   non-uniform scale sits above a bone that turns away from its axes,
+//!   where a viewer shows the shear cinestream leaves out.
+//!
 //! `.glb` is one JSON chunk and one `BIN` chunk. `.gltf` is the JSON alone,
 //! the buffer embedded as a base64 `data:` URI, so it is one self-contained
 //! file like the `.glb`. Numbers in the JSON are the `f32` values exactly (to
@@ -53,7 +59,7 @@
 //! `.glb` past its 4 GiB size field.
 
 use base64::Engine as _;
-use glam::{DMat4, Quat, Vec3};
+use glam::{DAffine3, DMat4, Quat, Vec3};
 use serde_json::{json, Value};
 
 use super::for_each_pose;
@@ -173,7 +179,7 @@ fn unit(q: Quat) -> Option<Quat> {
 
 /// Key times: the nearest `f32` to `k / rate` for each key but the last,
 /// which is the largest `f32` not above it; checked to increase.
-fn key_times(keys: usize, rate: f32) -> Result<Vec<f32>> {
+pub(super) fn key_times(keys: usize, rate: f32) -> Result<Vec<f32>> {
     let rate = f64::from(rate);
     let mut times = Vec::with_capacity(keys);
     for k in 0..keys {
@@ -432,10 +438,10 @@ impl Document {
 /// Each bone's inverse object-space bind matrix, column major, from the rest
 /// values as written (metres), composed and inverted in `f64`.
 fn inverse_bind_matrices(skeleton: &crate::clip::Skeleton, rest: &[Transform]) -> Result<Vec<f32>> {
-    let mut object: Vec<DMat4> = Vec::with_capacity(rest.len());
+    let mut object: Vec<DAffine3> = Vec::with_capacity(rest.len());
     let mut out = Vec::with_capacity(rest.len() * 16);
     for (bone, r) in rest.iter().enumerate() {
-        let local = DMat4::from_scale_rotation_translation(
+        let local = DAffine3::from_scale_rotation_translation(
             r.scale.as_dvec3(),
             r.rotation.as_dquat(),
             r.translation.as_dvec3(),
@@ -444,8 +450,9 @@ fn inverse_bind_matrices(skeleton: &crate::clip::Skeleton, rest: &[Transform]) -
             Some(parent) => object[parent] * local,
             None => local,
         };
-        let det = global.determinant();
-        let inverse = global.inverse();
+        let det = global.matrix3.determinant();
+        // Affine, so the last row is exactly (0, 0, 0, 1), as glTF checks.
+        let inverse = DMat4::from(global.inverse());
         if det == 0.0 || !det.is_finite() || !inverse.is_finite() {
             return Err(export_error(format!(
                 "bone {bone} '{}': its bind pose in object space cannot be inverted (a zero \

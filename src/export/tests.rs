@@ -1313,3 +1313,23 @@ fn the_procedural_cinematic_round_trips_through_gltf() {
     let reader = packed(&clip, &settings);
     assert_gltf_round_trip(&reader, &clip, true);
 }
+
+#[test]
+fn gltf_refuses_keys_f32_times_cannot_tell_apart() {
+    // At 1 Hz, key 2^24 + 1 is an integer f32 cannot hold: it rounds onto
+    // key 2^24.
+    let err = super::gltf::key_times((1 << 24) + 2, 1.0)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("export gltf: key 16777217 at 16777217 s"),
+        "{err}"
+    );
+    assert!(err.contains("cannot tell it from the key before"), "{err}");
+    // The nearest f32s to 1/30 s and 2/30 s are both above them; as the
+    // last key, 2/30 s takes the f32 below instead.
+    let times = super::gltf::key_times(3, 30.0).unwrap();
+    assert_eq!(times[..2], [0.0, 0.033_333_335]);
+    assert_eq!(times[2], 0.066_666_66);
+    assert_eq!(super::gltf::key_times(4, 30.0).unwrap()[2], 0.066_666_67);
+}
