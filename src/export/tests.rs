@@ -1333,3 +1333,28 @@ fn gltf_refuses_keys_f32_times_cannot_tell_apart() {
     assert_eq!(times[2], 0.066_666_66);
     assert_eq!(super::gltf::key_times(4, 30.0).unwrap()[2], 0.066_666_67);
 }
+
+#[test]
+fn the_last_gltf_key_does_not_read_as_one_more_sample() {
+    // 302 samples at 30 Hz: the nearest f32 to 301 / 30 s is 4.4e-7 s above
+    // it, 1.3e-5 of a sample, which a reader counting ceil(end * rate)
+    // (less a 1e-6 allowance) would take for one more sample.
+    let skeleton = Arc::new(
+        Skeleton::new(vec![Bone {
+            name: "Root".into(),
+            parent: None,
+            bind: Transform::IDENTITY,
+        }])
+        .unwrap(),
+    );
+    let poses = (0..302)
+        .map(|s| Transform::from_rotation_translation(Quat::IDENTITY, Vec3::X * s as f32))
+        .collect();
+    let clip = Clip::from_poses("long", skeleton, 30.0, LengthUnit::CENTIMETRE, poses).unwrap();
+    let settings = CompressSettings::default().with_loop_policy(LoopPolicy::Clamp);
+    let reader = packed(&clip, &settings);
+    let bytes = super::gltf::gltf_bytes(&reader, true).unwrap();
+    let back = import_gltf(&bytes, "long.glb", 30.0);
+    assert_eq!(back.num_samples(), 302);
+    assert_gltf_round_trip(&reader, &clip, false);
+}
