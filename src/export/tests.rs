@@ -1101,6 +1101,14 @@ fn the_gltf_document_has_the_promised_structure() {
     let settings = CompressSettings::default().with_loop_policy(LoopPolicy::Wrap);
     let reader = packed(&clip, &settings);
     let meta = reader.meta();
+    // The gltf crate's full validation (indices, required fields, enums)
+    // passes on both forms.
+    for binary in [true, false] {
+        let bytes = super::gltf::gltf_bytes(&reader, binary).unwrap();
+        let document = gltf::Gltf::from_slice(&bytes).unwrap();
+        assert_eq!(document.skins().count(), 1);
+        assert_eq!(document.blob.is_some(), binary);
+    }
     let (json, bin) = gltf_parts(&super::gltf::gltf_bytes(&reader, true).unwrap());
     assert_eq!(json["asset"]["version"], "2.0");
     assert_eq!(
