@@ -73,7 +73,7 @@ pub enum Error {
     /// scale, a joint name must fit on one line, ...).
     #[error("export {format}: {message}")]
     Export {
-        /// The format being written: `"bvh"` or `"json"`.
+        /// The format being written: `"bvh"`, `"json"` or `"gltf"`.
         format: &'static str,
         /// Which bone or value, where, and why the format cannot hold it.
         message: String,

@@ -1,4 +1,4 @@
-//! Export: a decoded clip written back out as BVH or JSON.
+//! Export: a decoded clip written back out as BVH, JSON or glTF 2.0.
 //!
 //! This module owns the way out of the codec. It reads any [`Sampling`]
 //! source (a [`StreamReader`](crate::container::StreamReader), a
@@ -8,18 +8,29 @@
 //!
 //! - BVH ([`bvh`]): the skeleton and the animation, as the BVH importer reads
 //!   them back (rotations as Z-X-Y Euler degrees, translations as position
-//!   channels). BVH cannot hold scale or a bind rotation; a clip whose decoded
-//!   scale is not one is refused, not flattened.
+//!   channels). BVH has no scale: a uniform scale, constant or animated, is
+//!   baked into the translations below it, so every joint keeps its
+//!   object-space position and rotation; a constant non-uniform scale is
+//!   written only where it bends no joint's axes; an animated non-uniform
+//!   scale is refused, naming the bone.
 //! - JSON ([`json`]): every local transform as stored, scale included.
+//! - glTF 2.0 ([`gltf`]), `.glb` or `.gltf`: the skeleton as nodes with a
+//!   skin, the samples as one animation of `LINEAR` channels at the clip's
+//!   rate, lengths in metres; any viewer plays it and the glTF importer reads
+//!   it back.
 //!
-//! Lengths are written in the clip's own [`LengthUnit`](crate::LengthUnit)
-//! (BVH has no unit field; JSON says `cm_per_unit`). A wrapping clip is
-//! written as its stored samples, without the repeated first one.
+//! BVH lengths are in the clip's own [`LengthUnit`](crate::LengthUnit)
+//! (BVH has no unit field), JSON's too (it says `cm_per_unit`); glTF's are
+//! metres, as glTF specifies. A wrapping clip is written as its stored
+//! samples, without the repeated first one, in BVH and JSON; glTF, which has
+//! no loop flag, ends with the first sample again so a looping viewer plays
+//! the loop whole.
 //!
 //! Files are written atomically ([`write_atomically`]): an export that fails
 //! halfway leaves whatever was under the name before, never part of a file.
 
 pub mod bvh;
+pub mod gltf;
 pub mod json;
 
 use std::path::Path;
@@ -36,25 +47,39 @@ pub enum ExportFormat {
     Bvh,
     /// The local transforms as JSON.
     Json,
+    /// glTF 2.0 JSON text with the buffer embedded (`.gltf`).
+    Gltf,
+    /// Binary glTF 2.0 (`.glb`).
+    Glb,
 }
 
 impl ExportFormat {
-    /// The format a path's extension (`.bvh`, `.json`) names, if any.
+    /// The format a path's extension (`.bvh`, `.json`, `.gltf`, `.glb`)
+    /// names, if any.
     pub fn from_path(path: &Path) -> Option<ExportFormat> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
         match ext.as_str() {
             "bvh" => Some(ExportFormat::Bvh),
             "json" => Some(ExportFormat::Json),
+            "gltf" => Some(ExportFormat::Gltf),
+            "glb" => Some(ExportFormat::Glb),
             _ => None,
         }
     }
 
-    /// `"bvh"` or `"json"`.
+    /// `"bvh"`, `"json"`, `"gltf"` or `"glb"`.
     pub fn name(self) -> &'static str {
         match self {
             ExportFormat::Bvh => "bvh",
             ExportFormat::Json => "json",
+            ExportFormat::Gltf => "gltf",
+            ExportFormat::Glb => "glb",
         }
+    }
+
+    /// Whether the format is text (all but `.glb`).
+    pub fn is_text(self) -> bool {
+        self != ExportFormat::Glb
     }
 }
 
@@ -65,13 +90,29 @@ pub struct ExportSummary {
     pub format: ExportFormat,
     /// Bones (BVH joints).
     pub bones: usize,
-    /// Samples written (BVH frames).
+    /// Stored samples decoded and written (BVH frames; the glTF of a
+    /// wrapping clip has one key more, the first sample again).
     pub samples: usize,
-    /// Length of the text in bytes.
+    /// Length of the file in bytes.
     pub bytes: usize,
 }
 
-/// The text of `source` in `format`.
+/// The file `source` makes in `format`.
+pub fn export_bytes<S>(source: &S, format: ExportFormat) -> Result<Vec<u8>>
+where
+    S: Sampling,
+    Error: From<S::Error>,
+{
+    match format {
+        ExportFormat::Bvh => Ok(bvh::bvh_text(source)?.into_bytes()),
+        ExportFormat::Json => Ok(json::json_text(source)?.into_bytes()),
+        ExportFormat::Gltf => gltf::gltf_bytes(source, false),
+        ExportFormat::Glb => gltf::gltf_bytes(source, true),
+    }
+}
+
+/// The text of `source` in a text `format` (all but [`ExportFormat::Glb`],
+/// which is refused: use [`export_bytes`]).
 pub fn export_text<S>(source: &S, format: ExportFormat) -> Result<String>
 where
     S: Sampling,
@@ -80,6 +121,14 @@ where
     match format {
         ExportFormat::Bvh => bvh::bvh_text(source),
         ExportFormat::Json => json::json_text(source),
+        ExportFormat::Gltf => {
+            String::from_utf8(gltf::gltf_bytes(source, false)?).map_err(|_| Error::Internal {
+                message: "glTF JSON text is not UTF-8".into(),
+            })
+        }
+        ExportFormat::Glb => Err(Error::InvalidSettings {
+            message: "GLB is binary, not text: export it as bytes".into(),
+        }),
     }
 }
 
@@ -89,14 +138,14 @@ where
     S: Sampling,
     Error: From<S::Error>,
 {
-    let text = export_text(source, format)?;
-    write_atomically(path, text.as_bytes())?;
+    let bytes = export_bytes(source, format)?;
+    write_atomically(path, &bytes)?;
     let meta = source.clip_meta();
     Ok(ExportSummary {
         format,
         bones: meta.num_bones(),
         samples: meta.num_samples(),
-        bytes: text.len(),
+        bytes: bytes.len(),
     })
 }
 

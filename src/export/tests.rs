@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use glam::{DQuat, Quat, Vec3};
+use glam::{DMat3, DMat4, DQuat, DVec3, Quat, Vec3};
 
 use super::bvh::{bvh_text, from_zxy_degrees, zxy_euler_degrees};
 use super::json::json_text;
@@ -502,4 +502,867 @@ fn a_long_chain_near_gimbal_lock_stays_within_f32_rounding() {
         .collect();
     let clip = Clip::from_poses("chain", skeleton, 30.0, LengthUnit::CENTIMETRE, poses).unwrap();
     assert_bvh_round_trip(&packed(&clip, &CompressSettings::default()), 3e-7 * 8200.0);
+}
+
+// ---------------------------------------------------------------------------
+// Scale baked into BVH translations.
+
+/// Object-space position and rotation (columns normalized) of every bone,
+/// composed as 4x4 matrices in f64: the test's own kinematics, which agree
+/// with the crate's per-axis composition wherever no shear arises.
+fn object_frames(skeleton: &Skeleton, pose: &[Transform]) -> Vec<(DVec3, DMat3)> {
+    let mut matrices: Vec<DMat4> = Vec::with_capacity(pose.len());
+    for (bone, t) in pose.iter().enumerate() {
+        let local = DMat4::from_scale_rotation_translation(
+            t.scale.as_dvec3(),
+            t.rotation.as_dquat().normalize(),
+            t.translation.as_dvec3(),
+        );
+        let global = match skeleton.parent(bone) {
+            Some(p) => matrices[p] * local,
+            None => local,
+        };
+        matrices.push(global);
+    }
+    matrices
+        .iter()
+        .map(|m| {
+            let axes = DMat3::from_mat4(*m);
+            let axes = DMat3::from_cols(
+                axes.x_axis.normalize(),
+                axes.y_axis.normalize(),
+                axes.z_axis.normalize(),
+            );
+            (m.w_axis.truncate(), axes)
+        })
+        .collect()
+}
+
+/// Largest angle between two orthonormal frames, in radians.
+fn frame_angle(a: &DMat3, b: &DMat3) -> f64 {
+    angle_between(DQuat::from_mat3(a), DQuat::from_mat3(b))
+}
+
+/// A Blender-style rig: `Armature` carries `scale(sample)` over a hips /
+/// spine / head chain and an arm, offsets in `offset_unit`s, every joint
+/// turning.
+fn armature_clip(unit: LengthUnit, offset_unit: f32, scale: impl Fn(usize) -> Vec3) -> Clip {
+    let bone = |name: &str, parent, offset: [f32; 3]| Bone {
+        name: name.into(),
+        parent,
+        bind: Transform::from_rotation_translation(
+            Quat::IDENTITY,
+            Vec3::from(offset) * offset_unit,
+        ),
+    };
+    let mut armature = bone("Armature", None, [0.0, 0.0, 0.0]);
+    armature.bind.scale = scale(0);
+    let skeleton = Skeleton::new(vec![
+        armature,
+        bone("Hips", Some(0), [0.0, 95.0, 0.0]),
+        bone("Spine", Some(1), [0.0, 12.0, -1.5]),
+        bone("Head", Some(2), [0.0, 45.0, 2.0]),
+        bone("Arm", Some(2), [18.0, 38.0, 0.0]),
+        bone("Hand", Some(4), [27.0, 0.0, 0.0]),
+    ])
+    .unwrap();
+    let mut poses = Vec::new();
+    for s in 0..48 {
+        let f = s as f32 / 47.0;
+        for (b, bone) in skeleton.bones().iter().enumerate() {
+            let mut t = bone.bind;
+            t.rotation = Quat::from_euler(
+                glam::EulerRot::ZXY,
+                0.9 * (f * 6.0 + b as f32).sin(),
+                0.5 * (f * 4.0 - b as f32).cos(),
+                0.7 * f * b as f32,
+            );
+            if b == 1 {
+                // The hips walk 4 m (in the source's units) away.
+                t.translation += Vec3::new(400.0 * f, 3.0 * (f * 9.0).sin(), 20.0) * offset_unit;
+            }
+            if b == 0 {
+                t.scale = scale(s);
+            }
+            poses.push(t);
+        }
+    }
+    Clip::from_poses("armature", Arc::new(skeleton), 30.0, unit, poses).unwrap()
+}
+
+/// Exports `clip` (compressed) to BVH, imports it in the same unit and
+/// checks every joint at every sample: object-space position within
+/// `max_cm` of the source's and within 1e-4 cm of the decoded one's, and
+/// rotation within f32 rounding of the decoded one's. Returns the worst
+/// distance to the source in cm.
+fn assert_scaled_bvh_round_trip(clip: &Clip, max_cm: f64) -> f64 {
+    let reader = packed(clip, &CompressSettings::default());
+    let meta = reader.meta();
+    let text = bvh_text(&reader).unwrap();
+    let back = parse_bvh(&text, "export", meta.unit).unwrap();
+    assert_eq!(back.num_samples(), clip.num_samples());
+    let map: Vec<usize> = clip
+        .skeleton()
+        .bones()
+        .iter()
+        .map(|b| back.skeleton().find(&b.name).unwrap())
+        .collect();
+    let cm = meta.unit.cm_per_unit();
+    let mut decoded = vec![Transform::IDENTITY; clip.num_bones()];
+    let (mut to_source, mut to_decoded, mut turn) = (0.0f64, 0.0f64, 0.0f64);
+    for sample in 0..clip.num_samples() {
+        reader.decode_sample(sample, &mut decoded).unwrap();
+        let source = object_frames(clip.skeleton(), clip.pose(sample));
+        let decoded = object_frames(clip.skeleton(), &decoded);
+        let imported = object_frames(back.skeleton(), back.pose(sample));
+        for bone in 0..clip.num_bones() {
+            let (p, r) = &imported[map[bone]];
+            to_source = to_source.max(p.distance(source[bone].0) * cm);
+            to_decoded = to_decoded.max(p.distance(decoded[bone].0) * cm);
+            turn = turn.max(frame_angle(r, &decoded[bone].1));
+        }
+    }
+    assert!(to_source <= max_cm, "{to_source:e} cm from the source");
+    assert!(to_decoded < 1e-4, "{to_decoded:e} cm from the decoded clip");
+    assert!(turn < 3e-7, "rotations {turn:e} rad from the decoded clip");
+    to_source
+}
+
+#[test]
+fn constant_uniform_scale_is_baked_into_bvh_translations() {
+    // Metres-like offsets under a scale of 100, in a centimetre clip.
+    let clip = armature_clip(LengthUnit::CENTIMETRE, 0.01, |_| Vec3::splat(100.0));
+    assert_scaled_bvh_round_trip(&clip, 0.01);
+    // The OFFSETs are the scaled bind translations: the hips 95 cm up.
+    let reader = packed(&clip, &CompressSettings::default());
+    let text = bvh_text(&reader).unwrap();
+    let hips = text
+        .lines()
+        .skip_while(|l| !l.contains("JOINT Hips"))
+        .nth(2);
+    let offset: Vec<f64> = hips
+        .unwrap()
+        .split_whitespace()
+        .skip(1)
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert_eq!(offset.len(), 3);
+    assert!(
+        (offset[1] - 95.0).abs() < 1e-5 && offset[0] == 0.0,
+        "{offset:?}"
+    );
+
+    // Blender's 0.01: offsets in centimetres under a metre armature.
+    let clip = armature_clip(LengthUnit::METRE, 1.0, |_| Vec3::splat(0.01));
+    assert_scaled_bvh_round_trip(&clip, 0.01);
+    // Inches: 0.0254 over offsets in inches (95 / 2.54 of them up to the hips).
+    let clip = armature_clip(LengthUnit::METRE, 1.0 / 2.54, |_| Vec3::splat(0.0254));
+    assert_scaled_bvh_round_trip(&clip, 0.01);
+}
+
+#[test]
+fn animated_uniform_scale_is_baked_frame_by_frame() {
+    let clip = armature_clip(LengthUnit::CENTIMETRE, 0.01, |s| {
+        Vec3::splat(100.0 * (1.0 + 0.3 * (s as f32 * 0.2).sin()))
+    });
+    assert_scaled_bvh_round_trip(&clip, 0.01);
+}
+
+#[test]
+fn constant_non_uniform_scale_is_baked_only_above_joints_that_keep_its_axes() {
+    // The arm stretched along x, over a hand that does not turn: exact.
+    let clip = armature_clip(LengthUnit::CENTIMETRE, 1.0, |_| Vec3::ONE);
+    let mut poses = clip.poses().to_vec();
+    let bones = clip.num_bones();
+    for pose in poses.chunks_exact_mut(bones) {
+        pose[4].scale = Vec3::new(1.5, 1.0, 1.0);
+        pose[5].rotation = Quat::IDENTITY;
+    }
+    let stretched = Clip::from_poses(
+        "arm",
+        clip.skeleton().clone(),
+        30.0,
+        clip.unit(),
+        poses.clone(),
+    )
+    .unwrap();
+    assert_scaled_bvh_round_trip(&stretched, 0.01);
+    // Turning about x, the axis the scale stretches, keeps the y and z
+    // axes' equal scales apart from x's: still exact.
+    for (s, pose) in poses.chunks_exact_mut(bones).enumerate() {
+        pose[5].rotation = Quat::from_rotation_x(0.05 * s as f32);
+    }
+    let about_x = Clip::from_poses(
+        "arm",
+        clip.skeleton().clone(),
+        30.0,
+        clip.unit(),
+        poses.clone(),
+    )
+    .unwrap();
+    assert_scaled_bvh_round_trip(&about_x, 0.01);
+
+    // Turning about z mixes x with y: a matrix composition shears the hand.
+    for (s, pose) in poses.chunks_exact_mut(bones).enumerate() {
+        pose[5].rotation = Quat::from_rotation_z(0.05 * s as f32);
+    }
+    let sheared =
+        Clip::from_poses("arm", clip.skeleton().clone(), 30.0, clip.unit(), poses).unwrap();
+    let (compressed, _) = compress(&sheared, &CompressSettings::default()).unwrap();
+    let message = bvh_text(&compressed).unwrap_err().to_string();
+    for part in [
+        "bone 5 'Hand' at sample 1",
+        "non-uniform scale (1.5, 1, 1) of bone 4 'Arm'",
+        "shear",
+        "Export JSON or glTF",
+    ] {
+        assert!(message.contains(part), "{message}");
+    }
+}
+
+#[test]
+fn animated_non_uniform_scale_and_mirrors_are_refused_by_bvh() {
+    let clip = armature_clip(LengthUnit::CENTIMETRE, 1.0, |s| {
+        Vec3::new(1.0 + 0.01 * s as f32, 1.0, 1.0)
+    });
+    let (compressed, _) = compress(&clip, &CompressSettings::default()).unwrap();
+    let message = bvh_text(&compressed).unwrap_err().to_string();
+    for part in [
+        "export bvh: bone 0 'Armature' at sample 1",
+        "animated non-uniform scale",
+        "no scale channel",
+        "Export JSON or glTF",
+    ] {
+        assert!(message.contains(part), "{message}");
+    }
+
+    let clip = armature_clip(LengthUnit::CENTIMETRE, 1.0, |_| Vec3::new(-1.0, 1.0, 1.0));
+    let (compressed, _) = compress(&clip, &CompressSettings::default()).unwrap();
+    let message = bvh_text(&compressed).unwrap_err().to_string();
+    assert!(
+        message.contains("bone 0 'Armature' at sample 0"),
+        "{message}"
+    );
+    assert!(message.contains("mirror"), "{message}");
+}
+
+// ---------------------------------------------------------------------------
+// glTF.
+
+/// Two roots (one 4 m from the origin), a bone with a constant non-uniform
+/// scale, one with an animated scale, every joint turning, in centimetres
+/// at 24 Hz. With `Wrap`, the last sample repeats the first.
+fn gltf_clip(loop_mode: LoopMode) -> Clip {
+    let bone = |name: &str, parent, offset: [f32; 3]| Bone {
+        name: name.into(),
+        parent,
+        bind: Transform::from_rotation_translation(Quat::IDENTITY, Vec3::from(offset)),
+    };
+    let mut bones = vec![
+        bone("Hips", None, [400.0, 95.0, -250.0]),
+        bone("Spine", Some(0), [0.0, 12.0, -1.5]),
+        bone("Arm", Some(1), [18.0, 38.0, 0.0]),
+        bone("Hand", Some(2), [27.0, 0.0, 0.0]),
+        bone("Prop", None, [-30.0, 0.0, 10.0]),
+        bone("Prop.tip", Some(4), [0.0, 0.0, 40.0]),
+    ];
+    bones[1].bind.scale = Vec3::new(1.0, 1.25, 1.0);
+    bones[4].bind.rotation = Quat::from_rotation_y(0.5);
+    let skeleton = Skeleton::new(bones).unwrap();
+    let samples = 40;
+    let mut poses = Vec::new();
+    for s in 0..samples {
+        let f = s as f32 / (samples - 1) as f32;
+        for (b, bone) in skeleton.bones().iter().enumerate() {
+            let mut t = bone.bind;
+            if b != 5 {
+                // Long turns, so consecutive keys flip hemisphere unless kept.
+                t.rotation = Quat::from_euler(
+                    glam::EulerRot::ZXY,
+                    3.0 * (f * 5.0 + b as f32).sin(),
+                    1.2 * (f * 3.0 - b as f32).cos(),
+                    9.0 * f,
+                );
+            }
+            if b == 0 {
+                t.translation += Vec3::new(-30.0 * f, 2.0 * (f * 9.0).sin(), 50.0 * f);
+            }
+            if b == 2 {
+                t.scale = Vec3::new(1.0 + 0.5 * f, 1.0, 1.0 - 0.25 * f);
+            }
+            poses.push(t);
+        }
+    }
+    if loop_mode == LoopMode::Wrap {
+        let first: Vec<Transform> = poses[..skeleton.len()].to_vec();
+        let last = poses.len() - skeleton.len();
+        poses[last..].copy_from_slice(&first);
+    }
+    Clip::from_poses(
+        "loop \"take\" 1",
+        Arc::new(skeleton),
+        24.0,
+        LengthUnit::CENTIMETRE,
+        poses,
+    )
+    .unwrap()
+}
+
+/// The JSON document and the binary buffer of a `.glb` or `.gltf`, read
+/// here without the importer.
+fn gltf_parts(bytes: &[u8]) -> (serde_json::Value, Vec<u8>) {
+    use base64::Engine as _;
+    if bytes.starts_with(b"glTF") {
+        let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        assert_eq!(word(4), 2, "version");
+        assert_eq!(word(8), bytes.len(), "length");
+        let json_len = word(12);
+        assert_eq!(&bytes[16..20], b"JSON");
+        assert_eq!(json_len % 4, 0);
+        let json = serde_json::from_slice(&bytes[20..20 + json_len]).unwrap();
+        let bin_at = 20 + json_len;
+        let bin_len = word(bin_at);
+        assert_eq!(&bytes[bin_at + 4..bin_at + 8], b"BIN\0");
+        assert_eq!(bin_at + 8 + bin_len, bytes.len());
+        (json, bytes[bin_at + 8..].to_vec())
+    } else {
+        let json: serde_json::Value = serde_json::from_slice(bytes).unwrap();
+        let uri = json["buffers"][0]["uri"].as_str().unwrap();
+        let data = uri
+            .strip_prefix("data:application/octet-stream;base64,")
+            .unwrap();
+        let bin = base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .unwrap();
+        (json, bin)
+    }
+}
+
+/// The floats of accessor `index`.
+fn accessor_floats(json: &serde_json::Value, bin: &[u8], index: usize) -> Vec<f32> {
+    let accessor = &json["accessors"][index];
+    assert_eq!(accessor["componentType"], 5126);
+    let width = match accessor["type"].as_str().unwrap() {
+        "SCALAR" => 1,
+        "VEC3" => 3,
+        "VEC4" => 4,
+        "MAT4" => 16,
+        other => panic!("type {other}"),
+    };
+    let view = &json["bufferViews"][accessor["bufferView"].as_u64().unwrap() as usize];
+    let offset = view["byteOffset"].as_u64().unwrap() as usize;
+    let count = accessor["count"].as_u64().unwrap() as usize;
+    assert_eq!(
+        view["byteLength"].as_u64().unwrap() as usize,
+        count * width * 4
+    );
+    bin[offset..offset + count * width * 4]
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+        .collect()
+}
+
+/// Imports glTF bytes at `rate` Hz (said, so the test does not depend on
+/// how the importer picks a rate).
+fn import_gltf(bytes: &[u8], name: &str, rate: f32) -> Clip {
+    let mut clips = crate::import::gltf::parse_gltf(bytes, None, name, rate).unwrap();
+    assert_eq!(clips.len(), 1);
+    clips.remove(0)
+}
+
+/// Each node's rest translation (metres), rotation and scale, and each
+/// animated channel's keys, read from the document here without the importer:
+/// `[bone][path]` is `None` for a channel left out.
+#[allow(clippy::type_complexity)]
+fn gltf_keys(
+    json: &serde_json::Value,
+    bin: &[u8],
+) -> (Vec<[Vec<f32>; 3]>, Vec<[Option<Vec<f32>>; 3]>) {
+    let nodes = json["nodes"].as_array().unwrap();
+    let rest = nodes
+        .iter()
+        .map(|n| {
+            let read = |key: &str, default: &[f32]| -> Vec<f32> {
+                match n.get(key) {
+                    Some(v) => v
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.as_f64().unwrap() as f32)
+                        .collect(),
+                    None => default.to_vec(),
+                }
+            };
+            [
+                read("translation", &[0.0; 3]),
+                read("rotation", &[0.0, 0.0, 0.0, 1.0]),
+                read("scale", &[1.0; 3]),
+            ]
+        })
+        .collect();
+    let mut keys = vec![[None, None, None]; nodes.len()];
+    let animation = &json["animations"][0];
+    for channel in animation["channels"].as_array().unwrap() {
+        let node = channel["target"]["node"].as_u64().unwrap() as usize;
+        let path = ["translation", "rotation", "scale"]
+            .iter()
+            .position(|p| channel["target"]["path"] == *p)
+            .unwrap();
+        let sampler = &animation["samplers"][channel["sampler"].as_u64().unwrap() as usize];
+        keys[node][path] = Some(accessor_floats(
+            json,
+            bin,
+            sampler["output"].as_u64().unwrap() as usize,
+        ));
+    }
+    (rest, keys)
+}
+
+/// Exports `reader` as glTF (`.glb` when `binary`) and checks it twice.
+///
+/// The keys as written (read here): key `k` of every bone is decoded sample
+/// `k` (the first again after a wrapping clip's last): rotations to f32
+/// rounding (either sign), scales exactly, translations within half an f32
+/// step of the value in metres; a channel left out holds its rest value.
+///
+/// Through the importer, at the clip's rate: the same names and parents,
+/// one sample per key, each bone's local transform within what resampling
+/// half an f32 time step off a key can add (the change to the next key times
+/// that fraction of the key interval), and every bone's object-space shell
+/// points (ACL's 3 virtual vertices at 3 cm, what the codec bounds) within
+/// 0.01 cm of `source` (the clip before compression). Returns the worst
+/// shell error against the source, in cm.
+fn assert_gltf_round_trip(reader: &StreamReader<Vec<u8>>, source: &Clip, binary: bool) -> f64 {
+    let meta = reader.meta();
+    let bytes = super::gltf::gltf_bytes(reader, binary).unwrap();
+    assert_eq!(bytes.starts_with(b"glTF"), binary);
+    let wraps = meta.loop_mode == LoopMode::Wrap;
+    let keys = meta.num_samples() + usize::from(wraps);
+    let cm = meta.unit.cm_per_unit();
+    let bones = meta.num_bones();
+
+    // The keys as written.
+    let (json, bin) = gltf_parts(&bytes);
+    let (rest, written) = gltf_keys(&json, &bin);
+    let mut decoded = vec![Transform::IDENTITY; bones];
+    let mut poses = Vec::with_capacity(keys);
+    for k in 0..keys {
+        reader
+            .decode_sample(k % meta.num_samples(), &mut decoded)
+            .unwrap();
+        poses.push(decoded.clone());
+    }
+    for (k, pose) in poses.iter().enumerate() {
+        for (bone, d) in pose.iter().enumerate() {
+            let value = |path: usize, width: usize| -> Vec<f32> {
+                match &written[bone][path] {
+                    Some(keys) => keys[k * width..(k + 1) * width].to_vec(),
+                    None => rest[bone][path].clone(),
+                }
+            };
+            let (t, r, s) = (value(0, 3), value(1, 4), value(2, 3));
+            for (axis, &metres) in t.iter().enumerate() {
+                let want = f64::from(d.translation[axis]) * cm;
+                let got = f64::from(metres) * 100.0;
+                let half_step = f64::from(metres.abs()) * f64::from(f32::EPSILON) * 50.0;
+                assert!(
+                    (got - want).abs() <= half_step + 1e-12,
+                    "bone {bone} key {k} axis {axis}: {got} cm, decoded {want} cm"
+                );
+            }
+            assert_eq!(s, d.scale.to_array(), "bone {bone} key {k} scale");
+            let q = d.rotation.normalize();
+            let q = if q.dot(Quat::from_slice(&r)) < 0.0 {
+                -q
+            } else {
+                q
+            };
+            for (got, want) in r.iter().zip(q.to_array()) {
+                assert!(
+                    (got - want).abs() <= 1.2e-7,
+                    "bone {bone} key {k} rotation {r:?} {q:?}"
+                );
+            }
+        }
+    }
+
+    // Through the importer.
+    let back = import_gltf(&bytes, "export.glb", meta.sample_rate);
+    assert_eq!(back.unit(), LengthUnit::METRE);
+    assert_eq!(back.name(), meta.name);
+    assert_eq!(back.num_samples(), keys);
+    assert_eq!(back.num_samples(), source.num_samples());
+    let skeleton = &meta.skeleton;
+    let map: Vec<usize> = skeleton
+        .bones()
+        .iter()
+        .map(|b| back.skeleton().find(&b.name).unwrap())
+        .collect();
+    for (bone, b) in skeleton.bones().iter().enumerate() {
+        let imported = &back.skeleton().bones()[map[bone]];
+        assert_eq!(imported.parent, b.parent.map(|p| map[p]), "{}", b.name);
+    }
+    // How far, in key intervals, a sample's time may be from its key.
+    let rate = f64::from(meta.sample_rate);
+    let times = (0..keys).map(|k| (k as f64 / rate) as f32);
+    let off = times
+        .enumerate()
+        .map(|(k, t)| (f64::from(t) - k as f64 / rate).abs() * rate)
+        .fold(0.0, f64::max);
+    let mut reordered = vec![Transform::IDENTITY; bones];
+    let mut object_source = vec![DTransform::from_f32(&Transform::IDENTITY); bones];
+    let mut object_back = object_source.clone();
+    let mut worst_cm = 0.0f64;
+    for k in 0..keys {
+        let imported = back.pose(k);
+        for bone in 0..bones {
+            let d = &poses[k][bone];
+            let i = &imported[map[bone]];
+            let neighbours = [k.saturating_sub(1), (k + 1).min(keys - 1)].map(|n| poses[n][bone]);
+            let turn = neighbours
+                .iter()
+                .map(|n| {
+                    angle_between(
+                        n.rotation.as_dquat().normalize(),
+                        d.rotation.as_dquat().normalize(),
+                    )
+                })
+                .fold(0.0, f64::max);
+            let angle = angle_between(d.rotation.as_dquat().normalize(), i.rotation.as_dquat());
+            assert!(
+                angle <= turn * off + 3e-7,
+                "bone {bone} sample {k}: {angle:e} rad"
+            );
+            let moved = neighbours
+                .iter()
+                .map(|n| f64::from((n.translation - d.translation).abs().max_element()))
+                .fold(0.0, f64::max);
+            for axis in 0..3 {
+                let want = f64::from(d.translation[axis]) * cm;
+                let got = f64::from(i.translation[axis]) * 100.0;
+                // Rounding to metres, and the importer's f32 interpolation.
+                let steps =
+                    f64::from(i.translation[axis].abs()) * f64::from(f32::EPSILON) * 100.0 * 2.0;
+                assert!(
+                    (got - want).abs() <= moved * cm * off + steps + 1e-9,
+                    "bone {bone} sample {k} axis {axis}: {got} cm, decoded {want} cm"
+                );
+            }
+            let mut t = *i;
+            t.translation = (i.translation.as_dvec3() * (100.0 / cm)).as_vec3();
+            reordered[bone] = t;
+        }
+        local_to_object(skeleton, source.pose(k), &mut object_source);
+        local_to_object(skeleton, &reordered, &mut object_back);
+        for (a, b) in object_source.iter().zip(&object_back) {
+            let shell = meta.unit.from_cm(3.0);
+            let points = vertices_error(&shell_vertices(a, shell), &shell_vertices(b, shell));
+            worst_cm = worst_cm.max(meta.unit.to_cm(points));
+        }
+    }
+    assert!(
+        worst_cm <= 0.01,
+        "object-space error {worst_cm:e} cm from the source"
+    );
+    worst_cm
+}
+
+#[test]
+fn gltf_round_trips_two_roots_and_scale_in_glb_and_gltf() {
+    let clip = gltf_clip(LoopMode::Clamp);
+    let settings = CompressSettings::default().with_loop_policy(LoopPolicy::Clamp);
+    let reader = packed(&clip, &settings);
+    assert_gltf_round_trip(&reader, &clip, true);
+    assert_gltf_round_trip(&reader, &clip, false);
+    // Both carry the same document and the same buffer.
+    let (glb_json, glb_bin) = gltf_parts(&super::gltf::gltf_bytes(&reader, true).unwrap());
+    let (mut text_json, text_bin) = gltf_parts(&super::gltf::gltf_bytes(&reader, false).unwrap());
+    assert_eq!(glb_bin, text_bin);
+    text_json["buffers"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("uri");
+    assert_eq!(glb_json, text_json);
+}
+
+#[test]
+fn a_wrapping_clip_ends_its_gltf_animation_on_the_first_sample() {
+    let clip = gltf_clip(LoopMode::Wrap);
+    let settings = CompressSettings::default().with_loop_policy(LoopPolicy::Wrap);
+    let reader = packed(&clip, &settings);
+    assert_eq!(reader.meta().loop_mode, LoopMode::Wrap);
+    assert_eq!(reader.meta().num_samples(), clip.num_samples() - 1);
+    assert_gltf_round_trip(&reader, &clip, true);
+}
+
+#[test]
+fn the_gltf_document_has_the_promised_structure() {
+    let clip = gltf_clip(LoopMode::Wrap);
+    let settings = CompressSettings::default().with_loop_policy(LoopPolicy::Wrap);
+    let reader = packed(&clip, &settings);
+    let meta = reader.meta();
+    // The gltf crate's validation (required fields, enums, some indices)
+    // passes on both forms.
+    for binary in [true, false] {
+        let bytes = super::gltf::gltf_bytes(&reader, binary).unwrap();
+        let document = gltf::Gltf::from_slice(&bytes).unwrap();
+        assert_eq!(document.skins().count(), 1);
+        assert_eq!(document.blob.is_some(), binary);
+    }
+    let (json, bin) = gltf_parts(&super::gltf::gltf_bytes(&reader, true).unwrap());
+    assert_eq!(json["asset"]["version"], "2.0");
+    assert_eq!(
+        json["buffers"][0]["byteLength"].as_u64().unwrap() as usize,
+        bin.len()
+    );
+
+    // Nodes: the bones in order, names, children, rest TRS in metres.
+    let nodes = json["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), clip.num_bones());
+    let mut parents = vec![None; nodes.len()];
+    for (index, node) in nodes.iter().enumerate() {
+        assert_eq!(node["name"], clip.skeleton().bones()[index].name);
+        for child in node["children"].as_array().into_iter().flatten() {
+            parents[child.as_u64().unwrap() as usize] = Some(index);
+        }
+    }
+    let want: Vec<Option<usize>> = clip.skeleton().bones().iter().map(|b| b.parent).collect();
+    assert_eq!(parents, want);
+    assert_eq!(
+        json["scenes"][json["scene"].as_u64().unwrap() as usize]["nodes"],
+        serde_json::json!([0, 4])
+    );
+    assert_eq!(
+        nodes[0]["translation"],
+        serde_json::json!([4.0, 0.949999988079071, -2.5])
+    );
+    assert_eq!(nodes[1]["scale"], serde_json::json!([1.0, 1.25, 1.0]));
+    assert!(nodes[3].get("rotation").is_none() && nodes[3].get("scale").is_none());
+
+    // The skin: every bone, and inverse bind matrices that undo the bind pose.
+    let skin = &json["skins"][0];
+    assert_eq!(skin["joints"], serde_json::json!([0, 1, 2, 3, 4, 5]));
+    let ibm = accessor_floats(
+        &json,
+        &bin,
+        skin["inverseBindMatrices"].as_u64().unwrap() as usize,
+    );
+    let mut global = Vec::new();
+    for (bone, b) in clip.skeleton().bones().iter().enumerate() {
+        let local = DMat4::from_scale_rotation_translation(
+            b.bind.scale.as_dvec3(),
+            b.bind.rotation.as_dquat(),
+            b.bind.translation.as_dvec3() / 100.0,
+        );
+        let g = match b.parent {
+            Some(p) => global[p] * local,
+            None => local,
+        };
+        global.push(g);
+        let inverse =
+            DMat4::from_cols_array(&std::array::from_fn(|i| f64::from(ibm[bone * 16 + i])));
+        let product = inverse * g;
+        assert!(
+            product.abs_diff_eq(DMat4::IDENTITY, 1e-6),
+            "bone {bone}: {product:?}"
+        );
+    }
+
+    // The animation: one input of every key, min and max, LINEAR samplers.
+    let animation = &json["animations"][0];
+    assert_eq!(animation["name"], meta.name);
+    let keys = meta.num_samples() + 1;
+    let samplers = animation["samplers"].as_array().unwrap();
+    let input = samplers[0]["input"].as_u64().unwrap() as usize;
+    for sampler in samplers {
+        assert_eq!(sampler["interpolation"], "LINEAR");
+        assert_eq!(sampler["input"].as_u64().unwrap() as usize, input);
+    }
+    let times = accessor_floats(&json, &bin, input);
+    assert_eq!(times.len(), keys);
+    // Neighbouring f32s of a positive time (f32::next_up is newer than the MSRV).
+    let up = |t: f32| f32::from_bits(t.to_bits() + 1);
+    let down = |t: f32| {
+        if t == 0.0 {
+            -f32::from_bits(1)
+        } else {
+            f32::from_bits(t.to_bits() - 1)
+        }
+    };
+    for (k, &t) in times.iter().enumerate() {
+        let exact = k as f64 / 24.0;
+        let off = |t: f32| (f64::from(t) - exact).abs();
+        if k + 1 < keys {
+            // The nearest f32 to k / rate.
+            assert!(
+                off(t) <= off(up(t)) && off(t) <= off(down(t)),
+                "key {k}: {t}"
+            );
+        } else {
+            // The last: the largest f32 not above it.
+            assert!(
+                f64::from(t) <= exact && f64::from(up(t)) > exact,
+                "key {k}: {t}"
+            );
+        }
+    }
+    assert_eq!(json["accessors"][input]["min"], serde_json::json!([0.0]));
+    assert_eq!(
+        json["accessors"][input]["max"],
+        serde_json::json!([f64::from(times[keys - 1])])
+    );
+
+    // Channels: every bone's channel that ever leaves its rest value,
+    // counted here from the decoded samples.
+    let mut pose = vec![Transform::IDENTITY; meta.num_bones()];
+    let mut moves = vec![[false; 3]; meta.num_bones()];
+    for sample in 0..meta.num_samples() {
+        reader.decode_sample(sample, &mut pose).unwrap();
+        for (bone, t) in pose.iter().enumerate() {
+            let bind = &clip.skeleton().bones()[bone].bind;
+            moves[bone][0] |= t.translation != bind.translation;
+            moves[bone][1] |= t.rotation.dot(bind.rotation).abs() < 1.0 - 1e-7;
+            moves[bone][2] |= t.scale != bind.scale;
+        }
+    }
+    let channels = animation["channels"].as_array().unwrap();
+    let written: Vec<(usize, String)> = channels
+        .iter()
+        .map(|c| {
+            (
+                c["target"]["node"].as_u64().unwrap() as usize,
+                c["target"]["path"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let mut expected = Vec::new();
+    for (bone, m) in moves.iter().enumerate() {
+        for (channel, path) in ["translation", "rotation", "scale"].iter().enumerate() {
+            if m[channel] {
+                expected.push((bone, path.to_string()));
+            }
+        }
+    }
+    assert_eq!(written, expected);
+    assert!(
+        expected.contains(&(2, "scale".to_string()))
+            && expected.contains(&(0, "translation".to_string()))
+    );
+    assert!(
+        !expected.contains(&(5, "rotation".to_string())),
+        "the tip never turns"
+    );
+
+    // Rotation keys: unit length, each in the previous one's hemisphere,
+    // and the last (the loop's end) the first one's rotation.
+    let mut flips = 0;
+    for channel in channels {
+        if channel["target"]["path"] != "rotation" {
+            continue;
+        }
+        let sampler = &samplers[channel["sampler"].as_u64().unwrap() as usize];
+        let values = accessor_floats(&json, &bin, sampler["output"].as_u64().unwrap() as usize);
+        let quats: Vec<Quat> = values.chunks_exact(4).map(Quat::from_slice).collect();
+        assert_eq!(quats.len(), keys);
+        for pair in quats.windows(2) {
+            assert!(pair[0].dot(pair[1]) >= 0.0, "{pair:?}");
+        }
+        for q in &quats {
+            assert!((q.length() - 1.0).abs() < 1e-6);
+        }
+        assert!(quats[0].dot(quats[keys - 1]).abs() > 1.0 - 1e-6);
+        // Count the keys the decoder gave in the other hemisphere.
+        let node = channel["target"]["node"].as_u64().unwrap() as usize;
+        for (sample, q) in quats.iter().enumerate().take(meta.num_samples()) {
+            reader.decode_sample(sample, &mut pose).unwrap();
+            if pose[node].rotation.dot(*q) < 0.0 {
+                flips += 1;
+            }
+        }
+    }
+    assert!(flips > 0, "the clip must exercise the hemisphere fix");
+}
+
+#[test]
+fn gltf_files_import_through_import_file() {
+    let dir = scratch_dir("gltf");
+    let clip = cinematic(&CinematicSpec::default().with_actors(2).with_seconds(1.0));
+    let reader = packed(&clip, &CompressSettings::default());
+    for (name, format) in [
+        ("take.glb", ExportFormat::Glb),
+        ("take.gltf", ExportFormat::Gltf),
+    ] {
+        let path = dir.join(name);
+        assert_eq!(ExportFormat::from_path(&path), Some(format));
+        let summary = export_file(&reader, format, &path).unwrap();
+        assert_eq!(
+            summary.bytes as u64,
+            std::fs::metadata(&path).unwrap().len()
+        );
+        let options = crate::import::ImportOptions::default()
+            .with_gltf_sample_rate(Some(reader.meta().sample_rate));
+        let back = crate::import::import_file(&path, &options).unwrap();
+        assert_eq!(back.len(), 1);
+        assert_eq!(back[0].num_samples(), reader.meta().num_samples());
+        assert_eq!(back[0].num_bones(), reader.meta().num_bones());
+    }
+    assert!(export_text(&reader, ExportFormat::Glb).is_err());
+    assert!(export_text(&reader, ExportFormat::Gltf)
+        .unwrap()
+        .starts_with('{'));
+    assert_eq!(file_names(&dir), ["take.glb", "take.gltf"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_procedural_cinematic_round_trips_through_gltf() {
+    let clip = cinematic(&CinematicSpec::default().with_actors(2).with_seconds(2.0));
+    let settings = CompressSettings::default().with_loop_policy(LoopPolicy::Clamp);
+    let reader = packed(&clip, &settings);
+    assert_gltf_round_trip(&reader, &clip, true);
+}
+
+#[test]
+fn gltf_refuses_keys_f32_times_cannot_tell_apart() {
+    // At 1 Hz, key 2^24 + 1 is an integer f32 cannot hold: it rounds onto
+    // key 2^24.
+    let err = super::gltf::key_times((1 << 24) + 2, 1.0)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("export gltf: key 16777217 at 16777217 s"),
+        "{err}"
+    );
+    assert!(err.contains("cannot tell it from the key before"), "{err}");
+    // The nearest f32s to 1/30 s and 2/30 s are both above them; as the
+    // last key, 2/30 s takes the f32 below instead.
+    let times = super::gltf::key_times(3, 30.0).unwrap();
+    assert_eq!(times[..2], [0.0, 0.033_333_335]);
+    assert_eq!(times[2], 0.066_666_66);
+    assert_eq!(super::gltf::key_times(4, 30.0).unwrap()[2], 0.066_666_67);
+}
+
+#[test]
+fn the_last_gltf_key_does_not_read_as_one_more_sample() {
+    // 302 samples at 30 Hz: the nearest f32 to 301 / 30 s is 4.4e-7 s above
+    // it, 1.3e-5 of a sample, which a reader counting ceil(end * rate)
+    // (less a 1e-6 allowance) would take for one more sample.
+    let skeleton = Arc::new(
+        Skeleton::new(vec![Bone {
+            name: "Root".into(),
+            parent: None,
+            bind: Transform::IDENTITY,
+        }])
+        .unwrap(),
+    );
+    let poses = (0..302)
+        .map(|s| Transform::from_rotation_translation(Quat::IDENTITY, Vec3::X * s as f32))
+        .collect();
+    let clip = Clip::from_poses("long", skeleton, 30.0, LengthUnit::CENTIMETRE, poses).unwrap();
+    let settings = CompressSettings::default().with_loop_policy(LoopPolicy::Clamp);
+    let reader = packed(&clip, &settings);
+    let bytes = super::gltf::gltf_bytes(&reader, true).unwrap();
+    let back = import_gltf(&bytes, "long.glb", 30.0);
+    assert_eq!(back.num_samples(), 302);
+    assert_gltf_round_trip(&reader, &clip, false);
 }

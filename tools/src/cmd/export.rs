@@ -1,4 +1,4 @@
-//! `cinestream export`: a .cine file decoded back into BVH or JSON.
+//! `cinestream export`: a .cine file decoded back into BVH, JSON or glTF.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -6,20 +6,24 @@ use std::process::ExitCode;
 use cinestream::container::StreamReader;
 use cinestream::export::{export_file, ExportFormat};
 
-/// Decode every stored sample of a .cine file and write it as BVH or JSON.
+/// Decode every stored sample of a .cine file and write it as BVH, JSON or glTF.
 ///
 /// BVH: the skeleton with six channels a joint (position, then Z-X-Y Euler
 /// degrees), one frame a stored sample, lengths in the clip's unit (BVH
-/// names none). A clip with scale is refused; JSON keeps it. JSON: every
-/// local transform (rotation quaternion, translation, scale) a sample.
-/// The file is written atomically.
+/// names none). A uniform scale (Blender's 0.01, 100) is baked into the
+/// translations below it; an animated non-uniform scale is refused (JSON
+/// and glTF keep it). JSON: every local transform (rotation quaternion,
+/// translation, scale) a sample. glTF 2.0 (.glb binary, .gltf with the
+/// buffer embedded): the bones as nodes with a skin, the samples as one
+/// animation of LINEAR channels at the clip's rate, in metres; Blender and
+/// web viewers open it. The file is written atomically.
 ///
-/// Example: cinestream export walk.cine -o walk.bvh
+/// Example: cinestream export walk.cine -o walk.glb
 #[derive(clap::Args)]
 pub struct Args {
     /// The container file.
     file: PathBuf,
-    /// The file to write: .bvh or .json (or say which with --format).
+    /// The file to write: .bvh, .json, .glb or .gltf (or say which with --format).
     #[arg(short, long)]
     output: PathBuf,
     /// The format, when the output's extension does not say.
@@ -32,6 +36,8 @@ pub struct Args {
 pub enum FormatArg {
     Bvh,
     Json,
+    Gltf,
+    Glb,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -39,15 +45,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let format = match (args.format, ExportFormat::from_path(&args.output)) {
         (Some(FormatArg::Bvh), _) => ExportFormat::Bvh,
         (Some(FormatArg::Json), _) => ExportFormat::Json,
+        (Some(FormatArg::Gltf), _) => ExportFormat::Gltf,
+        (Some(FormatArg::Glb), _) => ExportFormat::Glb,
         (None, Some(format)) => format,
         (None, None) => anyhow::bail!(
-            "{}: cannot tell the format from the extension; name it .bvh or .json, or pass --format",
+            "{}: cannot tell the format from the extension; name it .bvh, .json, .glb or .gltf, or pass --format",
             args.output.display()
         ),
     };
     let reader = StreamReader::open_file(&args.file)?;
     let summary = export_file(&reader, format, &args.output)?;
     let meta = reader.meta();
+    // glTF says metres; BVH and JSON keep the clip's unit.
+    let unit = if matches!(format, ExportFormat::Gltf | ExportFormat::Glb) {
+        cinestream::LengthUnit::METRE
+    } else {
+        meta.unit
+    };
     println!(
         "{}: '{}', {} bones x {} samples at {} Hz -> {} ({}, {} bytes, lengths in {})",
         args.file.display(),
@@ -58,7 +72,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.output.display(),
         format.name().to_uppercase(),
         summary.bytes,
-        meta.unit
+        unit
     );
     Ok(ExitCode::SUCCESS)
 }
