@@ -862,12 +862,15 @@ fn accessor_floats(json: &serde_json::Value, bin: &[u8], index: usize) -> Vec<f3
         .collect()
 }
 
-/// Imports glTF bytes at `rate` Hz (said, so the test does not depend on
-/// how the importer picks a rate).
+/// Imports glTF bytes as any user would, the importer finding the rate
+/// from the keys, and checks it found the clip's `rate`.
 fn import_gltf(bytes: &[u8], name: &str, rate: f32) -> Clip {
-    let mut clips = crate::import::gltf::parse_gltf(bytes, None, name, rate).unwrap();
+    let options = crate::import::ImportOptions::default();
+    let mut clips = crate::import::gltf::parse_gltf(bytes, None, name, &options).unwrap();
     assert_eq!(clips.len(), 1);
-    clips.remove(0)
+    let clip = clips.remove(0);
+    assert_eq!(clip.sample_rate(), rate, "the exported keys' rate");
+    clip
 }
 
 /// Each node's rest translation (metres), rotation and scale, and each
@@ -1299,9 +1302,9 @@ fn gltf_files_import_through_import_file() {
             summary.bytes as u64,
             std::fs::metadata(&path).unwrap().len()
         );
-        let options = crate::import::ImportOptions::default()
-            .with_gltf_sample_rate(Some(reader.meta().sample_rate));
+        let options = crate::import::ImportOptions::default();
         let back = crate::import::import_file(&path, &options).unwrap();
+        assert_eq!(back[0].sample_rate(), reader.meta().sample_rate);
         assert_eq!(back.len(), 1);
         assert_eq!(back[0].num_samples(), reader.meta().num_samples());
         assert_eq!(back[0].num_bones(), reader.meta().num_bones());
