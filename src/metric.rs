@@ -14,7 +14,7 @@
 
 use glam::{DMat3, DQuat, DVec3};
 
-use crate::clip::{Clip, Skeleton, Transform};
+use crate::clip::{Clip, LengthUnit, Skeleton, Transform};
 use crate::error::{Error, Result};
 
 /// Shell distance and threshold of the metric.
@@ -27,6 +27,10 @@ pub struct MetricSettings {
     pub threshold_cm: f64,
     /// Per-bone shell distances in centimetres that replace the default.
     pub bone_shell_cm: Vec<(usize, f64)>,
+    /// The unit the decoded poses' translations are in, when it is not the
+    /// raw clip's (a file packed from centimetres checked against its own
+    /// glTF export in metres). Default: the raw clip's.
+    pub decoded_unit: Option<LengthUnit>,
 }
 
 impl Default for MetricSettings {
@@ -35,6 +39,7 @@ impl Default for MetricSettings {
             shell_distance_cm: 3.0,
             threshold_cm: 0.01,
             bone_shell_cm: Vec::new(),
+            decoded_unit: None,
         }
     }
 }
@@ -49,6 +54,12 @@ impl MetricSettings {
     /// Sets the error threshold.
     pub fn with_threshold_cm(mut self, cm: f64) -> Self {
         self.threshold_cm = cm;
+        self
+    }
+
+    /// Says the unit of the decoded poses, when it is not the raw clip's.
+    pub fn with_decoded_unit(mut self, unit: LengthUnit) -> Self {
+        self.decoded_unit = Some(unit);
         self
     }
 
@@ -267,6 +278,10 @@ pub fn measure_error(
     }
     let shells = settings.shell_distances(raw);
     let to_cm = raw.unit().to_cm(1.0);
+    let decoded_scale = settings
+        .decoded_unit
+        .filter(|&unit| unit != raw.unit())
+        .map(|unit| unit.cm_per_unit() / raw.unit().cm_per_unit());
     let skeleton = raw.skeleton();
 
     let mut decoded_local = vec![Transform::IDENTITY; bones];
@@ -282,7 +297,21 @@ pub fn measure_error(
     for (sample, sample_max) in max_per_sample.iter_mut().enumerate() {
         decoded.sample_pose(sample, &mut decoded_local);
         local_to_object(skeleton, raw.pose(sample), &mut raw_object);
-        local_to_object(skeleton, &decoded_local, &mut decoded_object);
+        match decoded_scale {
+            None => local_to_object(skeleton, &decoded_local, &mut decoded_object),
+            Some(factor) => {
+                // Scaling every local translation scales every object
+                // position by the same factor, exactly, in f64.
+                for (bone, l) in decoded_local.iter().enumerate() {
+                    let mut t = DTransform::from_f32(l);
+                    t.translation *= factor;
+                    decoded_object[bone] = match skeleton.parent(bone) {
+                        Some(parent) => t.then_parent(&decoded_object[parent]),
+                        None => t,
+                    };
+                }
+            }
+        }
         for bone in 0..bones {
             let error =
                 vertex_error(&raw_object[bone], &decoded_object[bone], shells[bone]) * to_cm;
@@ -318,7 +347,7 @@ mod tests {
     use glam::{Quat, Vec3};
 
     use super::*;
-    use crate::clip::{Bone, LengthUnit};
+    use crate::clip::Bone;
 
     /// root -> a -> leaf, plus a second child `b` of root; bones 10 cm apart on x.
     fn skeleton() -> Arc<Skeleton> {
@@ -347,6 +376,28 @@ mod tests {
             poses.extend(pose);
         }
         Clip::from_poses("t", skeleton, 30.0, unit, poses).unwrap()
+    }
+
+    #[test]
+    fn decoded_poses_in_another_unit_are_converted_exactly() {
+        let moving = |s: usize, pose: &mut [Transform]| {
+            pose[1].rotation = Quat::from_rotation_z(0.1 * s as f32);
+            pose[0].translation += Vec3::new(0.5, 0.25, 4.0) * s as f32;
+        };
+        let metres = clip_with(LengthUnit::METRE, |s, pose| {
+            moving(s, pose);
+            for t in pose.iter_mut() {
+                t.translation /= 100.0;
+            }
+        });
+        let centimetres = clip_with(LengthUnit::CENTIMETRE, moving);
+        let settings = MetricSettings::default().with_decoded_unit(LengthUnit::CENTIMETRE);
+        let report = measure_error(&metres, &centimetres, &settings).unwrap();
+        // Only the f32 rounding of the metre values is left.
+        assert!(report.max_cm < 1e-4, "{}", report.max_cm);
+        // Read as metres, the centimetre poses are a hundred times too far.
+        let unconverted = measure_error(&metres, &centimetres, &MetricSettings::default()).unwrap();
+        assert!(unconverted.max_cm > 100.0, "{}", unconverted.max_cm);
     }
 
     #[test]

@@ -165,3 +165,30 @@ fn a_bvh_in_metres_read_as_centimetres_is_warned_about() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_file_in_centimetres_verifies_against_its_own_gltf_export_in_metres() {
+    let dir = temp_dir("gltf");
+    let walk = cinematic(&CinematicSpec::default().with_seconds(1.0));
+    let (compressed, _) = compress(&walk, &CompressSettings::default()).expect("compressing");
+    export_file(&compressed, ExportFormat::Bvh, &dir.join("walk.bvh")).expect("writing");
+    assert!(cinestream(&["pack", "walk.bvh", "-o", "walk.cine"], &dir)
+        .status
+        .success());
+    assert!(cinestream(&["export", "walk.cine", "-o", "walk.glb"], &dir)
+        .status
+        .success());
+    let out = cinestream(
+        &["verify", "walk.cine", "--against", "walk.glb", "--json"],
+        &dir,
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("verify --json");
+    assert!(out.status.success(), "{report}");
+    assert_eq!(report["source_unit"], "m");
+    // The export holds the decoded poses: only the metres' f32 rounding.
+    assert!(
+        report["max_error_cm"].as_f64().expect("a number") < 1e-3,
+        "{report}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

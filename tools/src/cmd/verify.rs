@@ -114,7 +114,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let stored = sources.clip.prefix(meta.num_samples());
             let settings = MetricSettings::default()
                 .with_shell_distance_cm(meta.shell_cm)
-                .with_threshold_cm(threshold);
+                .with_threshold_cm(threshold)
+                // A source in metres (glTF) checks a file packed in cm.
+                .with_decoded_unit(meta.unit);
             let error = measure_error(&stored, &reader, &settings)?;
             let parts = part_errors(&sources, &error);
             Some((sources, error, parts))
