@@ -264,6 +264,46 @@ def keyed(joints):
     return keys
 
 
+def report(args, compare, pairs, names, wrapped, looped_to, poses):
+    """Measures every bone pair at every frame pair, prints the summary (JSON
+    with --json) and returns the exit status: 0 within --max-cm, 1 over.
+    `poses(fa, fb)` gives the two object-space poses of a frame pair."""
+    shell_errors, origin_errors, places = [], [], []
+    for fa, fb in compare:
+        pose_a, pose_b = poses(fa, fb)
+        for ia, ib in pairs:
+            shell, origin = bone_error(pose_a[ia], pose_b[ib], args.shell_cm)
+            shell_errors.append(shell)
+            origin_errors.append(origin)
+            places.append((names[ia], fa + 1))
+    both = [max(s, o) if s == s and o == o else math.nan for s, o in zip(shell_errors, origin_errors)]
+    gated = shell_errors if args.acl else both
+    max_cm, p99_cm, at = summary(gated)
+    shell_max, shell_p99, _ = summary(shell_errors)
+    origin_max, origin_p99, _ = summary(origin_errors)
+    ok = max_cm <= args.max_cm  # False for NaN
+    bone, frame = places[at]
+    if args.json:
+        print(json.dumps({
+            "source": args.source, "exported": args.exported, "bones": len(pairs),
+            "frames": len(compare), "wrapped": wrapped,
+            "points": "shell" if args.acl else "shell+origin",
+            "max_cm": max_cm, "p99_cm": p99_cm, "worst_bone": bone, "worst_frame": frame,
+            "shell_max_cm": shell_max, "shell_p99_cm": shell_p99,
+            "origin_max_cm": origin_max, "origin_p99_cm": origin_p99,
+            "threshold_cm": args.max_cm, "ok": ok,
+        }))
+    else:
+        loop = f" (a loop: its last frame also against {looped_to})" if wrapped else ""
+        points = "3 shell points" if args.acl else "origin and 3 shell points"
+        print(f"{args.source} vs {args.exported}: {len(pairs)} bones x {len(compare)} frames{loop}\n"
+              f"  3 shell points (ACL): max {shell_max:.6f} cm, p99 {shell_p99:.6f} cm; "
+              f"origin: max {origin_max:.6f} cm, p99 {origin_p99:.6f} cm\n"
+              f"  {points}: max {max_cm:.6f} cm (bone {bone}, frame {frame}), p99 {p99_cm:.6f} cm, "
+              f"threshold {args.max_cm} cm: {'ok' if ok else 'OVER'}")
+    return 0 if ok else 1
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("source")
@@ -300,41 +340,9 @@ def main():
         print(f"error: {n_a} frames in {args.source}, {n_b} in {args.exported}", file=sys.stderr)
         return 2
 
-    shell_errors, origin_errors, places = [], [], []
-    for fa, fb in compare:
-        pose_a = object_space(joints_a, frames_a[fa])
-        pose_b = object_space(joints_b, frames_b[fb])
-        for ia, ib in pairs:
-            shell, origin = bone_error(pose_a[ia], pose_b[ib], args.shell_cm)
-            shell_errors.append(shell)
-            origin_errors.append(origin)
-            places.append((joints_a[ia].name, fa + 1))
-    both = [max(s, o) if s == s and o == o else math.nan for s, o in zip(shell_errors, origin_errors)]
-    gated = shell_errors if args.acl else both
-    max_cm, p99_cm, at = summary(gated)
-    shell_max, shell_p99, _ = summary(shell_errors)
-    origin_max, origin_p99, _ = summary(origin_errors)
-    ok = max_cm <= args.max_cm  # False for NaN
-    bone, frame = places[at]
-    if args.json:
-        print(json.dumps({
-            "source": args.source, "exported": args.exported, "bones": len(pairs),
-            "frames": len(compare), "wrapped": wrapped,
-            "points": "shell" if args.acl else "shell+origin",
-            "max_cm": max_cm, "p99_cm": p99_cm, "worst_bone": bone, "worst_frame": frame,
-            "shell_max_cm": shell_max, "shell_p99_cm": shell_p99,
-            "origin_max_cm": origin_max, "origin_p99_cm": origin_p99,
-            "threshold_cm": args.max_cm, "ok": ok,
-        }))
-    else:
-        loop = " (a loop: its last frame also against the first exported)" if wrapped else ""
-        points = "3 shell points" if args.acl else "origin and 3 shell points"
-        print(f"{args.source} vs {args.exported}: {len(pairs)} bones x {len(compare)} frames{loop}\n"
-              f"  3 shell points (ACL): max {shell_max:.6f} cm, p99 {shell_p99:.6f} cm; "
-              f"origin: max {origin_max:.6f} cm, p99 {origin_p99:.6f} cm\n"
-              f"  {points}: max {max_cm:.6f} cm (bone {bone}, frame {frame}), p99 {p99_cm:.6f} cm, "
-              f"threshold {args.max_cm} cm: {'ok' if ok else 'OVER'}")
-    return 0 if ok else 1
+    names = [joint.name for joint in joints_a]
+    return report(args, compare, pairs, names, wrapped, "the first exported",
+                  lambda fa, fb: (object_space(joints_a, frames_a[fa]), object_space(joints_b, frames_b[fb])))
 
 
 if __name__ == "__main__":

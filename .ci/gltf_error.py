@@ -43,7 +43,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bvh_error import BvhError, bone_error, keyed, mul, object_space, parse_bvh, summary  # noqa: E402
+from bvh_error import BvhError, keyed, mul, object_space, parse_bvh, report  # noqa: E402
 
 PATHS = ("translation", "rotation", "scale")
 WIDTH = {"SCALAR": 1, "VEC3": 3, "VEC4": 4, "MAT4": 16}
@@ -275,41 +275,10 @@ def main():
         return 2
 
     unit = args.bvh_cm_per_unit
-    shell_errors, origin_errors, places = [], [], []
-    for fa, fb in compare:
-        pose_a = [(r, [v * unit for v in t]) for r, t in object_space(joints, rows[fa])]
-        pose_b = frames[fb]
-        for ia, ib in pairs:
-            shell, origin = bone_error(pose_a[ia], pose_b[ib], args.shell_cm)
-            shell_errors.append(shell)
-            origin_errors.append(origin)
-            places.append((joints[ia].name, fa + 1))
-    both = [max(s, o) if s == s and o == o else math.nan for s, o in zip(shell_errors, origin_errors)]
-    gated = shell_errors if args.acl else both
-    max_cm, p99_cm, at = summary(gated)
-    shell_max, shell_p99, _ = summary(shell_errors)
-    origin_max, origin_p99, _ = summary(origin_errors)
-    ok = max_cm <= args.max_cm  # False for NaN
-    bone, frame = places[at]
-    if args.json:
-        print(json.dumps({
-            "source": args.source, "exported": args.exported, "bones": len(pairs),
-            "frames": len(compare), "wrapped": wrapped,
-            "points": "shell" if args.acl else "shell+origin",
-            "max_cm": max_cm, "p99_cm": p99_cm, "worst_bone": bone, "worst_frame": frame,
-            "shell_max_cm": shell_max, "shell_p99_cm": shell_p99,
-            "origin_max_cm": origin_max, "origin_p99_cm": origin_p99,
-            "threshold_cm": args.max_cm, "ok": ok,
-        }))
-    else:
-        loop = " (a loop: its last frame also against the first key)" if wrapped else ""
-        points = "3 shell points" if args.acl else "origin and 3 shell points"
-        print(f"{args.source} vs {args.exported}: {len(pairs)} bones x {len(compare)} frames{loop}\n"
-              f"  3 shell points (ACL): max {shell_max:.6f} cm, p99 {shell_p99:.6f} cm; "
-              f"origin: max {origin_max:.6f} cm, p99 {origin_p99:.6f} cm\n"
-              f"  {points}: max {max_cm:.6f} cm (bone {bone}, frame {frame}), p99 {p99_cm:.6f} cm, "
-              f"threshold {args.max_cm} cm: {'ok' if ok else 'OVER'}")
-    return 0 if ok else 1
+    names = [joint.name for joint in joints]
+    return report(args, compare, pairs, names, wrapped, "the first key",
+                  lambda fa, fb: ([(r, [v * unit for v in t]) for r, t in object_space(joints, rows[fa])],
+                                  frames[fb]))
 
 
 if __name__ == "__main__":
