@@ -3,7 +3,6 @@
 //! that makes the skeleton implausible is warned about.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use cinestream::compress::{compress, CompressSettings};
 use cinestream::container::StreamReader;
@@ -12,19 +11,12 @@ use cinestream::procedural::{cinematic, CinematicSpec};
 use cinestream::{Clip, LengthUnit, Sampling, Transform};
 use serde_json::Value;
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("cinestream-units-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("creating a temporary directory");
-    dir
-}
+mod common;
 
-fn cinestream(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cinestream"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("running cinestream")
+use common::cinestream;
+
+fn temp_dir(tag: &str) -> PathBuf {
+    common::temp_dir("units", tag)
 }
 
 /// A walking figure written as BVH in metres: the procedural walk (in cm)

@@ -3,26 +3,18 @@
 //! that differs from its source is the one reported.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use cinestream::compress::{compress, CompressSettings};
 use cinestream::export::{export_file, ExportFormat};
 use cinestream::procedural::{cinematic, CinematicSpec};
 use serde_json::Value;
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("cinestream-verify-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("creating a temporary directory");
-    dir
-}
+mod common;
 
-fn cinestream(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cinestream"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("running cinestream")
+use common::cinestream;
+
+fn temp_dir(tag: &str) -> PathBuf {
+    common::temp_dir("verify", tag)
 }
 
 /// Three walking takes of one skeleton and different lengths, as BVH files.
@@ -44,6 +36,17 @@ fn sources(dir: &Path) -> Vec<String> {
             name
         })
         .collect()
+}
+
+/// Writes the three takes and packs them with `--sequence` or `--actors`
+/// into `output`; returns the takes' file names.
+fn packed(dir: &Path, combine: &str, output: &str) -> Vec<String> {
+    let takes = sources(dir);
+    let mut pack = vec!["pack", combine];
+    pack.extend(takes.iter().map(String::as_str));
+    pack.extend_from_slice(&["-o", output]);
+    assert!(cinestream(&pack, dir).status.success());
+    takes
 }
 
 fn verify_json(dir: &Path, file: &str, against: &[&str]) -> (bool, Value) {
@@ -80,12 +83,8 @@ fn nudge_last_frame(path: &Path) {
 #[test]
 fn a_sequence_is_checked_part_by_part_against_its_sources() {
     let dir = temp_dir("sequence");
-    let takes = sources(&dir);
+    let takes = packed(&dir, "--sequence", "long.cine");
     let takes: Vec<&str> = takes.iter().map(String::as_str).collect();
-    let mut pack = vec!["pack", "--sequence"];
-    pack.extend_from_slice(&takes);
-    pack.extend_from_slice(&["-o", "long.cine"]);
-    assert!(cinestream(&pack, &dir).status.success());
 
     let (ok, report) = verify_json(&dir, "long.cine", &takes);
     assert!(ok, "{report}");
@@ -119,12 +118,8 @@ fn a_sequence_is_checked_part_by_part_against_its_sources() {
 #[test]
 fn actors_are_checked_part_by_part_against_their_sources() {
     let dir = temp_dir("actors");
-    let takes = sources(&dir);
+    let takes = packed(&dir, "--actors", "cast.cine");
     let takes: Vec<&str> = takes.iter().map(String::as_str).collect();
-    let mut pack = vec!["pack", "--actors"];
-    pack.extend_from_slice(&takes);
-    pack.extend_from_slice(&["-o", "cast.cine"]);
-    assert!(cinestream(&pack, &dir).status.success());
 
     let (ok, report) = verify_json(&dir, "cast.cine", &takes);
     assert!(ok, "{report}");
@@ -148,12 +143,8 @@ fn actors_are_checked_part_by_part_against_their_sources() {
 #[test]
 fn sources_that_fit_neither_layout_are_named() {
     let dir = temp_dir("mismatch");
-    let takes = sources(&dir);
+    let takes = packed(&dir, "--sequence", "long.cine");
     let takes: Vec<&str> = takes.iter().map(String::as_str).collect();
-    let mut pack = vec!["pack", "--sequence"];
-    pack.extend_from_slice(&takes);
-    pack.extend_from_slice(&["-o", "long.cine"]);
-    assert!(cinestream(&pack, &dir).status.success());
     let out = cinestream(
         &["verify", "long.cine", "--against", takes[0], takes[1]],
         &dir,
