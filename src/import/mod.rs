@@ -259,16 +259,18 @@ fn walk(root: &Path, recursive: bool, inputs: &mut Inputs) -> Result<()> {
     Ok(())
 }
 
-/// A file's device and inode, where the platform has them.
+/// A file's device and inode, where the platform has them: two paths with
+/// the same pair are one file (a hard link, a symbolic link, another spelling).
 #[cfg(unix)]
-fn file_id(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+pub fn file_id(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt as _;
     Some((meta.dev(), meta.ino()))
 }
 
-/// A file's device and inode, where the platform has them.
+/// A file's device and inode, where the platform has them: two paths with
+/// the same pair are one file (a hard link, a symbolic link, another spelling).
 #[cfg(not(unix))]
-fn file_id(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+pub fn file_id(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
     None
 }
 

@@ -202,7 +202,7 @@ impl Identity {
         let meta = std::fs::metadata(path).ok()?;
         Some(Identity {
             canonical: std::fs::canonicalize(path).ok(),
-            id: file_id(&meta),
+            id: import::file_id(&meta),
         })
     }
 
@@ -212,17 +212,6 @@ impl Identity {
             _ => self.canonical.is_some() && self.canonical == other.canonical,
         }
     }
-}
-
-#[cfg(unix)]
-fn file_id(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt as _;
-    Some((meta.dev(), meta.ino()))
-}
-
-#[cfg(not(unix))]
-fn file_id(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
-    None
 }
 
 impl InputSet {
