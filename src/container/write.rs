@@ -330,10 +330,14 @@ pub fn write_stream(
 
 /// Writes `bytes` to `path` through a temporary file and a rename.
 ///
-/// The temporary file (`.{name}.tmp-{pid}-{n}`, beside `path`) is removed
-/// on every error, so a failed write leaves nothing behind. Errors name
-/// what the user gave: the output's folder when that does not exist or is
-/// not a directory, `path` otherwise, never the temporary file.
+/// The temporary file, `{name}.partial-{pid}-{n}` beside `path`, is named
+/// so that a user who finds one can tell what it is and whose it was. It is
+/// removed on every error, so a failed write leaves nothing behind; a
+/// writer killed outright cannot remove it, so each write first removes the
+/// partial files of its own output left by processes that no longer exist
+/// (on Linux, where `/proc` tells; elsewhere they stay). Errors name what
+/// the user gave: the output's folder when that does not exist or is not a
+/// directory, `path` otherwise, never the temporary file.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let dir = match path.parent() {
@@ -361,10 +365,11 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     if !dir.is_dir() {
         return Err(folder_error());
     }
-    let temp = dir.join(format!(
-        ".{name}.tmp-{}-{}",
+    remove_stale_partials(&dir, &name);
+    let temp = dir.join(partial_name(
+        &name,
         std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
+        COUNTER.fetch_add(1, Ordering::Relaxed),
     ));
     let io = |source| Error::Io {
         path: path.to_path_buf(),
@@ -393,11 +398,57 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     result
 }
 
+/// What a temporary file's name adds to its output's: `.partial-{pid}-{n}`.
+const PARTIAL: &str = ".partial-";
+
+/// The temporary file of the `n`th write of process `pid` to `name`.
+fn partial_name(name: &str, pid: u32, n: u64) -> String {
+    format!("{name}{PARTIAL}{pid}-{n}")
+}
+
+/// Removes `{name}.partial-{pid}-{n}` files in `dir` whose writer process
+/// is gone. Best effort: a file it cannot list or remove stays, and a
+/// writer that is still alive (this one included) keeps its file.
+fn remove_stale_partials(dir: &Path, name: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!("{name}{PARTIAL}");
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(rest) = file_name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
+            continue;
+        };
+        // `{pid}-{n}`, both decimal: anything else is not ours.
+        let Some((pid, n)) = rest.split_once('-') else {
+            continue;
+        };
+        let (Ok(pid), Ok(_)) = (pid.parse::<u32>(), n.parse::<u64>()) else {
+            continue;
+        };
+        if pid != std::process::id() && process_is_gone(pid) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Whether no process `pid` exists. Only Linux can tell (`/proc/{pid}`);
+/// elsewhere every process counts as alive, so nothing is removed.
+fn process_is_gone(pid: u32) -> bool {
+    if cfg!(target_os = "linux") {
+        let proc = Path::new("/proc");
+        // Without /proc mounted, nothing can be told.
+        proc.join("self").exists() && !proc.join(pid.to_string()).exists()
+    } else {
+        false
+    }
+}
+
 #[cfg(test)]
 mod atomic_tests {
     use std::path::{Path, PathBuf};
 
-    use super::write_atomically;
+    use super::{partial_name, write_atomically};
     use crate::error::Error;
 
     /// A fresh directory of its own, removed when dropped.
@@ -449,7 +500,7 @@ mod atomic_tests {
         let text = err.to_string();
         assert!(text.contains("no-such-folder"), "{text}");
         assert!(text.contains("no such directory"), "{text}");
-        assert!(!text.contains(".tmp-"), "{text}");
+        assert!(!text.contains(".partial-"), "{text}");
         assert!(entries(dir.path()).is_empty());
     }
 
@@ -491,5 +542,44 @@ mod atomic_tests {
         write_atomically(&out, b"new").expect("the write");
         assert_eq!(std::fs::read(&out).expect("read back"), b"new");
         assert_eq!(entries(dir.path()), ["a.cine"]);
+    }
+
+    /// The pid of a process that has ended: a child run and waited for.
+    fn a_dead_pid() -> u32 {
+        let mut child = std::process::Command::new("true")
+            .spawn()
+            .expect("run `true`");
+        let pid = child.id();
+        child.wait().expect("wait for it");
+        pid
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn partial_files_of_dead_writers_are_removed_by_the_next_write() {
+        let dir = temp_dir("stale");
+        let out = dir.path().join("a.cine");
+        let dead = partial_name("a.cine", a_dead_pid(), 0);
+        // pid 1 never ends; this process's own partials are in use.
+        let alive = partial_name("a.cine", 1, 3);
+        let mine = partial_name("a.cine", std::process::id(), 99);
+        let other_output = partial_name("b.cine", a_dead_pid(), 0);
+        let not_ours = "a.cine.partial-notes.txt".to_string();
+        for name in [&dead, &alive, &mine, &other_output, &not_ours] {
+            std::fs::write(dir.path().join(name), b"partial").expect("write a partial");
+        }
+        write_atomically(&out, b"new").expect("the write");
+        let mut expected = vec!["a.cine".to_string(), alive, mine, not_ours, other_output];
+        expected.sort();
+        assert_eq!(entries(dir.path()), expected);
+    }
+
+    #[test]
+    fn a_partial_file_is_named_after_its_output_and_writer() {
+        // Not hidden: a user who finds one can tell what and whose it is.
+        assert_eq!(
+            partial_name("take.cine", 4242, 7),
+            "take.cine.partial-4242-7"
+        );
     }
 }

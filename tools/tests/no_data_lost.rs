@@ -434,7 +434,7 @@ fn a_missing_output_folder_is_named_and_nothing_is_left() {
     dir.write("walk.bvh", bvh(4, 0.0).as_bytes());
     let out = dir.run(&["pack", "walk.bvh", "-o", "nowhere/walk.cine"]);
     assert_refused(&out, &["nowhere", "no such directory"]);
-    assert!(!stderr(&out).contains(".tmp"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains(".partial"), "{}", stderr(&out));
     assert_ok(&dir.run(&["pack", "walk.bvh", "-o", "walk.cine"]));
     let out = dir.run(&["export", "walk.cine", "-o", "gone/walk.bvh"]);
     assert_refused(&out, &["gone", "no such directory"]);
@@ -453,7 +453,7 @@ fn a_missing_output_folder_is_named_and_nothing_is_left() {
     dir.write("taken.json/keep", b"kept");
     let out = dir.run(&["export", "walk.cine", "-o", "taken.json"]);
     assert_refused(&out, &["taken.json"]);
-    assert!(!stderr(&out).contains(".tmp"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains(".partial"), "{}", stderr(&out));
     assert_eq!(
         tree(dir.path()),
         ["taken.json", "taken.json/keep", "walk.bvh", "walk.cine"]
