@@ -41,6 +41,7 @@ fn main() -> ExitCode {
     // `cinestream ... | head` should end quietly, as Unix tools do, not
     // panic on a closed stdout.
     sigpipe::reset();
+    ignore_file_size_signal();
     init_logging();
     let cli = Cli::parse();
     let result = match cli.command {
@@ -59,6 +60,21 @@ fn main() -> ExitCode {
             eprintln!("error: {}", one_line(&error));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Past the file size limit (`ulimit -f`), the kernel kills a writer with
+/// SIGXFSZ unless the signal is ignored; ignored, the write fails with
+/// EFBIG, which the atomic writer reports as an error naming the output
+/// and cleans up after. Called first thing, before any thread exists.
+fn ignore_file_size_signal() {
+    #[cfg(unix)]
+    // SAFETY: `signal` with SIG_IGN installs no handler code, so nothing
+    // can run in signal context; it is called at the start of `main`,
+    // before any other thread exists, so no other thread's signal
+    // disposition is being set concurrently.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
 }
 

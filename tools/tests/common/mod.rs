@@ -1,6 +1,9 @@
 //! What the command-line tests share: a fresh directory and a run of the
 //! program inside it.
 
+// Each test binary compiles this module and uses part of it.
+#![allow(dead_code)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
