@@ -224,6 +224,8 @@ pub(crate) struct Context<'a> {
     pub raw_vertices: Vec<[DVec3; 3]>,
     /// Each bone followed by its descendants, parents before children.
     pub subtrees: Vec<Vec<usize>>,
+    /// Generations above each bone: 0 for a root.
+    pub depths: Vec<usize>,
     /// Search without the shortcuts that skip measurements whose outcome is
     /// already known: a reference for tests, which must give the same bytes.
     pub brute_force: bool,
@@ -246,6 +248,13 @@ impl<'a> Context<'a> {
                 subtrees[bone] = child;
             }
         }
+        let mut depths = vec![0usize; bones];
+        for bone in 0..bones {
+            // Parents precede children.
+            if let Some(parent) = skeleton.parent(bone) {
+                depths[bone] = depths[parent] + 1;
+            }
+        }
         for subtree in &mut subtrees {
             subtree.sort_unstable();
         }
@@ -264,6 +273,7 @@ impl<'a> Context<'a> {
             raw_object,
             raw_vertices,
             subtrees,
+            depths,
             brute_force: false,
         }
     }
