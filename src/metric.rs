@@ -121,6 +121,7 @@ pub struct DTransform {
 
 impl DTransform {
     /// Widens an `f32` transform.
+    #[inline]
     pub fn from_f32(t: &Transform) -> Self {
         DTransform {
             rotation: t.rotation.as_dquat(),
@@ -132,6 +133,7 @@ impl DTransform {
     /// `parent * child`: the child's transform expressed in the parent's parent space.
     ///
     /// Scale composes per axis without shear, as in ACL and most engines.
+    #[inline]
     pub fn then_parent(&self, parent: &DTransform) -> DTransform {
         DTransform {
             rotation: parent.rotation * self.rotation,
@@ -141,6 +143,7 @@ impl DTransform {
     }
 
     /// Maps a point of this space into the parent space.
+    #[inline]
     pub fn transform_point(&self, p: DVec3) -> DVec3 {
         self.rotation * (self.scale * p) + self.translation
     }

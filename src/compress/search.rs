@@ -9,6 +9,16 @@
 //! (raw `f32` if even that is over the threshold); all but the roots' tracks
 //! step down together while the error allows; then each track, leaves first,
 //! steps down on its own as far as its subtree's error allows.
+//!
+//! The object transforms of the decoded pose are cached per sample and a
+//! step recomputes only the subtree under the changed track. A step is
+//! first tried at the points where earlier steps went over (one path from
+//! the changed bone down, at one sample); only when those fit is the whole
+//! subtree measured, and a failed measurement recomputes only the samples it
+//! reached. Every decision is the one measuring the whole subtree gives, so
+//! the bytes do not depend on these shortcuts (tested). On a chain a step
+//! still costs the depth below the changed bone: packing time per bone per
+//! sample grows with the depth of the deepest chain.
 
 use glam::Vec3;
 
@@ -21,6 +31,9 @@ use crate::sample::decode::{
     SegmentTrackDecoder, CONSTANT_VALUE_BITS, RANGE_SLOT_BYTES, RATE_CONSTANT, RATE_FULL_PRECISION,
     RATE_HIGHEST_QUANTIZED, SEGMENT_RANGE_BITS,
 };
+
+/// How many of the latest points where a step was refused are tried first.
+const RECENT_FAILURES: usize = 8;
 
 /// A searched segment: its rates and its bytes.
 pub(crate) struct SegmentResult {
@@ -77,8 +90,21 @@ struct Search<'a> {
     rates: Vec<u8>,
     /// Decoded local pose, `[sample * bones + bone]`.
     local: Vec<Transform>,
-    /// Decoded object-space pose.
+    /// Decoded object-space pose. Between steps it always holds every bone
+    /// composed from `local` (the invariant every shortcut below relies on).
     object: Vec<DTransform>,
+    /// Per track: the (bone, sample) where its last failed step went over.
+    last_failure: Vec<Option<(usize, usize)>>,
+    /// Where the last [`fits`](Self::fits) that failed went over.
+    failure: (usize, usize),
+    /// The latest distinct points where a step was refused, newest first.
+    recent: Vec<(usize, usize)>,
+    /// Scratch path for [`probe`](Self::probe): bones from the changed one down.
+    path: Vec<usize>,
+    /// Scratch mask of the bones of a subtree.
+    in_subtree: Vec<bool>,
+    /// Skip the shortcuts (a reference for tests: the bytes must not change).
+    brute_force: bool,
 }
 
 impl<'a> Search<'a> {
@@ -134,8 +160,9 @@ impl<'a> Search<'a> {
 
     /// Recomputes the object transforms of the given bones (parents first)
     /// and tells whether every one stays within the threshold. Stops at the
-    /// first bone over it, leaving later ones stale: the caller then reverts
-    /// and calls [`refresh`](Self::refresh).
+    /// first bone over it, leaving later ones stale up to that sample (kept
+    /// in [`failure`](Self::failure)): the caller then reverts and calls
+    /// [`refresh_to`](Self::refresh_to) with it.
     fn fits(&mut self, bones_to_check: &[usize]) -> bool {
         let bones = self.ctx.bones;
         let skeleton = self.ctx.clip.skeleton();
@@ -152,6 +179,7 @@ impl<'a> Search<'a> {
                 let decoded = shell_vertices(&object, self.ctx.shells[b]);
                 let e = vertices_error(&self.ctx.raw_vertices[raw_row + b], &decoded);
                 if e > self.ctx.threshold || e.is_nan() {
+                    self.failure = (b, s);
                     return false;
                 }
             }
@@ -159,11 +187,87 @@ impl<'a> Search<'a> {
         true
     }
 
-    /// Recomputes the object transforms of the given bones (parents first).
-    fn refresh(&mut self, bones_to_check: &[usize]) {
+    /// Whether `bone` at `sample` goes over the threshold once `changed` (an
+    /// ancestor of it, or itself) has new local values: composes the path
+    /// from `changed` down to `bone` at that one sample with the very
+    /// arithmetic of [`fits`](Self::fits), from the cached object transform
+    /// of `changed`'s parent, without touching the cache. Over here means
+    /// `fits` over the subtree of `changed` would fail too, so a step can be
+    /// refused at the cost of one path instead of the subtree at every sample.
+    fn probe(&mut self, changed: usize, bone: usize, sample: usize) -> bool {
         let bones = self.ctx.bones;
         let skeleton = self.ctx.clip.skeleton();
-        for s in 0..self.len {
+        let depths = &self.ctx.depths;
+        if depths[bone] < depths[changed] {
+            // Not below `changed`: nothing to say.
+            return false;
+        }
+        self.path.clear();
+        let mut cursor = bone;
+        loop {
+            self.path.push(cursor);
+            if cursor == changed {
+                break;
+            }
+            match skeleton.parent(cursor) {
+                Some(p) if depths[cursor] > depths[changed] => cursor = p,
+                // Not below `changed`: nothing to say.
+                _ => return false,
+            }
+        }
+        let row = sample * bones;
+        let mut object = match skeleton.parent(changed) {
+            Some(p) => Some(self.object[row + p]),
+            None => None,
+        };
+        for &b in self.path.iter().rev() {
+            let local = DTransform::from_f32(&self.local[row + b]);
+            object = Some(match object {
+                Some(parent) => local.then_parent(&parent),
+                None => local,
+            });
+        }
+        let Some(object) = object else {
+            return false;
+        };
+        let decoded = shell_vertices(&object, self.ctx.shells[bone]);
+        let e = vertices_error(
+            &self.ctx.raw_vertices[(self.first + sample) * bones + bone],
+            &decoded,
+        );
+        e > self.ctx.threshold || e.is_nan()
+    }
+
+    /// Whether the step just applied to track `t` (of `bone`) goes over
+    /// where the track's last refused step did or where one of the latest
+    /// refused steps of any track did (one [`probe`](Self::probe) each).
+    fn over_at_a_known_point(&mut self, t: usize, bone: usize) -> bool {
+        if let Some((b, s)) = self.last_failure[t] {
+            if self.probe(bone, b, s) {
+                return true;
+            }
+        }
+        for i in 0..self.recent.len() {
+            let (b, s) = self.recent[i];
+            if Some((b, s)) != self.last_failure[t] && self.probe(bone, b, s) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Recomputes the object transforms of the given bones (parents first).
+    fn refresh(&mut self, bones_to_check: &[usize]) {
+        self.refresh_to(bones_to_check, self.len);
+    }
+
+    /// Recomputes the object transforms of the given bones (parents first)
+    /// at the first `samples` samples: after a failed [`fits`](Self::fits)
+    /// that stopped at sample `s`, the later ones were never touched.
+    fn refresh_to(&mut self, bones_to_check: &[usize], samples: usize) {
+        let bones = self.ctx.bones;
+        let skeleton = self.ctx.clip.skeleton();
+        for s in 0..samples {
             let row = s * bones;
             for &b in bones_to_check {
                 let local = DTransform::from_f32(&self.local[row + b]);
@@ -172,6 +276,25 @@ impl<'a> Search<'a> {
                     None => local,
                 };
             }
+        }
+    }
+
+    /// Panics unless the cache holds every bone composed from `local`, bit
+    /// for bit: the invariant the shortcuts rely on (checked in tests only).
+    #[cfg(test)]
+    fn assert_cache_is_current(&self) {
+        let bones = self.ctx.bones;
+        let skeleton = self.ctx.clip.skeleton();
+        let identity = DTransform::from_f32(&Transform::IDENTITY);
+        let mut object = vec![identity; bones];
+        for s in 0..self.len {
+            let row = s * bones;
+            crate::metric::local_to_object(skeleton, &self.local[row..row + bones], &mut object);
+            assert_eq!(
+                object[..],
+                self.object[row..row + bones],
+                "stale object transforms at sample {s}"
+            );
         }
     }
 
@@ -195,18 +318,45 @@ impl<'a> Search<'a> {
     }
 
     /// Lowers track `t` one step at a time while its subtree stays within the threshold.
+    ///
+    /// A step is first tried where the track's last refused step went over
+    /// and where the latest refused steps of any track did (one path at one
+    /// sample each); only when those points now fit is the whole subtree
+    /// measured. Either way the answer is the one the whole subtree
+    /// gives, and the cache ends as before a refused step.
     fn lower(&mut self, t: usize) {
+        self.lower_steps(t);
+        #[cfg(test)]
+        self.assert_cache_is_current();
+    }
+
+    fn lower_steps(&mut self, t: usize) {
         let bone = self.tracks[t].track.bone as usize;
         let subtree = &self.ctx.subtrees[bone];
         while self.rates[t] > RATE_CONSTANT {
             self.rates[t] -= 1;
             self.apply(t);
+            if !self.brute_force && self.over_at_a_known_point(t, bone) {
+                // The cache was not touched.
+                self.rates[t] += 1;
+                self.apply(t);
+                break;
+            }
             if self.fits(subtree) {
                 continue;
             }
+            let (b, s) = self.failure;
+            self.last_failure[t] = Some((b, s));
+            if !self.recent.contains(&(b, s)) {
+                if self.recent.len() == RECENT_FAILURES {
+                    self.recent.pop();
+                }
+                self.recent.insert(0, (b, s));
+            }
             self.rates[t] += 1;
             self.apply(t);
-            self.refresh(subtree);
+            let stale = if self.brute_force { self.len } else { s + 1 };
+            self.refresh_to(subtree, stale);
             break;
         }
     }
@@ -238,7 +388,13 @@ impl<'a> Search<'a> {
                 rate -= 1;
             } else {
                 self.set_all(rate, free);
-                self.refresh_all();
+                let stale = if self.brute_force {
+                    self.len
+                } else {
+                    self.failure.1 + 1
+                };
+                let all: Vec<usize> = (0..self.ctx.bones).collect();
+                self.refresh_to(&all, stale);
                 break;
             }
         }
@@ -273,27 +429,49 @@ impl<'a> Search<'a> {
     /// Raises track `t` one step and lowers every other track of its subtree
     /// again; keeps the result only if it saves bits.
     fn trade(&mut self, t: usize) {
+        self.trade_steps(t);
+        #[cfg(test)]
+        self.assert_cache_is_current();
+    }
+
+    fn trade_steps(&mut self, t: usize) {
         if self.rates[t] >= RATE_HIGHEST_QUANTIZED {
             return;
         }
         let bone = self.tracks[t].track.bone as usize;
         let subtree = &self.ctx.subtrees[bone];
+        for &b in subtree {
+            self.in_subtree[b] = true;
+        }
         let affected: Vec<usize> = (0..self.tracks.len())
-            .filter(|&u| subtree.contains(&(self.tracks[u].track.bone as usize)))
+            .filter(|&u| self.in_subtree[self.tracks[u].track.bone as usize])
             .collect();
+        for &b in subtree {
+            self.in_subtree[b] = false;
+        }
         let saved: Vec<u8> = affected.iter().map(|&u| self.rates[u]).collect();
         let before = self.key_bits_of(&affected);
         self.rates[t] += 1;
         self.apply(t);
-        if self.fits(subtree) {
-            for &u in affected.iter().rev() {
-                if u != t {
-                    self.lower(u);
-                }
+        if !self.fits(subtree) {
+            // Only the samples up to the failure were touched.
+            self.rates[t] -= 1;
+            self.apply(t);
+            let stale = if self.brute_force {
+                self.len
+            } else {
+                self.failure.1 + 1
+            };
+            self.refresh_to(subtree, stale);
+            return;
+        }
+        for &u in affected.iter().rev() {
+            if u != t {
+                self.lower(u);
             }
-            if self.key_bits_of(&affected) < before {
-                return;
-            }
+        }
+        if self.key_bits_of(&affected) < before {
+            return;
         }
         for (&u, &rate) in affected.iter().zip(&saved) {
             if self.rates[u] != rate {
@@ -371,6 +549,12 @@ pub(crate) fn search_segment(
         rates: vec![RATE_HIGHEST_QUANTIZED; tracks.len()],
         local,
         object: vec![identity; len * bones],
+        last_failure: vec![None; tracks.len()],
+        failure: (0, 0),
+        recent: Vec::with_capacity(RECENT_FAILURES),
+        path: Vec::new(),
+        in_subtree: vec![false; bones],
+        brute_force: ctx.brute_force,
     };
     search.run(pinned);
     SegmentResult {
