@@ -47,7 +47,8 @@ use cache::{Admission, Counters, PageCache, ResidentPage};
 pub use playhead::Hint;
 use prefetch::{Prefetcher, Request};
 pub use source::{
-    drop_from_os_cache, slow_read_time, MappedSource, MemorySource, PageData, SlowSource, Source,
+    drop_from_os_cache, slow_read_time, FileSource, MappedSource, MemorySource, PageData,
+    SlowSource, Source,
 };
 
 /// What a sampler does when the page it needs is not resident.
@@ -160,7 +161,7 @@ impl Shared {
                 self.cache.cancel(cost);
                 return Err(Error::Io {
                     path: self.describe.clone().into(),
-                    source,
+                    source: std::io::Error::new(source.kind(), format!("page {page}: {source}")),
                 });
             }
         };
@@ -215,18 +216,39 @@ impl std::fmt::Debug for Stream {
 }
 
 impl Stream {
-    /// Memory-maps and opens a container file.
+    /// Opens a container file, read with positioned reads ([`FileSource`]).
+    ///
+    /// A change to the file after open is harmless or an error: every page
+    /// is copied into memory the stream owns when it is loaded, and its
+    /// checksum is checked on that copy, so poses come only from checked
+    /// bytes that nothing outside can change. A resident page keeps giving
+    /// its poses whatever happens to the file; a page loaded after the file
+    /// was overwritten fails its checksum ([`Error::Container`], naming the
+    /// page), and one loaded after it was truncated fails with
+    /// [`Error::Io`] naming the page and the file's length. For zero-copy
+    /// reads of a file nothing writes to, open a [`MappedSource`] with
+    /// [`Stream::open`] (its contract: the file must not change while
+    /// mapped).
     pub fn open_file(path: &Path, options: StreamOptions) -> Result<Stream> {
-        Stream::open(MappedSource::open(path)?, options)
+        Stream::open(FileSource::open(path)?, options)
     }
 
-    /// Opens a container held in memory.
+    /// Opens a container held in memory. The stream owns the bytes and
+    /// nothing can change them.
     pub fn from_bytes(bytes: Vec<u8>, options: StreamOptions) -> Result<Stream> {
         Stream::open(MemorySource::new(bytes), options)
     }
 
     /// Opens a container over `source`: reads the header and the table of
     /// contents (two reads), checks them, and starts the prefetcher.
+    ///
+    /// Every page's checksum is checked on the bytes `source` returns for
+    /// it, and poses are decoded from those bytes, so the guarantee against
+    /// a file changed while open is the source's: none is needed for
+    /// [`FileSource`] and [`MemorySource`] (they return bytes nothing else
+    /// can change), while [`MappedSource`] returns the mapped bytes
+    /// themselves and requires the file not to change while mapped (see its
+    /// contract).
     pub fn open(source: impl Source, options: StreamOptions) -> Result<Stream> {
         let describe = source.describe();
         let _span = tracing::debug_span!("stream_open", source = %describe).entered();

@@ -472,3 +472,153 @@ fn a_demand_load_with_every_page_in_use_goes_over_budget_and_counts_it() {
     drop(held);
     assert!(stream.stats().resident_bytes <= budget);
 }
+
+/// A directory of this test's own, removed when dropped.
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!(
+            "cinestream-stream-{name}-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Writes `bytes` into the existing file at `path` in place, as `cp` does
+/// (same inode, truncated then written), so open handles and maps see it.
+fn overwrite_in_place(path: &std::path::Path, bytes: &[u8]) {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(path)
+        .unwrap();
+    file.write_all(bytes).unwrap();
+    file.sync_all().unwrap();
+}
+
+fn time_of_page(stream: &Stream, page: usize) -> f32 {
+    let samples = stream.index().page_samples(page);
+    (samples.start + samples.len() / 2) as f32 / 30.0
+}
+
+#[test]
+fn a_file_changed_while_open_keeps_resident_poses_and_names_the_page_it_cannot_read() {
+    let dir = TempDir::new("changed");
+    let path = dir.0.join("take.cine");
+    std::fs::write(&path, encoded(false)).unwrap();
+    let stream = Stream::open_file(&path, StreamOptions::default().with_prefetch(false)).unwrap();
+    let pages = stream.index().pages().len();
+    let mut pose = vec![Transform::IDENTITY; stream.meta().num_bones()];
+    let resident_at = time_of_page(&stream, 1);
+    stream.sample(resident_at, &mut pose).unwrap();
+    assert_eq!(pose, reference_pose(false, resident_at));
+    assert_eq!(stream.resident_pages(), vec![1]);
+
+    // `cp other.cine take.cine`: the same inode, other bytes (a file of the
+    // same clip, looping, so its pages differ from here on).
+    let other = encoded(true);
+    assert_ne!(other, encoded(false));
+    overwrite_in_place(&path, other);
+    // The resident page gives the poses it was checked with.
+    stream.sample(resident_at, &mut pose).unwrap();
+    assert_eq!(pose, reference_pose(false, resident_at));
+    // A page loaded now is read from the other file's bytes: an error
+    // naming it (its checksum, or the end of the shorter file), never poses.
+    for page in [3, pages / 2, pages - 1] {
+        let at = time_of_page(&stream, page);
+        let before = pose.clone();
+        let err = stream.sample(at, &mut pose).unwrap_err();
+        assert!(err.to_string().contains(&format!("page {page}")), "{err}");
+        assert_eq!(pose, before, "a failed sample wrote the pose");
+    }
+
+    // Truncated to its header and table of contents: the page an untouched
+    // time needs lies past the end, an error naming the page and the length.
+    let keep = stream.index().header().pages_offset;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(keep)
+        .unwrap();
+    let page = pages - 2;
+    let err = stream
+        .sample(time_of_page(&stream, page), &mut pose)
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains(&format!("page {page}")), "{message}");
+    assert!(message.contains("past the end of the file"), "{message}");
+    assert!(message.contains(&format!("{keep} bytes now")), "{message}");
+    // Still the resident page's poses.
+    stream.sample(resident_at, &mut pose).unwrap();
+    assert_eq!(pose, reference_pose(false, resident_at));
+}
+
+#[test]
+fn a_file_truncated_while_a_stream_plays_it_is_an_error_not_a_crash() {
+    let dir = TempDir::new("truncated");
+    let path = dir.0.join("take.cine");
+    std::fs::write(&path, encoded(false)).unwrap();
+    // Two pages of budget and the prefetcher a second ahead: pages come and
+    // go from the file all along.
+    let probe = open(false, StreamOptions::default());
+    let options = StreamOptions::default()
+        .with_budget_bytes(budget_for(&probe, 3))
+        .with_lookahead_seconds(1.0);
+    let stream = Stream::open_file(&path, options).unwrap();
+    let mut player = Player::new(&stream);
+    player.set_rate(4.0);
+    player.seek(0.0).unwrap();
+    for _ in 0..30 {
+        let step = player.advance(1.0 / 30.0).unwrap();
+        assert_eq!(player.pose(), &reference_pose(false, step.time as f32)[..]);
+    }
+    // Cut the file where the page under the playhead starts, while it
+    // plays: that page is resident, the ones after it may be, the rest not.
+    let playing = stream
+        .index()
+        .page_of_sample((player.time() * 30.0) as usize);
+    assert!(stream.is_resident(playing));
+    let cut = stream.index().pages()[playing].offset;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(cut)
+        .unwrap();
+    let (mut ok, mut failed) = (0, 0);
+    for _ in 0..90 {
+        match player.advance(1.0 / 30.0) {
+            Ok(step) => {
+                ok += 1;
+                assert_eq!(player.pose(), &reference_pose(false, step.time as f32)[..]);
+            }
+            Err(e) => {
+                failed += 1;
+                let message = e.to_string();
+                assert!(
+                    message.contains("page ") && message.contains("past the end"),
+                    "{message}"
+                );
+            }
+        }
+    }
+    // Resident pages play on from their own copies; play then reaches pages
+    // that would be read past the cut, and they fail.
+    assert!(ok > 0 && failed > 0, "{ok} frames played, {failed} failed");
+    for e in stream.prefetch_errors() {
+        assert!(e.to_string().contains("past the end"), "{e}");
+    }
+}
