@@ -128,17 +128,31 @@ pub(crate) struct Shared {
     playheads: playhead::Playheads,
     /// Pages that failed their check: they fail again without a read.
     corrupt: Vec<OnceLock<ContainerError>>,
+    /// Tests: every load evicts every page as soon as it is installed.
+    #[cfg(test)]
+    evict_on_install: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
-    /// Makes `page` resident. Ok(false) when a prefetch found no room.
-    fn load(&self, page: usize, admission: Admission, prefetch: bool) -> Result<bool> {
+    /// Makes `page` resident and returns it, held for the caller: a sampler
+    /// decodes from it however soon another load evicts it. `None` when a
+    /// prefetch or an urgent load found no room.
+    fn load(
+        &self,
+        page: usize,
+        admission: Admission,
+        prefetch: bool,
+    ) -> Result<Option<Arc<ResidentPage>>> {
         if let Some(e) = self.corrupt[page].get() {
             return Err(e.clone().into());
         }
+        let urgent = admission == Admission::Urgent;
         let _loading = self.cache.load_lock(page);
-        if self.cache.is_resident(page) {
-            return Ok(true);
+        if let Some(resident) = self.cache.get_full(page) {
+            if urgent {
+                resident.promise(true);
+            }
+            return Ok(Some(resident));
         }
         let cost = self.index.resident_cost(page) as u64;
         let playheads = &self.playheads;
@@ -146,7 +160,7 @@ impl Shared {
             .cache
             .admit(&self.index, playheads, page, cost, admission)
         {
-            return Ok(false);
+            return Ok(None);
         }
         let start = Instant::now();
         let entry = self.index.pages()[page];
@@ -176,7 +190,12 @@ impl Shared {
                 return Err(e.into());
             }
         };
-        self.cache.install(page, data, checked, cost);
+        let resident = self.cache.install(page, data, checked, cost, urgent);
+        #[cfg(test)]
+        if self.evict_on_install.load(Ordering::Relaxed) {
+            // Another thread's load evicting the page at once.
+            self.cache.clear();
+        }
         Counters::add(&counters.page_loads, 1);
         if prefetch {
             Counters::add(&counters.prefetch_loads, 1);
@@ -186,10 +205,14 @@ impl Shared {
             bytes = entry.stored_len,
             resident = cost,
             ms = start.elapsed().as_secs_f64() * 1e3,
-            cause = if prefetch { "prefetch" } else { "demand" },
+            cause = match admission {
+                Admission::Demand => "demand",
+                Admission::Urgent => "not ready",
+                Admission::Prefetch(_) => "prefetch",
+            },
             "page load"
         );
-        Ok(true)
+        Ok(Some(resident))
     }
 }
 
@@ -297,6 +320,8 @@ impl Stream {
             corrupt: index.pages().iter().map(|_| OnceLock::new()).collect(),
             index,
             playheads: Default::default(),
+            #[cfg(test)]
+            evict_on_install: Default::default(),
         });
         let prefetcher = match options.prefetch {
             true => Some(Prefetcher::spawn(
@@ -369,7 +394,11 @@ impl Stream {
     /// without evicting; returns how many are resident.
     pub fn preload_all(&self) -> Result<usize> {
         for page in 0..self.shared.index.pages().len() {
-            if !self.shared.load(page, Admission::Prefetch(0), false)? {
+            if self
+                .shared
+                .load(page, Admission::Prefetch(0), false)?
+                .is_none()
+            {
                 break;
             }
         }
@@ -435,7 +464,8 @@ impl Stream {
     #[inline]
     fn pin(&self, page: usize) -> Result<Guard<Option<Arc<ResidentPage>>>> {
         let resident = self.shared.cache.get(page);
-        if resident.is_some() {
+        if let Some(held) = &*resident {
+            held.served();
             Counters::add(&self.shared.cache.counters.hits, 1);
             return Ok(resident);
         }
@@ -458,22 +488,20 @@ impl Stream {
             return Err(Error::PageNotReady { page });
         }
         let start = Instant::now();
-        // Another thread's demand load may evict the page between our load
-        // and our look; a few tries settle it.
-        for _ in 0..4 {
-            self.shared.load(page, Admission::Demand, false)?;
-            let resident = self.shared.cache.get(page);
-            if resident.is_some() {
-                let waited = start.elapsed();
-                Counters::add(&counters.stalls, 1);
-                Counters::add(&counters.stall_ns, waited.as_nanos() as u64);
-                tracing::debug!(page, ms = waited.as_secs_f64() * 1e3, "stall");
-                return Ok(resident);
-            }
-        }
-        Err(Error::Internal {
-            message: format!("page {page} was evicted as soon as it was loaded, four times"),
-        })
+        // The load hands back the page it made resident, held: another
+        // thread's load may evict it from the cache at once, but not from
+        // under this decode.
+        let Some(resident) = self.shared.load(page, Admission::Demand, false)? else {
+            return Err(Error::Internal {
+                message: format!("a demand load of page {page} was refused room"),
+            });
+        };
+        resident.served();
+        let waited = start.elapsed();
+        Counters::add(&counters.stalls, 1);
+        Counters::add(&counters.stall_ns, waited.as_nanos() as u64);
+        tracing::debug!(page, ms = waited.as_secs_f64() * 1e3, "stall");
+        Ok(Guard::from_inner(Some(resident)))
     }
 }
 
