@@ -1,15 +1,19 @@
 //! Page residency: which pages of a stream are in memory, under a budget,
 //! and the counters that say how well that went.
 //!
-//! A resident page is its bytes (mapped and touched, or lz4-decoded into a
-//! slot) plus the decode tables its check built. Slots are swapped
+//! A resident page is its bytes (read into its slot, lz4-decoded into it,
+//! or, from a [`MappedSource`](super::MappedSource), mapped and touched)
+//! plus the decode tables its check built. Slots are swapped
 //! atomically ([`ArcSwapOption`]), so a sampler finds a resident page
 //! without a lock; loads take a per-page lock so a page is read once however
 //! many threads want it. Memory is accounted when a load is admitted and
 //! given back when the last holder of an evicted page lets go, so the
 //! resident count is memory that is really held. Eviction takes the page
 //! every playhead will reach last: pages behind a clamped playhead first,
-//! then the farthest ahead.
+//! then the farthest ahead; only a blocking sampler's load evicts a page
+//! promised to a sampler that was told "not ready" and has not had it yet.
+//! A load hands its page to the loader held, so a sampler decodes from the
+//! page it loaded even if another load evicted it at once.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

@@ -8,11 +8,18 @@
 //! the stream's [`MissingPage`] policy:
 //!
 //! - [`MissingPage::Block`] (the default): the sampler loads the page itself
-//!   and waits. The pose is always right; the wait is counted as a stall and
-//!   timed in [`StreamStats`].
+//!   and waits. The pose is always right, however small the budget and
+//!   however many threads sample: the load hands the sampler the page it
+//!   made resident, held until the decode is done. The wait is counted as a
+//!   stall and timed in [`StreamStats`].
 //! - [`MissingPage::NotReady`]: the sampler returns
 //!   [`Error::PageNotReady`] at once and asks the prefetcher for the page,
-//!   so an engine can hold its last pose for a frame.
+//!   so an engine can hold its last pose for a frame. Pages asked for this
+//!   way are loaded in the order asked, each evicting the page wanted least
+//!   that is not promised to another sampler that asked, and are promised
+//!   to their sampler until it gets them: when more playheads want pages
+//!   now than the budget holds, they take turns, and every player that
+//!   keeps asking gets its page within a few loads and frames.
 //!
 //! The prefetch worker ([`prefetch`]) follows the [`Hint`]s players send
 //! (time, rate, loop mode) and loads the pages covering the next
@@ -57,7 +64,9 @@ pub enum MissingPage {
     /// Load it and wait (counted as a stall).
     #[default]
     Block,
-    /// Return [`Error::PageNotReady`] and ask the prefetcher for it.
+    /// Return [`Error::PageNotReady`] and ask the prefetcher for it. Needs
+    /// the prefetch thread ([`StreamOptions::prefetch`]); without it the
+    /// page comes only from [`Stream::preload`].
     NotReady,
 }
 
@@ -65,10 +74,15 @@ pub enum MissingPage {
 #[derive(Clone, Debug, PartialEq)]
 pub struct StreamOptions {
     /// Most bytes of resident pages (decoded bytes plus decode tables). Must
-    /// hold at least two of the stream's largest pages. A sampler that needs
-    /// a page while every resident page is in use by other samplers loads it
-    /// anyway, over the budget (the peak counter shows it); a prefetch never
-    /// goes over.
+    /// hold at least two of the stream's largest pages. A prefetch never
+    /// goes over it. A blocking sampler that needs a page while every page
+    /// the budget holds is in use by samplers loads it anyway, over the
+    /// budget (the peak counter shows it), and decodes from the page it
+    /// loaded however soon another load evicts it. The overshoot is only
+    /// pages samplers hold: a sampler holds at most the two pages of one
+    /// pose, so with `T` threads sampling at once the resident bytes stay
+    /// within the larger of the budget and `2 T + 1` of the largest pages
+    /// (the one more is a page the prefetcher is loading).
     pub budget_bytes: u64,
     /// Seconds of play (at rate 1) the prefetcher keeps resident ahead of
     /// each playhead.

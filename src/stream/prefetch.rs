@@ -6,8 +6,11 @@
 //! blocks and never allocates, so a frame pays a few atomic operations for
 //! it. While players are active the worker wakes every tick, takes the
 //! latest hint of each (older ones are stale and dropped), and loads the
-//! planned pages soonest first, re-planning as soon as a playhead jumps. An
-//! idle worker blocks on the channel. Load errors come back as values on a
+//! planned pages soonest first, re-planning as soon as a playhead jumps.
+//! Before the plan come the pages samplers were told are not ready, in the
+//! order asked, each promised to its sampler until it has it (fair
+//! eviction, the cache's `Admission::Urgent`). An idle
+//! worker blocks on the channel. Load errors come back as values on a
 //! second channel. Dropping the sender (the stream) stops the worker at its
 //! next wake, and the stream joins it.
 
