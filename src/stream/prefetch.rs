@@ -232,6 +232,9 @@ impl Worker {
                     break;
                 }
                 self.urgent.pop_front();
+                // Forget the promises kept, so the list stays as short as
+                // the pages promised now.
+                self.expire_promises();
                 self.promised.push((page, self.round));
             }
             let plan = Scorer::new(&self.shared.index, self.hints.clone()).plan(self.lookahead);
