@@ -13,6 +13,10 @@
 //! - `page_load`: `Stream::preload` of the first page after `evict_all`: a
 //!   demand load (checksum, segment checks, decode tables), as a stall
 //!   costs beyond the media's wait. Throughput is the page's bytes.
+//!   `demand` reads from memory; `file_pread` from the file written to a
+//!   temporary directory, as `Stream::open_file` reads it (a copy into the
+//!   page's slot), and `file_mapped` through a `MappedSource` (the map
+//!   advised and touched): both from the OS page cache.
 //! - `frame`: one 30 fps frame on a warm stream (every page resident) with
 //!   the prefetch thread running: `Player::advance` (which also sends the
 //!   prefetcher its hints) against a plain `Stream::sample` at the same
@@ -30,7 +34,7 @@ use std::time::{Duration, Instant};
 use cinestream::compress::{compress, CompressSettings};
 use cinestream::container::{encode_stream, WriteOptions};
 use cinestream::play::Player;
-use cinestream::stream::{MemorySource, Stream, StreamOptions};
+use cinestream::stream::{FileSource, MappedSource, MemorySource, Source, Stream, StreamOptions};
 use cinestream::{LoopMode, Transform};
 use common::STEP;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
@@ -80,6 +84,15 @@ fn bench_open(c: &mut Criterion, label: &str, source: &MemorySource) {
 
 fn bench_page_load(c: &mut Criterion, label: &str, source: &MemorySource) {
     let stream = Stream::open(source.clone(), no_prefetch()).expect("open");
+    let dir = std::env::temp_dir().join(format!("cinestream-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    let path = dir.join("long.cine");
+    let bytes = source.read(0, source.len() as usize).expect("bytes");
+    std::fs::write(&path, &*bytes).expect("write the file");
+    let from_file =
+        Stream::open(FileSource::open(&path).expect("open"), no_prefetch()).expect("open");
+    let mapped =
+        Stream::open(MappedSource::open(&path).expect("map"), no_prefetch()).expect("open");
     let page = stream.index().page_of_sample(0);
     let bytes = stream.index().pages()[page].stored_len as u64;
     println!(
@@ -92,21 +105,29 @@ fn bench_page_load(c: &mut Criterion, label: &str, source: &MemorySource) {
         .measurement_time(Duration::from_secs(3))
         .sample_size(50)
         .throughput(Throughput::Bytes(bytes));
-    group.bench_function("demand", |b| {
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                // Eviction frees the last page's memory, which is not part
-                // of a load.
-                stream.evict_all();
-                let start = Instant::now();
-                stream.preload(black_box(0.0)).expect("preload");
-                total += start.elapsed();
-            }
-            total
-        })
-    });
+    for (name, stream) in [
+        ("demand", &stream),
+        ("file_pread", &from_file),
+        ("file_mapped", &mapped),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    // Eviction frees the last page's memory, which is not
+                    // part of a load.
+                    stream.evict_all();
+                    let start = Instant::now();
+                    stream.preload(black_box(0.0)).expect("preload");
+                    total += start.elapsed();
+                }
+                total
+            })
+        });
+    }
     group.finish();
+    drop((from_file, mapped));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn bench_frame(c: &mut Criterion, label: &str, source: &MemorySource) {

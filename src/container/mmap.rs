@@ -9,13 +9,21 @@ use crate::error::{Error, Result};
 /// A read-only memory map of a whole file, usable as `AsRef<[u8]>`.
 ///
 /// The contract: the file must not be truncated or modified while it is
-/// mapped. cinestream never modifies a container in place (writers replace
-/// files by an atomic rename, which leaves existing maps on the old file), so
-/// within cinestream this holds; another program writing into the file
-/// while it is mapped would break it.
+/// mapped. A file truncated under the map kills the process with `SIGBUS`
+/// when a byte past its new end is read, and a file modified in place
+/// changes the mapped bytes under any reader, after any checksum over them
+/// was checked. cinestream never modifies a container in place (writers
+/// replace files by an atomic rename, which leaves existing maps on the old
+/// file), so within cinestream this holds; another program writing into the
+/// file while it is mapped breaks it. That is why streaming playback reads
+/// files with positioned reads by default
+/// ([`FileSource`](crate::stream::FileSource)) and maps them only when asked
+/// ([`MappedSource`](crate::stream::MappedSource)).
 #[derive(Debug)]
 pub struct MappedFile {
     map: memmap2::Mmap,
+    /// The mapped file, kept open to ask its length now.
+    file: File,
 }
 
 impl MappedFile {
@@ -28,11 +36,19 @@ impl MappedFile {
         let file = File::open(path).map_err(io)?;
         // SAFETY: `Mmap::map` is unsafe because the mapped bytes change if the
         // file is modified or truncated while mapped (truncation faults on
-        // access). The map is read-only and the type's contract above rules
-        // out modification; cinestream replaces files by rename, never writes
-        // into an existing one.
+        // access). The map is read-only, and the type's contract above, which
+        // every function handing out a map repeats, rules out modification:
+        // cinestream replaces files by rename and never writes into an
+        // existing one, and callers that cannot promise it for other
+        // programs use `FileSource` instead.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
-        Ok(MappedFile { map })
+        Ok(MappedFile { map, file })
+    }
+
+    /// The file's length now, which is less than the map's if the file was
+    /// truncated after it was mapped (touching the map past it faults).
+    pub fn file_len(&self) -> std::io::Result<u64> {
+        Ok(self.file.metadata()?.len())
     }
 
     /// Tells the kernel a byte range will be read soon (`MADV_WILLNEED`).

@@ -69,6 +69,16 @@ impl<D> std::fmt::Debug for StreamReader<D> {
 
 impl StreamReader<MappedFile> {
     /// Memory-maps and opens a container file.
+    ///
+    /// The map's contract holds (see [`MappedFile`]): the file must not
+    /// change while the reader is open. A file truncated under it kills the
+    /// process with `SIGBUS` when a page past the new end is read, and one
+    /// overwritten in place gives wrong poses with no error once its pages
+    /// were checked. For a file other programs may write while it plays,
+    /// use [`Stream::open_file`](crate::stream::Stream::open_file), which
+    /// reads pages into memory it owns and turns such a change into an
+    /// error naming the page; or read the file into a `Vec<u8>` and
+    /// [`StreamReader::open`] that.
     pub fn open_file(path: &Path) -> Result<Self> {
         StreamReader::open(MappedFile::open(path)?)
     }

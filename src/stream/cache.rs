@@ -1,17 +1,21 @@
 //! Page residency: which pages of a stream are in memory, under a budget,
 //! and the counters that say how well that went.
 //!
-//! A resident page is its bytes (mapped and touched, or lz4-decoded into a
-//! slot) plus the decode tables its check built. Slots are swapped
+//! A resident page is its bytes (read into its slot, lz4-decoded into it,
+//! or, from a [`MappedSource`](super::MappedSource), mapped and touched)
+//! plus the decode tables its check built. Slots are swapped
 //! atomically ([`ArcSwapOption`]), so a sampler finds a resident page
 //! without a lock; loads take a per-page lock so a page is read once however
 //! many threads want it. Memory is accounted when a load is admitted and
 //! given back when the last holder of an evicted page lets go, so the
 //! resident count is memory that is really held. Eviction takes the page
 //! every playhead will reach last: pages behind a clamped playhead first,
-//! then the farthest ahead.
+//! then the farthest ahead; only a blocking sampler's load evicts a page
+//! promised to a sampler that was told "not ready" and has not had it yet.
+//! A load hands its page to the loader held, so a sampler decodes from the
+//! page it loaded even if another load evicted it at once.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwapOption;
@@ -117,10 +121,32 @@ pub(crate) struct ResidentPage {
     cost: u64,
     /// Load order, to break ties between equally wanted pages (oldest goes).
     loaded_at: u64,
+    /// Loaded (or kept) for a sampler that was told "not ready" and has not
+    /// had it since: no prefetch or urgent load evicts it until a sampler
+    /// gets it (or the prefetcher gives up waiting, see `prefetch`).
+    promised: AtomicBool,
     counters: Arc<Counters>,
 }
 
 impl ResidentPage {
+    /// A sampler got the page: its promise, if any, is kept.
+    #[inline]
+    pub fn served(&self) {
+        if self.promised.load(Ordering::Relaxed) {
+            self.promised.store(false, Ordering::Relaxed);
+        }
+    }
+
+    /// Keeps the page for a sampler that asked for it (or stops keeping it).
+    pub fn promise(&self, promised: bool) {
+        self.promised.store(promised, Ordering::Relaxed);
+    }
+
+    /// True while promised to a sampler that has not had it yet.
+    pub fn is_promised(&self) -> bool {
+        self.promised.load(Ordering::Relaxed)
+    }
+
     #[inline]
     pub fn segment<'a>(&'a self, index: &ContainerIndex, segment: usize) -> SegmentRef<'a> {
         let bytes = self.decoded.as_deref().unwrap_or(&self.data);
@@ -140,11 +166,16 @@ impl Drop for ResidentPage {
 /// Who asked for a load, which decides how it may make room.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Admission {
-    /// A sampler needs it now: evict whatever is wanted least, and go over
-    /// budget rather than fail if everything else is in use.
+    /// A sampler needs it now and waits: evict whatever is wanted least, and
+    /// go over budget rather than fail if everything else is in use.
     Demand,
+    /// A sampler was told "not ready" and asks again next frame: evict
+    /// whatever is wanted least except pages promised to other such
+    /// samplers, and skip the load (to try again) when there is nothing
+    /// else. The page is promised to the sampler until it gets it.
+    Urgent,
     /// The prefetcher wants it with this score: evict only pages wanted
-    /// less, and skip the load when there are none.
+    /// less and not promised, and skip the load when there are none.
     Prefetch(Score),
 }
 
@@ -175,6 +206,11 @@ impl PageCache {
     #[inline]
     pub fn get(&self, page: usize) -> arc_swap::Guard<Option<Arc<ResidentPage>>> {
         self.slots[page].load()
+    }
+
+    /// The page if resident, as a reference of the caller's own.
+    pub fn get_full(&self, page: usize) -> Option<Arc<ResidentPage>> {
+        self.slots[page].load_full()
     }
 
     pub fn is_resident(&self, page: usize) -> bool {
@@ -208,7 +244,10 @@ impl PageCache {
                     .filter(|&p| p != page)
                     .filter_map(|p| {
                         let slot = self.slots[p].load();
-                        slot.as_ref().map(|r| (wanted.score(p), r.loaded_at, p))
+                        let keep = admission != Admission::Demand;
+                        slot.as_ref()
+                            .filter(|r| !(keep && r.is_promised()))
+                            .map(|r| (wanted.score(p), r.loaded_at, p))
                     })
                     .collect();
                 // Least wanted last, so `pop` takes it; among equals the oldest.
@@ -221,7 +260,7 @@ impl PageCache {
                 // rather than fail; a prefetch waits.
                 match admission {
                     Admission::Demand => break,
-                    Admission::Prefetch(_) => return false,
+                    Admission::Urgent | Admission::Prefetch(_) => return false,
                 }
             };
             if let Admission::Prefetch(wanted) = admission {
@@ -255,14 +294,17 @@ impl PageCache {
             .fetch_sub(cost, Ordering::Relaxed);
     }
 
-    /// Installs a loaded page whose cost was reserved by [`PageCache::admit`].
+    /// Installs a loaded page whose cost was reserved by [`PageCache::admit`]
+    /// and returns it, held: the caller keeps it however soon another load
+    /// evicts it. `promised` keeps it for a sampler that asked.
     pub fn install(
         &self,
         page: usize,
         data: PageData,
         checked: crate::container::index::CheckedPage,
         cost: u64,
-    ) {
+        promised: bool,
+    ) -> Arc<ResidentPage> {
         let loaded_at = {
             let mut tick = self.admission.lock().unwrap_or_else(|e| e.into_inner());
             *tick += 1;
@@ -274,9 +316,12 @@ impl PageCache {
             tables: checked.tables,
             cost,
             loaded_at,
+            promised: AtomicBool::new(promised),
             counters: Arc::clone(&self.counters),
         };
-        self.slots[page].store(Some(Arc::new(resident)));
+        let resident = Arc::new(resident);
+        self.slots[page].store(Some(Arc::clone(&resident)));
+        resident
     }
 
     /// The pages resident now.

@@ -8,11 +8,18 @@
 //! the stream's [`MissingPage`] policy:
 //!
 //! - [`MissingPage::Block`] (the default): the sampler loads the page itself
-//!   and waits. The pose is always right; the wait is counted as a stall and
-//!   timed in [`StreamStats`].
+//!   and waits. The pose is always right, however small the budget and
+//!   however many threads sample: the load hands the sampler the page it
+//!   made resident, held until the decode is done. The wait is counted as a
+//!   stall and timed in [`StreamStats`].
 //! - [`MissingPage::NotReady`]: the sampler returns
 //!   [`Error::PageNotReady`] at once and asks the prefetcher for the page,
-//!   so an engine can hold its last pose for a frame.
+//!   so an engine can hold its last pose for a frame. Pages asked for this
+//!   way are loaded in the order asked, each evicting the page wanted least
+//!   that is not promised to another sampler that asked, and are promised
+//!   to their sampler until it gets them: when more playheads want pages
+//!   now than the budget holds, they take turns, and every player that
+//!   keeps asking gets its page within a few loads and frames.
 //!
 //! The prefetch worker ([`prefetch`]) follows the [`Hint`]s players send
 //! (time, rate, loop mode) and loads the pages covering the next
@@ -47,7 +54,8 @@ use cache::{Admission, Counters, PageCache, ResidentPage};
 pub use playhead::Hint;
 use prefetch::{Prefetcher, Request};
 pub use source::{
-    drop_from_os_cache, slow_read_time, MappedSource, MemorySource, PageData, SlowSource, Source,
+    drop_from_os_cache, slow_read_time, FileSource, MappedSource, MemorySource, PageData,
+    SlowSource, Source,
 };
 
 /// What a sampler does when the page it needs is not resident.
@@ -56,7 +64,9 @@ pub enum MissingPage {
     /// Load it and wait (counted as a stall).
     #[default]
     Block,
-    /// Return [`Error::PageNotReady`] and ask the prefetcher for it.
+    /// Return [`Error::PageNotReady`] and ask the prefetcher for it. Needs
+    /// the prefetch thread ([`StreamOptions::prefetch`]); without it the
+    /// page comes only from [`Stream::preload`].
     NotReady,
 }
 
@@ -64,10 +74,15 @@ pub enum MissingPage {
 #[derive(Clone, Debug, PartialEq)]
 pub struct StreamOptions {
     /// Most bytes of resident pages (decoded bytes plus decode tables). Must
-    /// hold at least two of the stream's largest pages. A sampler that needs
-    /// a page while every resident page is in use by other samplers loads it
-    /// anyway, over the budget (the peak counter shows it); a prefetch never
-    /// goes over.
+    /// hold at least two of the stream's largest pages. A prefetch never
+    /// goes over it. A blocking sampler that needs a page while every page
+    /// the budget holds is in use by samplers loads it anyway, over the
+    /// budget (the peak counter shows it), and decodes from the page it
+    /// loaded however soon another load evicts it. The overshoot is only
+    /// pages samplers hold: a sampler holds at most the two pages of one
+    /// pose, so with `T` threads sampling at once the resident bytes stay
+    /// within the larger of the budget and `2 T + 1` of the largest pages
+    /// (the one more is a page the prefetcher is loading).
     pub budget_bytes: u64,
     /// Seconds of play (at rate 1) the prefetcher keeps resident ahead of
     /// each playhead.
@@ -127,17 +142,31 @@ pub(crate) struct Shared {
     playheads: playhead::Playheads,
     /// Pages that failed their check: they fail again without a read.
     corrupt: Vec<OnceLock<ContainerError>>,
+    /// Tests: every load evicts every page as soon as it is installed.
+    #[cfg(test)]
+    evict_on_install: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
-    /// Makes `page` resident. Ok(false) when a prefetch found no room.
-    fn load(&self, page: usize, admission: Admission, prefetch: bool) -> Result<bool> {
+    /// Makes `page` resident and returns it, held for the caller: a sampler
+    /// decodes from it however soon another load evicts it. `None` when a
+    /// prefetch or an urgent load found no room.
+    fn load(
+        &self,
+        page: usize,
+        admission: Admission,
+        prefetch: bool,
+    ) -> Result<Option<Arc<ResidentPage>>> {
         if let Some(e) = self.corrupt[page].get() {
             return Err(e.clone().into());
         }
+        let urgent = admission == Admission::Urgent;
         let _loading = self.cache.load_lock(page);
-        if self.cache.is_resident(page) {
-            return Ok(true);
+        if let Some(resident) = self.cache.get_full(page) {
+            if urgent {
+                resident.promise(true);
+            }
+            return Ok(Some(resident));
         }
         let cost = self.index.resident_cost(page) as u64;
         let playheads = &self.playheads;
@@ -145,7 +174,7 @@ impl Shared {
             .cache
             .admit(&self.index, playheads, page, cost, admission)
         {
-            return Ok(false);
+            return Ok(None);
         }
         let start = Instant::now();
         let entry = self.index.pages()[page];
@@ -160,7 +189,7 @@ impl Shared {
                 self.cache.cancel(cost);
                 return Err(Error::Io {
                     path: self.describe.clone().into(),
-                    source,
+                    source: std::io::Error::new(source.kind(), format!("page {page}: {source}")),
                 });
             }
         };
@@ -175,7 +204,12 @@ impl Shared {
                 return Err(e.into());
             }
         };
-        self.cache.install(page, data, checked, cost);
+        let resident = self.cache.install(page, data, checked, cost, urgent);
+        #[cfg(test)]
+        if self.evict_on_install.load(Ordering::Relaxed) {
+            // Another thread's load evicting the page at once.
+            self.cache.clear();
+        }
         Counters::add(&counters.page_loads, 1);
         if prefetch {
             Counters::add(&counters.prefetch_loads, 1);
@@ -185,10 +219,14 @@ impl Shared {
             bytes = entry.stored_len,
             resident = cost,
             ms = start.elapsed().as_secs_f64() * 1e3,
-            cause = if prefetch { "prefetch" } else { "demand" },
+            cause = match admission {
+                Admission::Demand => "demand",
+                Admission::Urgent => "not ready",
+                Admission::Prefetch(_) => "prefetch",
+            },
             "page load"
         );
-        Ok(true)
+        Ok(Some(resident))
     }
 }
 
@@ -215,18 +253,39 @@ impl std::fmt::Debug for Stream {
 }
 
 impl Stream {
-    /// Memory-maps and opens a container file.
+    /// Opens a container file, read with positioned reads ([`FileSource`]).
+    ///
+    /// A change to the file after open is harmless or an error: every page
+    /// is copied into memory the stream owns when it is loaded, and its
+    /// checksum is checked on that copy, so poses come only from checked
+    /// bytes that nothing outside can change. A resident page keeps giving
+    /// its poses whatever happens to the file; a page loaded after the file
+    /// was overwritten fails its checksum ([`Error::Container`], naming the
+    /// page), and one loaded after it was truncated fails with
+    /// [`Error::Io`] naming the page and the file's length. For zero-copy
+    /// reads of a file nothing writes to, open a [`MappedSource`] with
+    /// [`Stream::open`] (its contract: the file must not change while
+    /// mapped).
     pub fn open_file(path: &Path, options: StreamOptions) -> Result<Stream> {
-        Stream::open(MappedSource::open(path)?, options)
+        Stream::open(FileSource::open(path)?, options)
     }
 
-    /// Opens a container held in memory.
+    /// Opens a container held in memory. The stream owns the bytes and
+    /// nothing can change them.
     pub fn from_bytes(bytes: Vec<u8>, options: StreamOptions) -> Result<Stream> {
         Stream::open(MemorySource::new(bytes), options)
     }
 
     /// Opens a container over `source`: reads the header and the table of
     /// contents (two reads), checks them, and starts the prefetcher.
+    ///
+    /// Every page's checksum is checked on the bytes `source` returns for
+    /// it, and poses are decoded from those bytes, so the guarantee against
+    /// a file changed while open is the source's: none is needed for
+    /// [`FileSource`] and [`MemorySource`] (they return bytes nothing else
+    /// can change), while [`MappedSource`] returns the mapped bytes
+    /// themselves and requires the file not to change while mapped (see its
+    /// contract).
     pub fn open(source: impl Source, options: StreamOptions) -> Result<Stream> {
         let describe = source.describe();
         let _span = tracing::debug_span!("stream_open", source = %describe).entered();
@@ -275,6 +334,8 @@ impl Stream {
             corrupt: index.pages().iter().map(|_| OnceLock::new()).collect(),
             index,
             playheads: Default::default(),
+            #[cfg(test)]
+            evict_on_install: Default::default(),
         });
         let prefetcher = match options.prefetch {
             true => Some(Prefetcher::spawn(
@@ -347,7 +408,11 @@ impl Stream {
     /// without evicting; returns how many are resident.
     pub fn preload_all(&self) -> Result<usize> {
         for page in 0..self.shared.index.pages().len() {
-            if !self.shared.load(page, Admission::Prefetch(0), false)? {
+            if self
+                .shared
+                .load(page, Admission::Prefetch(0), false)?
+                .is_none()
+            {
                 break;
             }
         }
@@ -413,7 +478,8 @@ impl Stream {
     #[inline]
     fn pin(&self, page: usize) -> Result<Guard<Option<Arc<ResidentPage>>>> {
         let resident = self.shared.cache.get(page);
-        if resident.is_some() {
+        if let Some(held) = &*resident {
+            held.served();
             Counters::add(&self.shared.cache.counters.hits, 1);
             return Ok(resident);
         }
@@ -436,22 +502,20 @@ impl Stream {
             return Err(Error::PageNotReady { page });
         }
         let start = Instant::now();
-        // Another thread's demand load may evict the page between our load
-        // and our look; a few tries settle it.
-        for _ in 0..4 {
-            self.shared.load(page, Admission::Demand, false)?;
-            let resident = self.shared.cache.get(page);
-            if resident.is_some() {
-                let waited = start.elapsed();
-                Counters::add(&counters.stalls, 1);
-                Counters::add(&counters.stall_ns, waited.as_nanos() as u64);
-                tracing::debug!(page, ms = waited.as_secs_f64() * 1e3, "stall");
-                return Ok(resident);
-            }
-        }
-        Err(Error::Internal {
-            message: format!("page {page} was evicted as soon as it was loaded, four times"),
-        })
+        // The load hands back the page it made resident, held: another
+        // thread's load may evict it from the cache at once, but not from
+        // under this decode.
+        let Some(resident) = self.shared.load(page, Admission::Demand, false)? else {
+            return Err(Error::Internal {
+                message: format!("a demand load of page {page} was refused room"),
+            });
+        };
+        resident.served();
+        let waited = start.elapsed();
+        Counters::add(&counters.stalls, 1);
+        Counters::add(&counters.stall_ns, waited.as_nanos() as u64);
+        tracing::debug!(page, ms = waited.as_secs_f64() * 1e3, "stall");
+        Ok(Guard::from_inner(Some(resident)))
     }
 }
 

@@ -6,8 +6,11 @@
 //! blocks and never allocates, so a frame pays a few atomic operations for
 //! it. While players are active the worker wakes every tick, takes the
 //! latest hint of each (older ones are stale and dropped), and loads the
-//! planned pages soonest first, re-planning as soon as a playhead jumps. An
-//! idle worker blocks on the channel. Load errors come back as values on a
+//! planned pages soonest first, re-planning as soon as a playhead jumps.
+//! Before the plan come the pages samplers were told are not ready, in the
+//! order asked, each promised to its sampler until it has it (fair
+//! eviction, the cache's `Admission::Urgent`). An idle
+//! worker blocks on the channel. Load errors come back as values on a
 //! second channel. Dropping the sender (the stream) stops the worker at its
 //! next wake, and the stream joins it.
 
@@ -41,6 +44,13 @@ const QUEUE: usize = 1024;
 /// Errors kept for the stream to collect; more are dropped (they repeat).
 const ERROR_QUEUE: usize = 64;
 
+/// Worker rounds (ticks) a page loaded for a "not ready" sampler stays
+/// promised to it while other such samplers wait for room, if it never
+/// comes back for the page: long enough for a sampler asking every frame
+/// to come back (64 rounds of the default 5 ms tick are 320 ms), short
+/// enough that a player that stopped asking cannot hold the others off.
+const PROMISE_ROUNDS: u64 = 64;
+
 /// The handle of a running worker.
 #[derive(Debug)]
 pub(crate) struct Prefetcher {
@@ -65,6 +75,8 @@ impl Prefetcher {
                     tick,
                     hints: Vec::new(),
                     urgent: VecDeque::new(),
+                    promised: Vec::new(),
+                    round: 0,
                     reported: HashSet::new(),
                 }
                 .run();
@@ -120,7 +132,12 @@ struct Worker {
     tick: Duration,
     /// Latest hint of each active player.
     hints: Vec<Hint>,
+    /// Pages "not ready" samplers asked for, first asked first, each once.
     urgent: VecDeque<usize>,
+    /// Pages loaded for those samplers, and the round they were.
+    promised: Vec<(usize, u64)>,
+    /// Rounds the worker has woken for.
+    round: u64,
     /// Pages whose error was already sent.
     reported: HashSet<usize>,
 }
@@ -135,6 +152,7 @@ enum Drained {
 impl Worker {
     fn run(mut self) {
         loop {
+            self.round += 1;
             if self.hints.is_empty() && self.urgent.is_empty() {
                 match self.inbox.recv() {
                     Ok(request) => {
@@ -170,6 +188,11 @@ impl Worker {
                 false
             }
             Request::Load(page) => {
+                // A sampler asks every frame until it has the page: once in
+                // the queue is enough, and keeps its place.
+                if self.urgent.contains(&page) {
+                    return false;
+                }
                 self.urgent.push_back(page);
                 true
             }
@@ -197,8 +220,22 @@ impl Worker {
     /// playhead jumps. False when the stream is gone.
     fn work(&mut self) -> bool {
         'replan: loop {
-            while let Some(page) = self.urgent.pop_front() {
-                self.load(page, Admission::Prefetch(0));
+            // Pages samplers were told are not ready, in the order they
+            // asked: each evicts the page wanted least that is not promised
+            // to another such sampler, so every one of them gets its page in
+            // turn, however many playheads want pages the budget cannot
+            // hold at once. When every resident page is promised, the rest
+            // wait for a tick.
+            while let Some(&page) = self.urgent.front() {
+                if !self.load(page, Admission::Urgent) {
+                    self.expire_promises();
+                    break;
+                }
+                self.urgent.pop_front();
+                // Forget the promises kept, so the list stays as short as
+                // the pages promised now.
+                self.expire_promises();
+                self.promised.push((page, self.round));
             }
             let plan = Scorer::new(&self.shared.index, self.hints.clone()).plan(self.lookahead);
             for (page, score) in plan {
@@ -221,13 +258,30 @@ impl Worker {
         }
     }
 
+    /// Stops keeping pages promised to samplers that have not come for
+    /// them in [`PROMISE_ROUNDS`] rounds, so that they cannot hold off the
+    /// samplers waiting for room; forgets the promises kept.
+    fn expire_promises(&mut self) {
+        let (cache, round) = (&self.shared.cache, self.round);
+        self.promised.retain(|&(page, since)| {
+            let resident = cache.get(page);
+            let Some(resident) = resident.as_ref() else {
+                return false;
+            };
+            if round.saturating_sub(since) >= PROMISE_ROUNDS {
+                resident.promise(false);
+            }
+            resident.is_promised()
+        });
+    }
+
     /// False when there was no room.
     fn load(&mut self, page: usize, admission: Admission) -> bool {
         if page >= self.shared.index.pages().len() {
             return true;
         }
         match self.shared.load(page, admission, true) {
-            Ok(loaded) => loaded,
+            Ok(loaded) => loaded.is_some(),
             Err(e) => {
                 if self.reported.insert(page) {
                     let _ = self.errors.try_send(e);

@@ -1,9 +1,32 @@
-//! Where a stream's bytes come from: a memory-mapped file (the default), a
-//! buffer in memory, or simulated slow media wrapped around either.
+//! Where a stream's bytes come from: a file read with positioned reads (the
+//! default), a memory-mapped file (opt-in, zero-copy), a buffer in memory, or
+//! simulated slow media wrapped around any of them.
 //!
 //! A [`Source`] reads byte ranges; the page cache decides which and when.
 //! Reads return [`PageData`], which borrows from the map or buffer where it
 //! can (no copy) and owns its bytes where it must.
+//!
+//! # A file changed while open
+//!
+//! The stream checks a page's checksum on the bytes a read returned and
+//! decodes from those same bytes afterwards. Whether later writes to the
+//! file can reach them depends on the source:
+//!
+//! - [`FileSource`] (what [`Stream::open_file`](super::Stream::open_file)
+//!   uses) copies each page into memory the stream owns with `pread`, so
+//!   nothing done to the file afterwards changes a resident page: it keeps
+//!   giving the poses it was checked with. A page read after the file was
+//!   overwritten fails its checksum; one read after the file was truncated
+//!   is an error naming the page and the file's length. Never a crash,
+//!   never a wrong pose.
+//! - [`MappedSource`] hands out the mapped bytes themselves (no copy). Its
+//!   contract is the map's: the file must not change while mapped. A file
+//!   truncated under it faults (`SIGBUS`) when a page past the new end is
+//!   touched, and a file overwritten in place changes the bytes of resident
+//!   raw pages after their check, so poses come out wrong with no error.
+//!   Use it only for files nothing writes to (cinestream itself replaces
+//!   files by an atomic rename, which leaves a map on the old file).
+//! - [`MemorySource`] holds immutable bytes: nothing can change them.
 
 use std::io;
 use std::ops::Deref;
@@ -96,9 +119,110 @@ fn check_range(offset: u64, len: usize, total: u64) -> io::Result<usize> {
     }
 }
 
-/// A memory-mapped container file: a read advises the kernel and touches
-/// every OS page of the range, so the faults happen in the reading thread
-/// (the prefetcher), not later in the sampler.
+/// A container file read with positioned reads (`pread`): every read copies
+/// its range into a buffer the caller owns, which the page cache keeps as
+/// the page's bytes. What the stream checks and decodes is that copy, so a
+/// change to the file after a page is resident cannot reach the page (see
+/// the [module docs](self)).
+///
+/// A read past the file's end as it is now (the file was truncated after
+/// open) is an [`io::ErrorKind::UnexpectedEof`] error that gives both
+/// lengths; the stream adds the page.
+#[derive(Debug)]
+pub struct FileSource {
+    file: std::fs::File,
+    /// Length when opened: what the table of contents was checked against.
+    len: u64,
+    path: PathBuf,
+}
+
+impl FileSource {
+    /// Opens `path` for reading.
+    pub fn open(path: &Path) -> Result<FileSource> {
+        let io = |source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        Ok(FileSource {
+            file,
+            len,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Fills `buf` from `offset`, or fails with `UnexpectedEof` at the end.
+    #[cfg(unix)]
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        std::os::unix::fs::FileExt::read_exact_at(&self.file, buf, offset)
+    }
+
+    /// Fills `buf` from `offset`, or fails with `UnexpectedEof` at the end.
+    #[cfg(windows)]
+    fn read_at(&self, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+        use std::os::windows::fs::FileExt;
+        while !buf.is_empty() {
+            match self.file.seek_read(buf, offset) {
+                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                Ok(n) => {
+                    buf = &mut buf[n..];
+                    offset += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Source for FileSource {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read(&self, offset: u64, len: usize) -> io::Result<PageData> {
+        check_range(offset, len, self.len)?;
+        let mut bytes = vec![0u8; len];
+        match self.read_at(&mut bytes, offset) {
+            Ok(()) => Ok(PageData::owned(bytes)),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                let now = match self.file.metadata() {
+                    Ok(m) => format!("{} bytes now", m.len()),
+                    Err(e) => format!("its length unknown now ({e})"),
+                };
+                Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!(
+                        "{len} bytes at offset {offset} lie past the end of the file ({now}, \
+                         {} when opened): it was truncated or replaced while open",
+                        self.len
+                    ),
+                ))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn describe(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+/// A memory-mapped container file, zero-copy: a read advises the kernel and
+/// touches every OS page of the range, so the faults happen in the reading
+/// thread (the prefetcher), not later in the sampler, and a raw page is
+/// decoded from the map itself.
+///
+/// **Contract: the file must not change while mapped.** A file truncated
+/// under the map kills the process with `SIGBUS` when a page past the new
+/// end is touched (a read checks the file's length first, which narrows
+/// that to a race but cannot close it: a resident raw page is read from the
+/// map at every sample), and a file overwritten in place changes the bytes
+/// of resident raw pages after their checksum was checked, so poses come out
+/// wrong with no error. [`FileSource`] has no such contract and is the
+/// default; use this only for files nothing writes to while they play.
 #[derive(Debug)]
 pub struct MappedSource {
     map: Arc<MappedFile>,
@@ -106,7 +230,8 @@ pub struct MappedSource {
 }
 
 impl MappedSource {
-    /// Maps `path` read-only.
+    /// Maps `path` read-only. See the type's contract: the file must not
+    /// change while mapped.
     pub fn open(path: &Path) -> Result<MappedSource> {
         Ok(MappedSource {
             map: Arc::new(MappedFile::open(path)?),
@@ -125,6 +250,19 @@ impl Source for MappedSource {
 
     fn read(&self, offset: u64, len: usize) -> io::Result<PageData> {
         let start = check_range(offset, len, self.len())?;
+        // A file truncated since it was mapped would fault below; catch the
+        // common case (truncated before this read) as an error.
+        let now = self.map.file_len()?;
+        if (start + len) as u64 > now {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "{len} bytes at offset {offset} lie past the end of the file ({now} bytes now, \
+                     {} when mapped): it was truncated while mapped",
+                    self.len()
+                ),
+            ));
+        }
         self.map.advise_will_need(start, len);
         let bytes = &self.map.as_ref().as_ref()[start..start + len];
         let mut touched = 0u8;
@@ -312,7 +450,7 @@ impl Source for Box<dyn Source> {
 
 /// A cold start: writes back and drops `path` from the OS page cache
 /// (`posix_fadvise(POSIX_FADV_DONTNEED)`), so the next reads come from the
-/// disk. Call it before the file is mapped: pages mapped by a process stay.
+/// disk. Call it before the file is opened: pages a process has mapped stay.
 /// Linux only; elsewhere it is an `Unsupported` error.
 pub fn drop_from_os_cache(path: &Path) -> Result<()> {
     let io = |source| Error::Io {
@@ -370,6 +508,27 @@ mod tests {
         assert!(start.elapsed() >= Duration::from_millis(15));
         assert_eq!(data.len(), 100_000);
         assert!(source.describe().contains("slow"));
+    }
+
+    #[test]
+    fn a_file_source_reads_copies_and_names_a_truncation() {
+        let dir = std::env::temp_dir().join(format!("cinestream-pread-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("bytes.bin");
+        std::fs::write(&path, (0..10_000u32).map(|i| i as u8).collect::<Vec<_>>()).unwrap();
+        let source = FileSource::open(&path).unwrap();
+        assert_eq!(source.len(), 10_000);
+        let data = source.read(5000, 4).unwrap();
+        assert_eq!(&*data, &[136, 137, 138, 139]);
+        assert!(source.read(9_999, 2).is_err());
+        // The bytes read are a copy: writing the file does not change them.
+        std::fs::write(&path, vec![0u8; 6000]).unwrap();
+        assert_eq!(&*data, &[136, 137, 138, 139]);
+        let err = source.read(5000, 2000).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
+        assert!(err.to_string().contains("6000 bytes now"), "{err}");
+        assert!(err.to_string().contains("10000 when opened"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

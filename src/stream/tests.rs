@@ -236,13 +236,14 @@ fn eviction_takes_pages_behind_the_playhead_first() {
     assert_eq!(stream.resident_pages(), vec![2, 3, 4, 5]);
     assert!(stream.stats().peak_resident_bytes <= budget);
     // A prefetch never evicts a page wanted sooner than the one it loads.
-    assert!(!shared
+    assert!(shared
         .load(
             9,
             Admission::Prefetch(Scorer::new(stream.index(), vec![hint(5, -1.0)]).score(9)),
             true
         )
-        .unwrap());
+        .unwrap()
+        .is_none());
     assert!(!stream.is_resident(9));
 }
 
@@ -463,12 +464,340 @@ fn a_demand_load_with_every_page_in_use_goes_over_budget_and_counts_it() {
     assert_eq!(stream.stats().resident_bytes, cost(2));
     // A prefetch does not go over: it waits for room.
     let held = shared.cache.get(2);
-    let third = shared.load(3, Admission::Prefetch(0), true).unwrap();
-    let fourth = shared.load(4, Admission::Prefetch(0), true).unwrap();
+    let third = shared
+        .load(3, Admission::Prefetch(0), true)
+        .unwrap()
+        .is_some();
+    let fourth = shared
+        .load(4, Admission::Prefetch(0), true)
+        .unwrap()
+        .is_some();
     assert!(
         !(third && fourth),
         "two more pages do not fit beside a held one"
     );
     drop(held);
     assert!(stream.stats().resident_bytes <= budget);
+}
+
+/// A directory of this test's own, removed when dropped.
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!(
+            "cinestream-stream-{name}-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Writes `bytes` into the existing file at `path` in place, as `cp` does
+/// (same inode, truncated then written), so open handles and maps see it.
+fn overwrite_in_place(path: &std::path::Path, bytes: &[u8]) {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(path)
+        .unwrap();
+    file.write_all(bytes).unwrap();
+    file.sync_all().unwrap();
+}
+
+fn time_of_page(stream: &Stream, page: usize) -> f32 {
+    let samples = stream.index().page_samples(page);
+    (samples.start + samples.len() / 2) as f32 / 30.0
+}
+
+#[test]
+fn a_file_changed_while_open_keeps_resident_poses_and_names_the_page_it_cannot_read() {
+    let dir = TempDir::new("changed");
+    let path = dir.0.join("take.cine");
+    std::fs::write(&path, encoded(false)).unwrap();
+    let stream = Stream::open_file(&path, StreamOptions::default().with_prefetch(false)).unwrap();
+    let pages = stream.index().pages().len();
+    let mut pose = vec![Transform::IDENTITY; stream.meta().num_bones()];
+    let resident_at = time_of_page(&stream, 1);
+    stream.sample(resident_at, &mut pose).unwrap();
+    assert_eq!(pose, reference_pose(false, resident_at));
+    assert_eq!(stream.resident_pages(), vec![1]);
+
+    // `cp other.cine take.cine`: the same inode, other bytes (a file of the
+    // same clip, looping, so its pages differ from here on).
+    let other = encoded(true);
+    assert_ne!(other, encoded(false));
+    overwrite_in_place(&path, other);
+    // The resident page gives the poses it was checked with.
+    stream.sample(resident_at, &mut pose).unwrap();
+    assert_eq!(pose, reference_pose(false, resident_at));
+    // A page loaded now is read from the other file's bytes: an error
+    // naming it (its checksum, or the end of the shorter file), never poses.
+    for page in [3, pages / 2, pages - 1] {
+        let at = time_of_page(&stream, page);
+        let before = pose.clone();
+        let err = stream.sample(at, &mut pose).unwrap_err();
+        assert!(err.to_string().contains(&format!("page {page}")), "{err}");
+        assert_eq!(pose, before, "a failed sample wrote the pose");
+    }
+
+    // Truncated to its header and table of contents: the page an untouched
+    // time needs lies past the end, an error naming the page and the length.
+    let keep = stream.index().header().pages_offset;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(keep)
+        .unwrap();
+    let page = pages - 2;
+    let err = stream
+        .sample(time_of_page(&stream, page), &mut pose)
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains(&format!("page {page}")), "{message}");
+    assert!(message.contains("past the end of the file"), "{message}");
+    assert!(message.contains(&format!("{keep} bytes now")), "{message}");
+    // Still the resident page's poses.
+    stream.sample(resident_at, &mut pose).unwrap();
+    assert_eq!(pose, reference_pose(false, resident_at));
+}
+
+#[test]
+fn a_file_truncated_while_a_stream_plays_it_is_an_error_not_a_crash() {
+    let dir = TempDir::new("truncated");
+    let path = dir.0.join("take.cine");
+    std::fs::write(&path, encoded(false)).unwrap();
+    // Two pages of budget and the prefetcher a second ahead: pages come and
+    // go from the file all along.
+    let probe = open(false, StreamOptions::default());
+    let options = StreamOptions::default()
+        .with_budget_bytes(budget_for(&probe, 3))
+        .with_lookahead_seconds(1.0);
+    let stream = Stream::open_file(&path, options).unwrap();
+    let mut player = Player::new(&stream);
+    player.set_rate(4.0);
+    player.seek(0.0).unwrap();
+    for _ in 0..30 {
+        let step = player.advance(1.0 / 30.0).unwrap();
+        assert_eq!(player.pose(), &reference_pose(false, step.time as f32)[..]);
+    }
+    // Cut the file where the page under the playhead starts, while it
+    // plays: that page is resident, the ones after it may be, the rest not.
+    let playing = stream
+        .index()
+        .page_of_sample((player.time() * 30.0) as usize);
+    assert!(stream.is_resident(playing));
+    let cut = stream.index().pages()[playing].offset;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(cut)
+        .unwrap();
+    let (mut ok, mut failed) = (0, 0);
+    for _ in 0..90 {
+        match player.advance(1.0 / 30.0) {
+            Ok(step) => {
+                ok += 1;
+                assert_eq!(player.pose(), &reference_pose(false, step.time as f32)[..]);
+            }
+            Err(e) => {
+                failed += 1;
+                let message = e.to_string();
+                assert!(
+                    message.contains("page ") && message.contains("past the end"),
+                    "{message}"
+                );
+            }
+        }
+    }
+    // Resident pages play on from their own copies; play then reaches pages
+    // that would be read past the cut, and they fail.
+    assert!(ok > 0 && failed > 0, "{ok} frames played, {failed} failed");
+    for e in stream.prefetch_errors() {
+        assert!(e.to_string().contains("past the end"), "{e}");
+    }
+}
+
+/// Four threads each play four players (forward, backward, 2x, scrubbing
+/// back and forth) on one stream: every pose as the reader gives it.
+fn play_sixteen(stream: &Stream, frames: usize) {
+    let reader = StreamReader::open(encoded(false)).unwrap();
+    let reader = &reader;
+    std::thread::scope(|scope| {
+        for thread in 0..4 {
+            scope.spawn(move || {
+                let mut expected = vec![Transform::IDENTITY; stream.meta().num_bones()];
+                let duration = stream.meta().duration();
+                let mut players: Vec<Player> = (0..4)
+                    .map(|k| {
+                        let mut player = Player::new(stream);
+                        player.set_rate([1.0, -1.0, 2.0, 7.0][k]);
+                        player
+                            .seek((thread * 4 + k) as f64 / 16.0 * duration)
+                            .unwrap();
+                        player
+                    })
+                    .collect();
+                for frame in 0..frames {
+                    for (k, player) in players.iter_mut().enumerate() {
+                        let step = player.advance(1.0 / 30.0).unwrap_or_else(|e| {
+                            panic!("thread {thread}, player {k}, frame {frame}: {e}")
+                        });
+                        reader.sample(step.time as f32, &mut expected).unwrap();
+                        assert_eq!(
+                            player.pose(),
+                            &expected[..],
+                            "thread {thread}, player {k}, frame {frame}"
+                        );
+                    }
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn a_demand_load_pins_its_page_however_soon_another_load_evicts_it() {
+    // Every load evicts every page as soon as it is installed, as another
+    // thread's load can on a two-page budget: the loader still decodes
+    // from the page it loaded, one load a page.
+    let (stream, _) = without_prefetch(2);
+    stream
+        .shared
+        .evict_on_install
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut pose = vec![Transform::IDENTITY; stream.meta().num_bones()];
+    // The last time straddles two pages: both loaded, both evicted at once.
+    let end = stream.index().page_samples(3).end;
+    let straddling = (end as f32 - 0.5) / 30.0;
+    assert_eq!(stream.index().page_of_sample(end), 4);
+    for (k, time) in [1.0, 7.25, 15.0, straddling].into_iter().enumerate() {
+        stream.sample(time, &mut pose).unwrap();
+        assert_eq!(pose, reference_pose(false, time), "at {time}");
+        assert_eq!(
+            stream.stats().page_loads as usize,
+            k + 1 + (k == 3) as usize
+        );
+    }
+    assert!(stream.resident_pages().is_empty());
+    // Every page was let go after its decode: the memory came back.
+    assert_eq!(stream.stats().resident_bytes, 0);
+}
+
+/// The most bytes a stream may hold: its budget, or, when every page in it
+/// is in use, two pages per thread sampling at once and one the prefetcher
+/// is loading (see `StreamOptions::budget_bytes`).
+fn overshoot_bound(budget: u64, largest: u64, threads: u64) -> u64 {
+    budget.max((2 * threads + 1) * largest)
+}
+
+#[test]
+fn sixteen_blocking_players_on_a_two_page_budget_get_every_pose_within_the_overshoot() {
+    let probe = open(false, StreamOptions::default());
+    let budget = budget_for(&probe, 2);
+    let largest = budget_for(&probe, 1);
+    for (prefetch, slow, frames) in [(false, false, 2000), (true, false, 2000), (true, true, 100)] {
+        let options = StreamOptions::default()
+            .with_budget_bytes(budget)
+            .with_prefetch(prefetch);
+        let stream = match slow {
+            // Loads that take a while, so that the threads' loads overlap.
+            true => Stream::open(
+                SlowSource::new(
+                    MemorySource::new(encoded(false).to_vec()),
+                    Duration::from_micros(100),
+                    0.0,
+                ),
+                options,
+            )
+            .unwrap(),
+            false => open(false, options),
+        };
+        play_sixteen(&stream, frames);
+        let stats = stream.stats();
+        assert!(stats.evictions > 100, "{stats:?}");
+        assert!(
+            stats.peak_resident_bytes <= overshoot_bound(budget, largest, 4),
+            "prefetch {prefetch}, slow {slow}: peak {} over the bound {} (budget {budget}): {stats:?}",
+            stats.peak_resident_bytes,
+            overshoot_bound(budget, largest, 4)
+        );
+        let resident: u64 = stream
+            .resident_pages()
+            .iter()
+            .map(|&p| stream.index().resident_cost(p) as u64)
+            .sum();
+        assert_eq!(stats.resident_bytes, resident);
+    }
+}
+
+#[test]
+fn three_stopped_players_on_a_two_page_budget_each_get_their_page_in_turn() {
+    let probe = open(false, StreamOptions::default());
+    let budget = budget_for(&probe, 2);
+    let options = StreamOptions::default()
+        .with_budget_bytes(budget)
+        .with_missing_page(MissingPage::NotReady);
+    let stream = open(false, options);
+    let times = [2.0, 8.0, 14.0];
+    let pages = times.map(|t| stream.index().page_of_sample((t * 30.0) as usize));
+    assert!(pages[0] != pages[1] && pages[1] != pages[2], "{pages:?}");
+    let mut players = times.map(|t| {
+        let mut player = Player::new(&stream);
+        player.set_rate(0.0);
+        player.seek(t).ok();
+        player
+    });
+    // Each player asks every frame (a frame every millisecond) until each
+    // has had thirty ready frames, for 5,000 frames at most.
+    let mut ready = [0usize; 3];
+    let mut waiting = [0usize; 3];
+    let mut worst = [0usize; 3];
+    let mut since = [None::<Instant>; 3];
+    let mut worst_wait = [Duration::ZERO; 3];
+    for _ in 0..5000 {
+        for (k, player) in players.iter_mut().enumerate() {
+            let step = player.advance(1.0 / 30.0).unwrap();
+            if step.ready {
+                assert_eq!(player.pose(), &reference_pose(false, times[k] as f32)[..]);
+                ready[k] += 1;
+                waiting[k] = 0;
+                if let Some(asked) = since[k].take() {
+                    worst_wait[k] = worst_wait[k].max(asked.elapsed());
+                }
+            } else {
+                waiting[k] += 1;
+                worst[k] = worst[k].max(waiting[k]);
+                since[k].get_or_insert_with(Instant::now);
+            }
+        }
+        if ready.iter().all(|&r| r >= 30) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    eprintln!(
+        "ready frames {ready:?}, most not-ready answers in a row {worst:?}, worst waits {worst_wait:?}, {:?}",
+        stream.stats()
+    );
+    assert!(
+        ready.iter().all(|&r| r >= 30),
+        "ready frames per player {ready:?}, most not-ready answers in a row {worst:?}"
+    );
+    // Taking turns never took the cache over its budget.
+    let stats = stream.stats();
+    assert!(stats.peak_resident_bytes <= budget, "{stats:?}");
+    assert!(stream.prefetch_errors().is_empty());
 }
