@@ -1,0 +1,96 @@
+//! Small, valid files that claim far more than they hold: what reading,
+//! verifying or exporting them allocates is bounded by a stated cap, and
+//! what goes over is refused with an error naming the limit.
+
+use std::sync::Arc;
+
+use cinestream::compress::{compress, CompressSettings};
+use cinestream::container::fuzzing::recompute_checksums;
+use cinestream::container::{encode_stream, StreamReader, WriteOptions, HEADER_LEN};
+use cinestream::export::{export_bytes, export_text, ExportFormat, MAX_EXPORT_TRANSFORMS};
+use cinestream::{Bone, Clip, Error, LengthUnit, Skeleton, Transform};
+
+/// A one-bone clip that never moves (no animated track, so its one segment
+/// holds no keys), packed, then its sample count in the metadata set to
+/// `samples` and every checksum recomputed: a valid file of a few hundred
+/// bytes claiming `samples` samples.
+fn claiming(samples: u32) -> Vec<u8> {
+    let skeleton = Skeleton::new(vec![Bone {
+        name: "root".into(),
+        parent: None,
+        bind: Transform::IDENTITY,
+    }])
+    .unwrap();
+    let clip = Clip::from_poses(
+        "bomb",
+        Arc::new(skeleton),
+        30.0,
+        LengthUnit::CENTIMETRE,
+        vec![Transform::IDENTITY; 2],
+    )
+    .unwrap();
+    let (compressed, _) = compress(&clip, &CompressSettings::default()).unwrap();
+    let (mut bytes, _) = encode_stream(&compressed, &WriteOptions::default()).unwrap();
+    // Metadata: name length (u32), name, sample rate (f32), sample count (u32).
+    let at = HEADER_LEN + 4 + "bomb".len() + 4;
+    assert_eq!(
+        &bytes[at..at + 4],
+        &2u32.to_le_bytes(),
+        "sample count where expected"
+    );
+    bytes[at..at + 4].copy_from_slice(&samples.to_le_bytes());
+    recompute_checksums(&mut bytes);
+    bytes
+}
+
+#[test]
+fn a_tiny_file_claiming_four_billion_samples_opens_and_verifies() {
+    let bytes = claiming(4_000_000_000);
+    assert!(bytes.len() < 400, "{} bytes", bytes.len());
+    let reader = StreamReader::open(bytes.as_slice()).expect("a valid file");
+    assert_eq!(reader.meta().num_samples(), 4_000_000_000);
+    assert!(reader.verify().is_sound());
+}
+
+#[test]
+fn export_refuses_more_than_its_limit_before_allocating() {
+    let bytes = claiming(4_000_000_000);
+    let reader = StreamReader::open(bytes.as_slice()).unwrap();
+    for format in [
+        ExportFormat::Bvh,
+        ExportFormat::Json,
+        ExportFormat::Gltf,
+        ExportFormat::Glb,
+    ] {
+        match export_bytes(&reader, format) {
+            Err(Error::Export { message, .. }) => {
+                assert!(
+                    message.contains(&format!("over the limit of {MAX_EXPORT_TRANSFORMS}")),
+                    "{message}"
+                );
+                assert!(message.contains("4000000000 samples"), "{message}");
+            }
+            other => panic!(
+                "{format:?}: expected an export error, got {:?}",
+                other.map(|b| b.len())
+            ),
+        }
+    }
+    assert!(matches!(
+        export_text(&reader, ExportFormat::Bvh),
+        Err(Error::Export { .. })
+    ));
+    // At the limit, the same file exports.
+    let bytes = claiming(MAX_EXPORT_TRANSFORMS as u32 / 100 - 1);
+    let reader = StreamReader::open(bytes.as_slice()).unwrap();
+    let bvh = export_text(&reader, ExportFormat::Bvh).unwrap();
+    assert!(bvh.contains("Frames: 99999\n"));
+    assert_eq!(
+        bvh.lines().count(),
+        bvh.lines()
+            .position(|l| l.starts_with("Frame Time"))
+            .unwrap()
+            + 1
+            + 99_999
+    );
+}
