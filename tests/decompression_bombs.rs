@@ -94,3 +94,83 @@ fn export_refuses_more_than_its_limit_before_allocating() {
             + 99_999
     );
 }
+
+/// A moving clip that then holds still: held segments are alike byte for
+/// byte, so lz4 packs them tightly and a page decodes to far more than it
+/// stores, the way a bomb does.
+fn held_lz4_file(segment_samples: usize) -> Vec<u8> {
+    use cinestream::procedural::{cinematic, CinematicSpec};
+    let clip = cinematic(&CinematicSpec::default().with_actors(1).with_seconds(1.0));
+    let mut poses = clip.poses().to_vec();
+    let last = clip.pose(clip.num_samples() - 1).to_vec();
+    for _ in 0..3000 {
+        poses.extend_from_slice(&last);
+    }
+    let clip = Clip::from_poses(
+        "held",
+        clip.skeleton().clone(),
+        clip.sample_rate(),
+        clip.unit(),
+        poses,
+    )
+    .unwrap();
+    let settings = CompressSettings::default().with_segment_samples(segment_samples);
+    let (compressed, _) = compress(&clip, &settings).unwrap();
+    let options = WriteOptions::default()
+        .with_lz4(true)
+        .with_page_bytes(16 * 1024);
+    encode_stream(&compressed, &options).unwrap().0
+}
+
+/// Decodes every stored sample; the first error.
+fn decode_all<S: cinestream::Sampling>(reader: &S) -> Result<(), S::Error> {
+    let meta = reader.clip_meta();
+    let mut pose = vec![Transform::IDENTITY; meta.num_bones()];
+    for sample in 0..meta.num_samples() {
+        reader.decode_sample(sample, &mut pose)?;
+    }
+    Ok(())
+}
+
+#[test]
+fn verify_keeps_no_page_and_sampling_stays_under_the_readers_limit() {
+    let bytes = held_lz4_file(4);
+    let reader = StreamReader::open(bytes.as_slice()).unwrap();
+    assert_eq!(
+        reader.max_resident(),
+        cinestream::container::read::MAX_RESIDENT_BYTES
+    );
+    assert!(reader.pages().len() > 4, "{} pages", reader.pages().len());
+    // Verifying checks every page and keeps none.
+    assert!(reader.verify().is_sound());
+    assert_eq!(reader.resident_bytes(), 0);
+    // Sampling everything keeps every page: more than the file holds.
+    decode_all(&reader).unwrap();
+    let all = reader.resident_bytes();
+    assert!(
+        all > bytes.len() as u64,
+        "{all} resident for {} bytes",
+        bytes.len()
+    );
+
+    // Under a limit below that, sampling stops at the limit with an error
+    // naming it, and never keeps more.
+    let limit = all / 2;
+    let reader = StreamReader::open(bytes.as_slice())
+        .unwrap()
+        .with_max_resident(limit);
+    match decode_all(&reader) {
+        Err(Error::Container(e)) => {
+            let message = e.to_string();
+            assert!(
+                message.contains(&format!(
+                    "over the whole-file reader's limit of {limit} bytes"
+                )),
+                "{message}"
+            );
+        }
+        other => panic!("expected the reader's limit, got {other:?}"),
+    }
+    assert!(reader.resident_bytes() <= limit);
+    assert!(reader.verify().is_sound(), "the limit is no corruption");
+}

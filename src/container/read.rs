@@ -3,11 +3,20 @@
 //!
 //! Opening parses the table of contents ([`ContainerIndex`]) in
 //! O(metadata); a page's checksum is checked and its tables built the first
-//! time it is used; [`StreamReader::verify`] checks everything. This is the
-//! reader for tools and checks; playback with a memory budget and prefetch
-//! is [`Stream`](crate::stream::Stream).
+//! time it is used; [`StreamReader::verify`] checks everything, one page at
+//! a time, keeping none. This is the reader for tools and checks; playback
+//! with a memory budget and prefetch is [`Stream`](crate::stream::Stream).
+//!
+//! **Memory.** What the reader keeps (the decoded bytes of lz4 pages and
+//! every used page's decode tables; raw pages are read in place) is held
+//! under [`StreamReader::max_resident`], [`MAX_RESIDENT_BYTES`] unless set
+//! otherwise: a small file whose pages claim far more (lz4 expands up to 255
+//! to 1, and a page of tiny segments needs tables larger than its bytes)
+//! gets [`ContainerError::OverMemoryLimit`] when sampling would go over,
+//! never an allocation the machine cannot make.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use super::index::{CheckedPage, ContainerIndex};
@@ -47,6 +56,11 @@ impl VerifyReport {
     }
 }
 
+/// Most bytes a [`StreamReader`] keeps in memory by default: 512 MiB,
+/// hundreds of times what the tools need for the corpus (a 2.5 MB file of
+/// 1,064 s keeps about 4.4 MiB) and room for files of a few hundred MB.
+pub const MAX_RESIDENT_BYTES: u64 = 512 << 20;
+
 /// An open container held whole: metadata in memory, pages checked on first use.
 ///
 /// `Send + Sync` when `D` is: any number of threads may sample one reader.
@@ -55,6 +69,10 @@ pub struct StreamReader<D> {
     index: ContainerIndex,
     /// Each page's check, done once.
     checked: Vec<OnceLock<std::result::Result<CheckedPage, ContainerError>>>,
+    /// Bytes the checked pages keep, reserved before each check.
+    resident: AtomicU64,
+    /// The most `resident` may reach.
+    max_resident: u64,
 }
 
 impl<D> std::fmt::Debug for StreamReader<D> {
@@ -88,7 +106,40 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
             checked: index.pages().iter().map(|_| OnceLock::new()).collect(),
             data,
             index,
+            resident: AtomicU64::new(0),
+            max_resident: MAX_RESIDENT_BYTES,
         })
+    }
+
+    /// Sets the most bytes the reader keeps in memory (default
+    /// [`MAX_RESIDENT_BYTES`]); using a page that would take it over fails
+    /// with [`ContainerError::OverMemoryLimit`].
+    pub fn with_max_resident(mut self, bytes: u64) -> Self {
+        self.max_resident = bytes;
+        self
+    }
+
+    /// The most bytes the reader keeps in memory.
+    pub fn max_resident(&self) -> u64 {
+        self.max_resident
+    }
+
+    /// Bytes the pages checked so far keep in memory: the decoded bytes of
+    /// lz4 pages and every checked page's decode tables.
+    pub fn resident_bytes(&self) -> u64 {
+        self.resident.load(Ordering::Relaxed)
+    }
+
+    /// Bytes page `page` keeps once checked: its decoded bytes when lz4 (a
+    /// raw page is read in place) and its tables.
+    fn kept_bytes(&self, page: usize) -> u64 {
+        let entry = self.index.pages()[page];
+        let in_place = if entry.compression == super::COMPRESSION_LZ4 {
+            0
+        } else {
+            entry.decoded_len as u64
+        };
+        (self.index.resident_cost(page) as u64).saturating_sub(in_place)
     }
 
     /// The table of contents.
@@ -139,14 +190,39 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
 
     /// A page's check and its decoded bytes, checking it on first use.
     fn checked(&self, page: usize) -> Result<(&CheckedPage, &[u8])> {
-        let check = self.checked[page].get_or_init(|| {
-            let result = self.index.check_page(page, self.stored(page));
-            match &result {
-                Ok(_) => tracing::trace!(page, "page checked"),
-                Err(e) => tracing::warn!(page, error = %e, "corrupt page"),
+        let check = match self.checked[page].get() {
+            Some(check) => check,
+            None => {
+                // Reserve what the page keeps before checking it; a thread
+                // that loses the race to check it gives its share back.
+                let needed = self.kept_bytes(page);
+                let before = self.resident.fetch_add(needed, Ordering::Relaxed);
+                if before.saturating_add(needed) > self.max_resident {
+                    self.resident.fetch_sub(needed, Ordering::Relaxed);
+                    return Err(ContainerError::OverMemoryLimit {
+                        page,
+                        needed,
+                        resident: before,
+                        limit: self.max_resident,
+                    }
+                    .into());
+                }
+                let mut ran = false;
+                let check = self.checked[page].get_or_init(|| {
+                    ran = true;
+                    let result = self.index.check_page(page, self.stored(page));
+                    match &result {
+                        Ok(_) => tracing::trace!(page, "page checked"),
+                        Err(e) => tracing::warn!(page, error = %e, "corrupt page"),
+                    }
+                    result
+                });
+                if !ran || check.is_err() {
+                    self.resident.fetch_sub(needed, Ordering::Relaxed);
+                }
+                check
             }
-            result
-        });
+        };
         let checked = check.as_ref().map_err(|e| Error::from(e.clone()))?;
         let decoded = checked
             .decoded
@@ -183,13 +259,19 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
         ))
     }
 
-    /// Checks every page's checksum, decode and segments, and the padding between pages.
+    /// Checks every page's checksum, decode and segments, and the padding
+    /// between pages. Pages not used yet are checked one at a time and not
+    /// kept, so that verifying holds one page in memory at most.
     pub fn verify(&self) -> VerifyReport {
         let mut corrupt_pages = Vec::new();
         let pages = self.index.pages();
         for page in 0..pages.len() {
-            if let Err(e) = self.page_bytes(page) {
-                corrupt_pages.push((page, e.to_string()));
+            let fault = match self.checked[page].get() {
+                Some(check) => check.as_ref().err().cloned(),
+                None => self.index.check_page(page, self.stored(page)).err(),
+            };
+            if let Some(e) = fault {
+                corrupt_pages.push((page, Error::from(e).to_string()));
             }
         }
         let bytes = self.data.as_ref();
