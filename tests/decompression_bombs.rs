@@ -174,3 +174,20 @@ fn verify_keeps_no_page_and_sampling_stays_under_the_readers_limit() {
     assert!(reader.resident_bytes() <= limit);
     assert!(reader.verify().is_sound(), "the limit is no corruption");
 }
+
+#[test]
+fn verify_reports_a_page_over_the_limit_without_checking_it() {
+    let bytes = held_lz4_file(4);
+    let reader = StreamReader::open(bytes.as_slice())
+        .unwrap()
+        .with_max_resident(64);
+    let report = reader.verify();
+    assert_eq!(report.corrupt_pages.len(), report.pages);
+    let (page, message) = &report.corrupt_pages[0];
+    assert_eq!(*page, 0);
+    assert!(
+        message.contains("over the whole-file reader's limit of 64 bytes"),
+        "{message}"
+    );
+    assert_eq!(reader.resident_bytes(), 0);
+}

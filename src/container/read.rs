@@ -261,13 +261,23 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
 
     /// Checks every page's checksum, decode and segments, and the padding
     /// between pages. Pages not used yet are checked one at a time and not
-    /// kept, so that verifying holds one page in memory at most.
+    /// kept, so that verifying holds one page in memory at most; a page that
+    /// alone would need more than [`max_resident`](Self::max_resident) is
+    /// reported, not checked.
     pub fn verify(&self) -> VerifyReport {
         let mut corrupt_pages = Vec::new();
         let pages = self.index.pages();
         for page in 0..pages.len() {
             let fault = match self.checked[page].get() {
                 Some(check) => check.as_ref().err().cloned(),
+                None if self.kept_bytes(page) > self.max_resident => {
+                    Some(ContainerError::OverMemoryLimit {
+                        page,
+                        needed: self.kept_bytes(page),
+                        resident: 0,
+                        limit: self.max_resident,
+                    })
+                }
                 None => self.index.check_page(page, self.stored(page)).err(),
             };
             if let Some(e) = fault {
