@@ -2,6 +2,8 @@
 //! any work, with an error naming the setting, the range and the value:
 //! values that overflowed further down (a lookahead of 1e18 seconds, a
 //! threshold below what `f32` resolves, a shell of 4e9 cm) are refused.
+// Test helpers may unwrap: a failure there is a failed test.
+#![allow(clippy::unwrap_used)]
 
 use std::time::Duration;
 
@@ -80,8 +82,10 @@ fn stream_options_out_of_range_are_refused_at_open() {
         open(StreamOptions::default().with_lookahead_seconds(-1.0)),
         &["lookahead_seconds"],
     );
-    let mut options = StreamOptions::default();
-    options.tick = Duration::ZERO;
+    let options = StreamOptions {
+        tick: Duration::ZERO,
+        ..StreamOptions::default()
+    };
     refused(open(options), &["tick must be in"]);
     open(StreamOptions::default().with_lookahead_seconds(MAX_LOOKAHEAD_SECONDS)).unwrap();
 }

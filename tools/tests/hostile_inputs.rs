@@ -2,6 +2,8 @@
 //! billion samples, a FIFO or a directory where a `.cine` file should be,
 //! and numbers out of every flag's range. Each is refused up front, in
 //! words, naming what is wrong: no abort, hang, panic or internal error.
+// Test helpers may unwrap: a failure there is a failed test.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 
