@@ -98,7 +98,7 @@ use crate::error::{Error, Result};
 const MAX_TRANSFORMS: usize = 10_000_000;
 
 /// Largest buffer, in bytes, a document may declare (its `byteLength`):
-/// 1 GiB, more than twice the poses [`MAX_TRANSFORMS`] allows stored as f32
+/// 1 GiB, more than twice the ten million poses an import may expand to, as f32
 /// keys at every sample. A buffer is checked against it before it is read,
 /// and a `data:` URI before it is decoded.
 pub const MAX_BUFFER_BYTES: u64 = 1 << 30;
