@@ -135,7 +135,7 @@ fn decode_all<S: cinestream::Sampling>(reader: &S) -> Result<(), S::Error> {
 }
 
 #[test]
-fn verify_keeps_no_page_and_sampling_stays_under_the_readers_limit() {
+fn verify_and_sampling_keep_pages_under_the_readers_limit() {
     let bytes = held_lz4_file(4);
     let reader = StreamReader::open(bytes.as_slice()).unwrap();
     assert_eq!(
@@ -143,24 +143,27 @@ fn verify_keeps_no_page_and_sampling_stays_under_the_readers_limit() {
         cinestream::container::read::MAX_RESIDENT_BYTES
     );
     assert!(reader.pages().len() > 4, "{} pages", reader.pages().len());
-    // Verifying checks every page and keeps none.
+    // Verifying checks every page and keeps each, as sampling would: more
+    // than the file holds.
     assert!(reader.verify().is_sound());
-    assert_eq!(reader.resident_bytes(), 0);
-    // Sampling everything keeps every page: more than the file holds.
-    decode_all(&reader).unwrap();
     let all = reader.resident_bytes();
     assert!(
         all > bytes.len() as u64,
         "{all} resident for {} bytes",
         bytes.len()
     );
+    decode_all(&reader).unwrap();
+    assert_eq!(reader.resident_bytes(), all);
 
-    // Under a limit below that, sampling stops at the limit with an error
-    // naming it, and never keeps more.
+    // Under a limit below that, verifying keeps pages up to the limit and
+    // checks the rest without keeping them; sampling stops at the limit
+    // with an error naming it, and never keeps more.
     let limit = all / 2;
     let reader = StreamReader::open(bytes.as_slice())
         .unwrap()
         .with_max_resident(limit);
+    assert!(reader.verify().is_sound(), "the limit is no corruption");
+    assert!(reader.resident_bytes() <= limit);
     match decode_all(&reader) {
         Err(Error::Container(e)) => {
             let message = e.to_string();
@@ -174,7 +177,6 @@ fn verify_keeps_no_page_and_sampling_stays_under_the_readers_limit() {
         other => panic!("expected the reader's limit, got {other:?}"),
     }
     assert!(reader.resident_bytes() <= limit);
-    assert!(reader.verify().is_sound(), "the limit is no corruption");
 }
 
 #[test]

@@ -3,9 +3,9 @@
 //!
 //! Opening parses the table of contents ([`ContainerIndex`]) in
 //! O(metadata); a page's checksum is checked and its tables built the first
-//! time it is used; [`StreamReader::verify`] checks everything, one page at
-//! a time, keeping none. This is the reader for tools and checks; playback
-//! with a memory budget and prefetch is [`Stream`](crate::stream::Stream).
+//! time it is used; [`StreamReader::verify`] checks everything. This is the
+//! reader for tools and checks; playback with a memory budget and prefetch
+//! is [`Stream`](crate::stream::Stream).
 //!
 //! **Memory.** What the reader keeps (the decoded bytes of lz4 pages and
 //! every used page's decode tables; raw pages are read in place) is held
@@ -188,41 +188,50 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
         &self.data.as_ref()[start..start + entry.stored_len as usize]
     }
 
+    /// A page's check, done on first use and kept, when what the page keeps
+    /// fits under the memory limit; [`ContainerError::OverMemoryLimit`] when
+    /// it does not.
+    #[allow(clippy::type_complexity)]
+    fn kept_check(
+        &self,
+        page: usize,
+    ) -> std::result::Result<&std::result::Result<CheckedPage, ContainerError>, ContainerError>
+    {
+        if let Some(check) = self.checked[page].get() {
+            return Ok(check);
+        }
+        // Reserve what the page keeps before checking it; a thread that
+        // loses the race to check it, or a page that fails, gives it back.
+        let needed = self.kept_bytes(page);
+        let before = self.resident.fetch_add(needed, Ordering::Relaxed);
+        if before.saturating_add(needed) > self.max_resident {
+            self.resident.fetch_sub(needed, Ordering::Relaxed);
+            return Err(ContainerError::OverMemoryLimit {
+                page,
+                needed,
+                resident: before,
+                limit: self.max_resident,
+            });
+        }
+        let mut ran = false;
+        let check = self.checked[page].get_or_init(|| {
+            ran = true;
+            let result = self.index.check_page(page, self.stored(page));
+            match &result {
+                Ok(_) => tracing::trace!(page, "page checked"),
+                Err(e) => tracing::warn!(page, error = %e, "corrupt page"),
+            }
+            result
+        });
+        if !ran || check.is_err() {
+            self.resident.fetch_sub(needed, Ordering::Relaxed);
+        }
+        Ok(check)
+    }
+
     /// A page's check and its decoded bytes, checking it on first use.
     fn checked(&self, page: usize) -> Result<(&CheckedPage, &[u8])> {
-        let check = match self.checked[page].get() {
-            Some(check) => check,
-            None => {
-                // Reserve what the page keeps before checking it; a thread
-                // that loses the race to check it gives its share back.
-                let needed = self.kept_bytes(page);
-                let before = self.resident.fetch_add(needed, Ordering::Relaxed);
-                if before.saturating_add(needed) > self.max_resident {
-                    self.resident.fetch_sub(needed, Ordering::Relaxed);
-                    return Err(ContainerError::OverMemoryLimit {
-                        page,
-                        needed,
-                        resident: before,
-                        limit: self.max_resident,
-                    }
-                    .into());
-                }
-                let mut ran = false;
-                let check = self.checked[page].get_or_init(|| {
-                    ran = true;
-                    let result = self.index.check_page(page, self.stored(page));
-                    match &result {
-                        Ok(_) => tracing::trace!(page, "page checked"),
-                        Err(e) => tracing::warn!(page, error = %e, "corrupt page"),
-                    }
-                    result
-                });
-                if !ran || check.is_err() {
-                    self.resident.fetch_sub(needed, Ordering::Relaxed);
-                }
-                check
-            }
-        };
+        let check = self.kept_check(page)?;
         let checked = check.as_ref().map_err(|e| Error::from(e.clone()))?;
         let decoded = checked
             .decoded
@@ -260,25 +269,20 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
     }
 
     /// Checks every page's checksum, decode and segments, and the padding
-    /// between pages. Pages not used yet are checked one at a time and not
-    /// kept, so that verifying holds one page in memory at most; a page that
-    /// alone would need more than [`max_resident`](Self::max_resident) is
-    /// reported, not checked.
+    /// between pages. Pages are kept, as on first use, while they fit under
+    /// [`max_resident`](Self::max_resident); past it the rest are checked
+    /// one at a time and dropped, so that verifying never holds more than
+    /// the limit and one page; a page that alone would need more than the
+    /// limit is reported, not checked.
     pub fn verify(&self) -> VerifyReport {
         let mut corrupt_pages = Vec::new();
         let pages = self.index.pages();
         for page in 0..pages.len() {
-            let fault = match self.checked[page].get() {
-                Some(check) => check.as_ref().err().cloned(),
-                None if self.kept_bytes(page) > self.max_resident => {
-                    Some(ContainerError::OverMemoryLimit {
-                        page,
-                        needed: self.kept_bytes(page),
-                        resident: 0,
-                        limit: self.max_resident,
-                    })
-                }
-                None => self.index.check_page(page, self.stored(page)).err(),
+            let fault = match self.kept_check(page) {
+                Ok(check) => check.as_ref().err().cloned(),
+                Err(over) if self.kept_bytes(page) > self.max_resident => Some(over),
+                // No room left to keep it: checked, then dropped.
+                Err(_) => self.index.check_page(page, self.stored(page)).err(),
             };
             if let Some(e) = fault {
                 corrupt_pages.push((page, Error::from(e).to_string()));
