@@ -110,6 +110,23 @@ fn fifos_and_directories_are_refused_in_words() {
             );
         }
     }
+    if has_fifo {
+        // A FIFO named as a source clip: refused before it is read.
+        for name in ["pipe.bvh", "pipe.gltf"] {
+            let made = std::process::Command::new("mkfifo")
+                .arg(dir.join(name))
+                .status()
+                .unwrap();
+            assert!(made.success());
+            for args in [&["stats", name][..], &["pack", name, "-o", "x.cine"][..]] {
+                let out = common::cinestream(args, &dir);
+                assert_refused(
+                    &out,
+                    &[&format!("{name}: is a FIFO (named pipe), not a clip file")],
+                );
+            }
+        }
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

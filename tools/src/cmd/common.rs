@@ -223,6 +223,17 @@ impl ImportArgs {
     /// noted on stderr: how many, and with `--verbose` which and why.
     pub fn collect(&self, inputs: &[PathBuf]) -> anyhow::Result<Vec<InputFile>> {
         let found = import::collect_inputs_with(inputs, self.recursive)?;
+        // Reading a FIFO or a device would block or never end.
+        for file in &found.files {
+            if let Ok(metadata) = std::fs::metadata(&file.path) {
+                anyhow::ensure!(
+                    metadata.is_file(),
+                    "{}: is {}, not a clip file: sources are read from regular files",
+                    file.path.display(),
+                    special_file_kind(metadata.file_type())
+                );
+            }
+        }
         let skipped = &found.skipped;
         if !skipped.is_empty() {
             let dirs = skipped
