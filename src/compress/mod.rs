@@ -16,6 +16,7 @@
 mod classify;
 mod search;
 
+use std::ops::RangeInclusive;
 use std::time::Instant;
 
 use glam::{DVec3, Vec3, Vec4};
@@ -46,20 +47,42 @@ pub enum LoopPolicy {
     Wrap,
 }
 
+/// The thresholds, in centimetres, [`CompressSettings::check`] accepts.
+/// Below 1 µm the codec cannot promise the error: a decoded position is
+/// composed in `f32`, whose step is 0.00006 cm at 10 m from the origin, so
+/// even lossless keys can miss a smaller threshold; above 1 m an error is no
+/// longer animation.
+pub const THRESHOLD_CM_RANGE: RangeInclusive<f64> = 1e-4..=100.0;
+
+/// The shell distances, in centimetres, [`CompressSettings::check`]
+/// accepts: virtual vertices from 0.1 mm to 10 m from each joint (ACL uses
+/// 3 cm for a human). Farther ones put `f32` rounding of the vertex itself
+/// over the default threshold.
+pub const SHELL_CM_RANGE: RangeInclusive<f64> = 0.01..=1000.0;
+
+/// The segment lengths, in samples, [`CompressSettings::check`] accepts.
+pub const SEGMENT_SAMPLES_RANGE: RangeInclusive<usize> = 1..=4096;
+
+/// The constant shares [`CompressSettings::check`] accepts.
+pub const CONSTANT_SHARE_RANGE: RangeInclusive<f64> = 0.0..=1.0;
+
 /// Compression settings.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct CompressSettings {
-    /// Largest object-space error allowed, in centimetres. Default: 0.01.
+    /// Largest object-space error allowed, in centimetres, in
+    /// [`THRESHOLD_CM_RANGE`]. Default: 0.01.
     pub threshold_cm: f64,
-    /// Virtual-vertex distance from each joint, in centimetres. Default: 3.
+    /// Virtual-vertex distance from each joint, in centimetres, in
+    /// [`SHELL_CM_RANGE`]. Default: 3.
     pub shell_cm: f64,
-    /// Samples per segment (at most). Default: 16.
+    /// Samples per segment (at most), in [`SEGMENT_SAMPLES_RANGE`]. Default: 16.
     pub segment_samples: usize,
     /// Looping. Default: [`LoopPolicy::Auto`].
     pub loop_policy: LoopPolicy,
     /// Share of the threshold that dropping tracks to a single value may use;
-    /// quantization of the animated tracks gets the rest. Default: 0.5.
+    /// quantization of the animated tracks gets the rest, in
+    /// [`CONSTANT_SHARE_RANGE`]. Default: 0.5.
     pub constant_share: f64,
 }
 
@@ -119,28 +142,49 @@ impl CompressSettings {
             .with_threshold_cm(self.threshold_cm)
     }
 
-    fn validate(&self) -> Result<()> {
-        let bad = |what: &str, value: String| {
+    /// Checks every setting against its range ([`THRESHOLD_CM_RANGE`],
+    /// [`SHELL_CM_RANGE`], [`SEGMENT_SAMPLES_RANGE`],
+    /// [`CONSTANT_SHARE_RANGE`]); the error names the setting, the range and
+    /// the value. [`compress`] checks first.
+    pub fn check(&self) -> Result<()> {
+        let bad = |what: &str, range: String, value: String| {
             Err(Error::InvalidSettings {
-                message: format!("{what} must be {value}"),
+                message: format!("{what} must be in {range}, not {value}"),
             })
         };
-        if !(self.threshold_cm.is_finite() && self.threshold_cm > 0.0) {
-            return bad("threshold", format!("positive, not {}", self.threshold_cm));
-        }
-        if !(self.shell_cm.is_finite() && self.shell_cm > 0.0) {
-            return bad("shell distance", format!("positive, not {}", self.shell_cm));
-        }
-        if !(1..=4096).contains(&self.segment_samples) {
+        let real = |range: &RangeInclusive<f64>, unit: &str| {
+            format!("[{}, {}]{unit}", range.start(), range.end())
+        };
+        if !THRESHOLD_CM_RANGE.contains(&self.threshold_cm) {
             return bad(
-                "segment samples",
-                format!("in 1..=4096, not {}", self.segment_samples),
+                "threshold_cm",
+                real(&THRESHOLD_CM_RANGE, " cm"),
+                self.threshold_cm.to_string(),
             );
         }
-        if !(0.0..=1.0).contains(&self.constant_share) {
+        if !SHELL_CM_RANGE.contains(&self.shell_cm) {
             return bad(
-                "constant share",
-                format!("in [0, 1], not {}", self.constant_share),
+                "shell_cm",
+                real(&SHELL_CM_RANGE, " cm"),
+                self.shell_cm.to_string(),
+            );
+        }
+        if !SEGMENT_SAMPLES_RANGE.contains(&self.segment_samples) {
+            return bad(
+                "segment_samples",
+                format!(
+                    "{}..={}",
+                    SEGMENT_SAMPLES_RANGE.start(),
+                    SEGMENT_SAMPLES_RANGE.end()
+                ),
+                self.segment_samples.to_string(),
+            );
+        }
+        if !CONSTANT_SHARE_RANGE.contains(&self.constant_share) {
+            return bad(
+                "constant_share",
+                real(&CONSTANT_SHARE_RANGE, ""),
+                self.constant_share.to_string(),
             );
         }
         Ok(())
@@ -295,7 +339,7 @@ fn compress_with(
     settings: &CompressSettings,
     brute_force: bool,
 ) -> Result<(CompressedClip, CompressStats)> {
-    settings.validate()?;
+    settings.check()?;
     let start = Instant::now();
     let bones = clip.num_bones();
     let source_samples = clip.num_samples();

@@ -72,6 +72,23 @@ pub enum ContainerError {
         /// What failed.
         message: String,
     },
+    /// Checking a page would take the whole-file reader over its memory
+    /// limit ([`StreamReader::max_resident`](super::StreamReader::max_resident)).
+    #[error(
+        "page {page} needs {needed} bytes in memory (decoded bytes and decode tables) with \
+         {resident} already resident: over the whole-file reader's limit of {limit} bytes; \
+         play the file through a Stream, which keeps pages under a budget"
+    )]
+    OverMemoryLimit {
+        /// Page index.
+        page: usize,
+        /// Bytes the page would keep in memory.
+        needed: u64,
+        /// Bytes the reader already keeps.
+        resident: u64,
+        /// The reader's limit.
+        limit: u64,
+    },
     /// A field is out of range or inconsistent.
     #[error("{section} at byte {offset}: {message}")]
     Malformed {

@@ -6,8 +6,17 @@
 //! time it is used; [`StreamReader::verify`] checks everything. This is the
 //! reader for tools and checks; playback with a memory budget and prefetch
 //! is [`Stream`](crate::stream::Stream).
+//!
+//! **Memory.** What the reader keeps (the decoded bytes of lz4 pages and
+//! every used page's decode tables; raw pages are read in place) is held
+//! under [`StreamReader::max_resident`], [`MAX_RESIDENT_BYTES`] unless set
+//! otherwise: a small file whose pages claim far more (lz4 expands up to 255
+//! to 1, and a page of tiny segments needs tables larger than its bytes)
+//! gets [`ContainerError::OverMemoryLimit`] when sampling would go over,
+//! never an allocation the machine cannot make.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use super::index::{CheckedPage, ContainerIndex};
@@ -47,6 +56,11 @@ impl VerifyReport {
     }
 }
 
+/// Most bytes a [`StreamReader`] keeps in memory by default: 512 MiB,
+/// hundreds of times what the tools need for the corpus (a 2.5 MB file of
+/// 1,064 s keeps about 4.4 MiB) and room for files of a few hundred MB.
+pub const MAX_RESIDENT_BYTES: u64 = 512 << 20;
+
 /// An open container held whole: metadata in memory, pages checked on first use.
 ///
 /// `Send + Sync` when `D` is: any number of threads may sample one reader.
@@ -55,6 +69,10 @@ pub struct StreamReader<D> {
     index: ContainerIndex,
     /// Each page's check, done once.
     checked: Vec<OnceLock<std::result::Result<CheckedPage, ContainerError>>>,
+    /// Bytes the checked pages keep, reserved before each check.
+    resident: AtomicU64,
+    /// The most `resident` may reach.
+    max_resident: u64,
 }
 
 impl<D> std::fmt::Debug for StreamReader<D> {
@@ -98,7 +116,40 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
             checked: index.pages().iter().map(|_| OnceLock::new()).collect(),
             data,
             index,
+            resident: AtomicU64::new(0),
+            max_resident: MAX_RESIDENT_BYTES,
         })
+    }
+
+    /// Sets the most bytes the reader keeps in memory (default
+    /// [`MAX_RESIDENT_BYTES`]); using a page that would take it over fails
+    /// with [`ContainerError::OverMemoryLimit`].
+    pub fn with_max_resident(mut self, bytes: u64) -> Self {
+        self.max_resident = bytes;
+        self
+    }
+
+    /// The most bytes the reader keeps in memory.
+    pub fn max_resident(&self) -> u64 {
+        self.max_resident
+    }
+
+    /// Bytes the pages checked so far keep in memory: the decoded bytes of
+    /// lz4 pages and every checked page's decode tables.
+    pub fn resident_bytes(&self) -> u64 {
+        self.resident.load(Ordering::Relaxed)
+    }
+
+    /// Bytes page `page` keeps once checked: its decoded bytes when lz4 (a
+    /// raw page is read in place) and its tables.
+    fn kept_bytes(&self, page: usize) -> u64 {
+        let entry = self.index.pages()[page];
+        let in_place = if entry.compression == super::COMPRESSION_LZ4 {
+            0
+        } else {
+            entry.decoded_len as u64
+        };
+        (self.index.resident_cost(page) as u64).saturating_sub(in_place)
     }
 
     /// The table of contents.
@@ -147,9 +198,34 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
         &self.data.as_ref()[start..start + entry.stored_len as usize]
     }
 
-    /// A page's check and its decoded bytes, checking it on first use.
-    fn checked(&self, page: usize) -> Result<(&CheckedPage, &[u8])> {
+    /// A page's check, done on first use and kept, when what the page keeps
+    /// fits under the memory limit; [`ContainerError::OverMemoryLimit`] when
+    /// it does not.
+    #[allow(clippy::type_complexity)]
+    fn kept_check(
+        &self,
+        page: usize,
+    ) -> std::result::Result<&std::result::Result<CheckedPage, ContainerError>, ContainerError>
+    {
+        if let Some(check) = self.checked[page].get() {
+            return Ok(check);
+        }
+        // Reserve what the page keeps before checking it; a thread that
+        // loses the race to check it, or a page that fails, gives it back.
+        let needed = self.kept_bytes(page);
+        let before = self.resident.fetch_add(needed, Ordering::Relaxed);
+        if before.saturating_add(needed) > self.max_resident {
+            self.resident.fetch_sub(needed, Ordering::Relaxed);
+            return Err(ContainerError::OverMemoryLimit {
+                page,
+                needed,
+                resident: before,
+                limit: self.max_resident,
+            });
+        }
+        let mut ran = false;
         let check = self.checked[page].get_or_init(|| {
+            ran = true;
             let result = self.index.check_page(page, self.stored(page));
             match &result {
                 Ok(_) => tracing::trace!(page, "page checked"),
@@ -157,6 +233,15 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
             }
             result
         });
+        if !ran || check.is_err() {
+            self.resident.fetch_sub(needed, Ordering::Relaxed);
+        }
+        Ok(check)
+    }
+
+    /// A page's check and its decoded bytes, checking it on first use.
+    fn checked(&self, page: usize) -> Result<(&CheckedPage, &[u8])> {
+        let check = self.kept_check(page)?;
         let checked = check.as_ref().map_err(|e| Error::from(e.clone()))?;
         let decoded = checked
             .decoded
@@ -193,13 +278,24 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
         ))
     }
 
-    /// Checks every page's checksum, decode and segments, and the padding between pages.
+    /// Checks every page's checksum, decode and segments, and the padding
+    /// between pages. Pages are kept, as on first use, while they fit under
+    /// [`max_resident`](Self::max_resident); past it the rest are checked
+    /// one at a time and dropped, so that verifying never holds more than
+    /// the limit and one page; a page that alone would need more than the
+    /// limit is reported, not checked.
     pub fn verify(&self) -> VerifyReport {
         let mut corrupt_pages = Vec::new();
         let pages = self.index.pages();
         for page in 0..pages.len() {
-            if let Err(e) = self.page_bytes(page) {
-                corrupt_pages.push((page, e.to_string()));
+            let fault = match self.kept_check(page) {
+                Ok(check) => check.as_ref().err().cloned(),
+                Err(over) if self.kept_bytes(page) > self.max_resident => Some(over),
+                // No room left to keep it: checked, then dropped.
+                Err(_) => self.index.check_page(page, self.stored(page)).err(),
+            };
+            if let Some(e) = fault {
+                corrupt_pages.push((page, Error::from(e).to_string()));
             }
         }
         let bytes = self.data.as_ref();

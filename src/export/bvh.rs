@@ -87,6 +87,7 @@ where
     Error: From<S::Error>,
 {
     let meta = source.clip_meta();
+    super::check_export_size(meta, super::ExportFormat::Bvh)?;
     let skeleton = &meta.skeleton;
     for (index, bone) in skeleton.bones().iter().enumerate() {
         check_name(index, &bone.name)?;

@@ -82,6 +82,12 @@ where
     S: Sampling,
     Error: From<S::Error>,
 {
+    let format = if binary {
+        super::ExportFormat::Glb
+    } else {
+        super::ExportFormat::Gltf
+    };
+    super::check_export_size(source.clip_meta(), format)?;
     let document = Document::build(source)?;
     if binary {
         document.glb()

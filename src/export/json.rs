@@ -32,6 +32,7 @@ where
     Error: From<S::Error>,
 {
     let meta = source.clip_meta();
+    super::check_export_size(meta, super::ExportFormat::Json)?;
     let bones = meta.skeleton.bones();
     let mut out = String::new();
     out.push_str("{\"name\": ");

@@ -97,7 +97,39 @@ pub struct ExportSummary {
     pub bytes: usize,
 }
 
-/// The file `source` makes in `format`.
+/// Most transforms (bones times keys) an export writes: ten million, the
+/// most the glTF importer reads back, about an hour of an 89-bone rig or
+/// four of a 22-bone one at 30 Hz. Exports are built in memory, at up to
+/// about 200 bytes a transform (JSON), so a clip claiming more (a few bytes
+/// of metadata can claim four billion samples) is refused before anything
+/// is decoded or allocated.
+pub const MAX_EXPORT_TRANSFORMS: u64 = 10_000_000;
+
+/// Refuses a clip with more than [`MAX_EXPORT_TRANSFORMS`] transforms to
+/// write in `format`.
+pub(super) fn check_export_size(
+    meta: &crate::compressed::ClipMeta,
+    format: ExportFormat,
+) -> Result<()> {
+    // glTF repeats the first sample at the end of a wrapping clip.
+    let keys = meta.num_samples() as u64 + 1;
+    let bones = meta.num_bones() as u64;
+    let transforms = keys.saturating_mul(bones);
+    if transforms > MAX_EXPORT_TRANSFORMS {
+        return Err(Error::Export {
+            format: format.name(),
+            message: format!(
+                "{bones} bones x {} samples is {transforms} transforms, over the limit of \
+                 {MAX_EXPORT_TRANSFORMS} an export writes",
+                meta.num_samples()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The file `source` makes in `format`. A clip of more than
+/// [`MAX_EXPORT_TRANSFORMS`] transforms is refused.
 pub fn export_bytes<S>(source: &S, format: ExportFormat) -> Result<Vec<u8>>
 where
     S: Sampling,
@@ -112,7 +144,8 @@ where
 }
 
 /// The text of `source` in a text `format` (all but [`ExportFormat::Glb`],
-/// which is refused: use [`export_bytes`]).
+/// which is refused: use [`export_bytes`]). A clip of more than
+/// [`MAX_EXPORT_TRANSFORMS`] transforms is refused.
 pub fn export_text<S>(source: &S, format: ExportFormat) -> Result<String>
 where
     S: Sampling,

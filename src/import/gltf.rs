@@ -65,6 +65,16 @@
 //! - Every index, offset and length from the file is checked against the bytes
 //!   actually present before anything is read or allocated, and every error
 //!   names the JSON path of the offending element.
+//! - **Buffers are confined.** A buffer URI is percent-decoded, then must be
+//!   a relative path that stays inside the document's directory once `..`
+//!   and every link are resolved (absolute paths, `..` escapes and links to
+//!   outside are refused), and must name a regular file (never a FIFO,
+//!   device or directory, opened non-blocking on Linux so nothing can
+//!   block). A `byteLength` over [`MAX_BUFFER_BYTES`] is refused, a file
+//!   shorter than its `byteLength` is refused before it is read, only
+//!   `byteLength` bytes of a longer one are read, and a `data:` URI whose
+//!   payload encodes more than its `byteLength` is refused before it is
+//!   decoded. Images are never read.
 
 use std::borrow::Cow;
 use std::path::Path;
@@ -86,6 +96,12 @@ use crate::error::{Error, Result};
 /// more likely corrupt than a real cinematic, and failing beats attempting
 /// the allocation.
 const MAX_TRANSFORMS: usize = 10_000_000;
+
+/// Largest buffer, in bytes, a document may declare (its `byteLength`):
+/// 1 GiB, more than twice the ten million poses an import may expand to, as f32
+/// keys at every sample. A buffer is checked against it before it is read,
+/// and a `data:` URI before it is decoded.
+pub const MAX_BUFFER_BYTES: u64 = 1 << 30;
 
 /// Below this rate, in Hz, a key grid is sparse keys rather than a frame
 /// rate, and is sampled at a multiple of it.
@@ -666,6 +682,16 @@ impl Context<'_> {
         let mut buffers = Vec::with_capacity(root.buffers.len());
         for (index, buffer) in root.buffers.iter().enumerate() {
             let uri_location = || format!("buffers[{index}].uri");
+            let declared = buffer.byte_length.0;
+            if declared > MAX_BUFFER_BYTES {
+                return Err(self.error(
+                    format!("buffers[{index}].byteLength"),
+                    format!(
+                        "byteLength {declared} is over the limit of {MAX_BUFFER_BYTES} bytes \
+                         (1 GiB) a buffer may have"
+                    ),
+                ));
+            }
             let data: Cow<'b, [u8]> = match buffer.uri.as_deref() {
                 None => Cow::Borrowed(blob.ok_or_else(|| {
                     self.error(
@@ -674,7 +700,8 @@ impl Context<'_> {
                     )
                 })?),
                 Some(uri) if uri.starts_with("data:") => Cow::Owned(
-                    decode_data_uri(uri).map_err(|message| self.error(uri_location(), message))?,
+                    decode_data_uri(uri, declared)
+                        .map_err(|message| self.error(uri_location(), message))?,
                 ),
                 Some(uri) => {
                     let Some(dir) = base_dir else {
@@ -685,10 +712,15 @@ impl Context<'_> {
                     };
                     let relative = relative_path(uri)
                         .map_err(|message| self.error(uri_location(), message))?;
-                    Cow::Owned(read_file(&dir.join(relative))?)
+                    Cow::Owned(self.read_buffer_file(
+                        dir,
+                        uri,
+                        &relative,
+                        declared,
+                        &uri_location,
+                    )?)
                 }
             };
-            let declared = buffer.byte_length.0;
             let data = match usize::try_from(declared) {
                 Ok(length) if length <= data.len() => match data {
                     Cow::Borrowed(bytes) => Cow::Borrowed(&bytes[..length]),
@@ -710,6 +742,96 @@ impl Context<'_> {
             buffers.push(data);
         }
         Ok(buffers)
+    }
+
+    /// Reads the first `declared` bytes of the external buffer `uri`
+    /// (`relative` is its decoded path), confined to `dir`, the document's
+    /// directory: the path must be relative and, once every link and `..` is
+    /// resolved, inside `dir` as resolved; only a regular file is opened
+    /// (never a FIFO, device or directory, which could block or never end),
+    /// and one shorter than `declared` is refused before it is read.
+    fn read_buffer_file(
+        &self,
+        dir: &Path,
+        uri: &str,
+        relative: &str,
+        declared: u64,
+        uri_location: &dyn Fn() -> String,
+    ) -> Result<Vec<u8>> {
+        use std::io::Read as _;
+
+        let refuse = |message: String| self.error(uri_location(), message);
+        let relative_path = Path::new(relative);
+        if relative_path.has_root()
+            || relative_path
+                .components()
+                .any(|c| matches!(c, std::path::Component::Prefix(_)))
+        {
+            return Err(refuse(format!(
+                "URI '{uri}' is an absolute path: buffer URIs must be relative to the \
+                 document's directory"
+            )));
+        }
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        let joined = dir.join(relative_path);
+        let io_error = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| Error::Io { path, source }
+        };
+        let base = dir.canonicalize().map_err(io_error(dir))?;
+        let resolved = joined.canonicalize().map_err(io_error(&joined))?;
+        if !resolved.starts_with(&base) {
+            return Err(refuse(format!(
+                "URI '{uri}' resolves to {}, outside the document's directory {}: buffer \
+                 files must be inside the directory of the document (after following \
+                 '..' and links)",
+                resolved.display(),
+                base.display()
+            )));
+        }
+        let not_regular = |kind: std::fs::FileType| {
+            refuse(format!(
+                "URI '{uri}' names {}, not a regular file: only regular files are read as buffers",
+                file_kind(kind)
+            ))
+        };
+        let metadata = std::fs::metadata(&resolved).map_err(io_error(&resolved))?;
+        if !metadata.is_file() {
+            return Err(not_regular(metadata.file_type()));
+        }
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true);
+        // Non-blocking, so that a FIFO swapped in after the check above
+        // cannot block the open; it is refused just below.
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+        }
+        let file = options.open(&resolved).map_err(io_error(&resolved))?;
+        let metadata = file.metadata().map_err(io_error(&resolved))?;
+        if !metadata.is_file() {
+            return Err(not_regular(metadata.file_type()));
+        }
+        if metadata.len() < declared {
+            return Err(self.error(
+                uri_location(),
+                format!(
+                    "URI '{uri}' holds {} bytes, fewer than its buffer's byteLength {declared}",
+                    metadata.len()
+                ),
+            ));
+        }
+        // `declared` is at most MAX_BUFFER_BYTES, checked by the caller.
+        let mut bytes = Vec::with_capacity(usize::try_from(declared).unwrap_or(0));
+        file.take(declared)
+            .read_to_end(&mut bytes)
+            .map_err(io_error(&resolved))?;
+        Ok(bytes)
     }
 
     /// Finds an accessor's bytes, checking it against its buffer view and the
@@ -1430,13 +1552,47 @@ fn le_u32(bytes: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes([four[0], four[1], four[2], four[3]]))
 }
 
-/// Decodes a `data:[<media type>];base64,<payload>` URI.
-fn decode_data_uri(uri: &str) -> std::result::Result<Vec<u8>, String> {
+/// What a non-regular file is, in words.
+fn file_kind(kind: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return "a device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    if kind.is_dir() {
+        "a directory"
+    } else {
+        "something other than a file"
+    }
+}
+
+/// Decodes a `data:[<media type>];base64,<payload>` URI of a buffer whose
+/// `byteLength` is `declared`: a payload encoding more than `declared`
+/// bytes plus the padding a 4-byte alignment allows is refused before it is
+/// decoded.
+fn decode_data_uri(uri: &str, declared: u64) -> std::result::Result<Vec<u8>, String> {
     let (header, payload) = uri
         .split_once(',')
         .ok_or("data URI has no ',' before its payload")?;
     if !header.ends_with(";base64") {
         return Err("only base64 data URIs (';base64,') are supported".to_string());
+    }
+    // Four base64 characters hold three bytes.
+    let encoded = payload.trim().len() as u64;
+    let most = encoded.div_ceil(4) * 3;
+    if most > declared.saturating_add(3).saturating_add(3) {
+        return Err(format!(
+            "data URI '{header},...' has {encoded} base64 characters, up to {most} bytes, \
+             more than its buffer's byteLength {declared} (and 3 bytes of padding)"
+        ));
     }
     // Some exporters drop the padding; the payload is unambiguous without it.
     let engine = base64::engine::GeneralPurpose::new(

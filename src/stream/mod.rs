@@ -70,6 +70,17 @@ pub enum MissingPage {
     NotReady,
 }
 
+/// Longest prefetch lookahead [`StreamOptions::check`] accepts, in seconds
+/// of play: an hour, far beyond any budget's reach, and small enough that
+/// seconds times any playback rate times any sample rate stays an exact
+/// sample count.
+pub const MAX_LOOKAHEAD_SECONDS: f64 = 3600.0;
+
+/// The prefetcher ticks [`StreamOptions::check`] accepts: from 100 µs (more
+/// often only spins) to one second (slower cannot keep a lookahead).
+pub const TICK_RANGE: std::ops::RangeInclusive<Duration> =
+    Duration::from_micros(100)..=Duration::from_secs(1);
+
 /// How a stream holds and fetches pages.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StreamOptions {
@@ -85,13 +96,14 @@ pub struct StreamOptions {
     /// (the one more is a page the prefetcher is loading).
     pub budget_bytes: u64,
     /// Seconds of play (at rate 1) the prefetcher keeps resident ahead of
-    /// each playhead.
+    /// each playhead, in `0..=`[`MAX_LOOKAHEAD_SECONDS`].
     pub lookahead_seconds: f64,
     /// What a sampler does on a page that is not resident.
     pub missing_page: MissingPage,
     /// Run a prefetch thread.
     pub prefetch: bool,
-    /// How often an active prefetcher looks at the playheads.
+    /// How often an active prefetcher looks at the playheads, in
+    /// [`TICK_RANGE`].
     pub tick: Duration,
 }
 
@@ -130,6 +142,33 @@ impl StreamOptions {
     pub fn with_prefetch(mut self, prefetch: bool) -> Self {
         self.prefetch = prefetch;
         self
+    }
+
+    /// Checks the settings that do not depend on the file (the lookahead
+    /// in `0..=`[`MAX_LOOKAHEAD_SECONDS`], the tick in [`TICK_RANGE`]); the
+    /// error names the setting, its range and the value.
+    /// [`Stream::open`] checks these first, then that the budget holds two
+    /// of the file's largest pages.
+    pub fn check(&self) -> Result<()> {
+        if !(0.0..=MAX_LOOKAHEAD_SECONDS).contains(&self.lookahead_seconds) {
+            return Err(Error::InvalidSettings {
+                message: format!(
+                    "lookahead_seconds must be in [0, {MAX_LOOKAHEAD_SECONDS}] s, not {}",
+                    self.lookahead_seconds
+                ),
+            });
+        }
+        if !TICK_RANGE.contains(&self.tick) {
+            return Err(Error::InvalidSettings {
+                message: format!(
+                    "tick must be in [{:?}, {:?}], not {:?}",
+                    TICK_RANGE.start(),
+                    TICK_RANGE.end(),
+                    self.tick
+                ),
+            });
+        }
+        Ok(())
     }
 }
 
@@ -287,6 +326,7 @@ impl Stream {
     /// themselves and requires the file not to change while mapped (see its
     /// contract).
     pub fn open(source: impl Source, options: StreamOptions) -> Result<Stream> {
+        options.check()?;
         let describe = source.describe();
         let _span = tracing::debug_span!("stream_open", source = %describe).entered();
         let io = |source| Error::Io {
@@ -307,14 +347,6 @@ impl Stream {
                 message: format!(
                     "a budget of {} bytes cannot hold two pages of this stream ({largest} bytes each at most)",
                     options.budget_bytes
-                ),
-            });
-        }
-        if !(options.lookahead_seconds.is_finite() && options.lookahead_seconds >= 0.0) {
-            return Err(Error::InvalidSettings {
-                message: format!(
-                    "lookahead {} s is not a non-negative number",
-                    options.lookahead_seconds
                 ),
             });
         }

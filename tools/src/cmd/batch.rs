@@ -56,11 +56,12 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let options = args.import.options()?;
     check_codec(args.threshold_cm, args.shell_cm, args.segment_samples)?;
-    anyhow::ensure!(
-        (0.0..=1.0).contains(&args.constant_share),
-        "--constant-share must be in [0, 1], not {}",
-        args.constant_share
-    );
+    super::common::check_real(
+        "--constant-share",
+        args.constant_share,
+        cinestream::compress::CONSTANT_SHARE_RANGE,
+        "",
+    )?;
     check_jobs(args.jobs)?;
     let files = args.import.collect(&args.inputs)?;
     let mut pool = rayon::ThreadPoolBuilder::new();

@@ -1,9 +1,12 @@
 //! Pieces several subcommands share: reading one clip, compression flags,
 //! gathering inputs, refusing an output that is an input, track usage counts.
 
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
-use cinestream::compress::{CompressSettings, LoopPolicy};
+use cinestream::compress::{
+    CompressSettings, LoopPolicy, SEGMENT_SAMPLES_RANGE, SHELL_CM_RANGE, THRESHOLD_CM_RANGE,
+};
 use cinestream::import::{self, ImportOptions, InputFile, SkipReason};
 use cinestream::{Clip, LengthUnit, TrackKind};
 use serde_json::json;
@@ -78,31 +81,115 @@ pub struct ImportArgs {
     pub verbose: bool,
 }
 
-/// Refuses compression settings out of range, naming the flag: the
-/// library's own check cannot say which flag a value came from.
-pub fn check_codec(threshold_cm: f64, shell_cm: f64, segment_samples: usize) -> anyhow::Result<()> {
+/// Refuses `value` of `flag` outside `range`, naming the flag, the range
+/// (and its `unit`) and the value. NaN is outside every range. Every
+/// numeric flag is checked through here or [`check_count`], up front.
+pub fn check_real(
+    flag: &str,
+    value: f64,
+    range: RangeInclusive<f64>,
+    unit: &str,
+) -> anyhow::Result<()> {
     anyhow::ensure!(
-        threshold_cm.is_finite() && threshold_cm > 0.0 && threshold_cm <= 1000.0,
-        "--threshold-cm must be in (0, 1000] cm, not {threshold_cm}"
-    );
-    anyhow::ensure!(
-        shell_cm.is_finite() && shell_cm > 0.0 && shell_cm <= 100_000.0,
-        "--shell-cm must be in (0, 100000] cm, not {shell_cm}"
-    );
-    anyhow::ensure!(
-        (1..=4096).contains(&segment_samples),
-        "--segment-samples must be in 1..=4096, not {segment_samples}"
+        range.contains(&value),
+        "{flag} must be in [{}, {}]{unit}, not {}",
+        number(*range.start()),
+        number(*range.end()),
+        number(value)
     );
     Ok(())
 }
 
+/// A number as a person reads it: plain when moderate (`0.001`, `3600`),
+/// with an exponent when tiny or huge (`1e-300`, `1e18`): `4294967296`
+/// stays as typed.
+fn number(value: f64) -> String {
+    let size = value.abs();
+    if size != 0.0 && size.is_finite() && !(1e-4..1e16).contains(&size) {
+        format!("{value:e}")
+    } else {
+        value.to_string()
+    }
+}
+
+/// Refuses a count `value` of `flag` outside `range`, naming both.
+pub fn check_count<T>(flag: &str, value: T, range: RangeInclusive<T>) -> anyhow::Result<()>
+where
+    T: PartialOrd + std::fmt::Display,
+{
+    anyhow::ensure!(
+        range.contains(&value),
+        "{flag} must be in {}..={}, not {value}",
+        range.start(),
+        range.end()
+    );
+    Ok(())
+}
+
+/// Refuses a `--threshold-cm` outside the library's
+/// [`THRESHOLD_CM_RANGE`](cinestream::compress::THRESHOLD_CM_RANGE).
+pub fn check_threshold(threshold_cm: f64) -> anyhow::Result<()> {
+    check_real("--threshold-cm", threshold_cm, THRESHOLD_CM_RANGE, " cm")
+}
+
+/// Refuses compression settings out of the library's ranges, naming the
+/// flag: the library's own check cannot say which flag a value came from.
+pub fn check_codec(threshold_cm: f64, shell_cm: f64, segment_samples: usize) -> anyhow::Result<()> {
+    check_threshold(threshold_cm)?;
+    check_real("--shell-cm", shell_cm, SHELL_CM_RANGE, " cm")?;
+    check_count("--segment-samples", segment_samples, SEGMENT_SAMPLES_RANGE)
+}
+
+/// Refuses a `.cine` path that is not a regular file, in words, before
+/// anything opens it: mapping a directory fails with "No such device", and
+/// opening a FIFO blocks until something writes to it. A path that cannot
+/// be looked at is left to the open, whose error names it.
+pub fn check_container_file(path: &Path) -> anyhow::Result<()> {
+    let Ok(metadata) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let kind = metadata.file_type();
+    if kind.is_file() {
+        return Ok(());
+    }
+    let what = if kind.is_dir() {
+        "a directory"
+    } else {
+        special_file_kind(kind)
+    };
+    anyhow::bail!(
+        "{}: is {what}, not a .cine file: a container is read from a regular file",
+        path.display()
+    )
+}
+
+/// What a file that is neither a regular file nor a directory is.
+fn special_file_kind(kind: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if kind.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return "a device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    let _ = kind;
+    "not a regular file"
+}
+
+/// Most worker threads `--jobs` may ask for: far more than any machine
+/// this runs on has cores, far fewer than a process may start.
+pub const MAX_JOBS: usize = 1024;
+
 /// Refuses a `--jobs` count that starts no thread or far too many.
 pub fn check_jobs(jobs: Option<usize>) -> anyhow::Result<()> {
     if let Some(jobs) = jobs {
-        anyhow::ensure!(
-            (1..=1024).contains(&jobs),
-            "--jobs must be in 1..=1024, not {jobs}"
-        );
+        check_count("--jobs", jobs, 1..=MAX_JOBS)?;
     }
     Ok(())
 }
@@ -121,10 +208,9 @@ impl ImportArgs {
     /// The importers' options these flags say, checked.
     pub fn options(&self) -> anyhow::Result<ImportOptions> {
         if let Some(rate) = self.rate {
-            anyhow::ensure!(
-                rate.is_finite() && rate > 0.0 && rate <= 1000.0,
-                "--rate must be in (0, 1000] Hz, not {rate}"
-            );
+            // Slower than 1 Hz is no animation rate; faster than 1 kHz, no
+            // capture's.
+            check_real("--rate", f64::from(rate), 1.0..=1000.0, " Hz")?;
         }
         Ok(ImportOptions::default()
             .with_bvh_unit(self.unit)
@@ -137,6 +223,17 @@ impl ImportArgs {
     /// noted on stderr: how many, and with `--verbose` which and why.
     pub fn collect(&self, inputs: &[PathBuf]) -> anyhow::Result<Vec<InputFile>> {
         let found = import::collect_inputs_with(inputs, self.recursive)?;
+        // Reading a FIFO or a device would block or never end.
+        for file in &found.files {
+            if let Ok(metadata) = std::fs::metadata(&file.path) {
+                anyhow::ensure!(
+                    metadata.is_file(),
+                    "{}: is {}, not a clip file: sources are read from regular files",
+                    file.path.display(),
+                    special_file_kind(metadata.file_type())
+                );
+            }
+        }
         let skipped = &found.skipped;
         if !skipped.is_empty() {
             let dirs = skipped

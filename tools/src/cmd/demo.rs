@@ -51,43 +51,23 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    // A cinematic of no length has nothing to compress or play.
-    anyhow::ensure!(
-        args.seconds.is_finite() && args.seconds > 0.0 && args.seconds <= 3600.0,
-        "--seconds must be in (0, 3600], not {}",
-        args.seconds
-    );
-    anyhow::ensure!(
-        (1..=64).contains(&args.actors),
-        "--actors must be in 1..=64, not {}",
-        args.actors
-    );
-    anyhow::ensure!(
-        args.threshold_cm.is_finite() && args.threshold_cm > 0.0 && args.threshold_cm <= 1000.0,
-        "--threshold-cm must be in (0, 1000] cm, not {}",
-        args.threshold_cm
-    );
+    use super::common::{check_count, check_real, check_threshold};
+    use super::play::{LATENCY_MS_RANGE, THROTTLE_MBPS_RANGE};
+    // A cinematic of no length has nothing to compress or play; one sample
+    // (the shortest length) is enough.
+    check_real("--seconds", args.seconds, 0.001..=3600.0, " s")?;
+    check_count("--actors", args.actors, 1..=64)?;
+    check_threshold(args.threshold_cm)?;
     // Zero is allowed: it skips playing (see the flag's help).
-    anyhow::ensure!(
-        args.play_seconds.is_finite() && (0.0..=600.0).contains(&args.play_seconds),
-        "--play-seconds must be in [0, 600] (0 skips playing), not {}",
-        args.play_seconds
-    );
-    anyhow::ensure!(
-        args.throttle_mbps.is_finite() && args.throttle_mbps > 0.0 && args.throttle_mbps <= 1e6,
-        "--throttle-mbps must be in (0, 1000000], not {}",
-        args.throttle_mbps
-    );
-    anyhow::ensure!(
-        args.latency_ms.is_finite() && (0.0..=10_000.0).contains(&args.latency_ms),
-        "--latency-ms must be in [0, 10000], not {}",
-        args.latency_ms
-    );
-    anyhow::ensure!(
-        (1..=65536).contains(&args.page_kib),
-        "--page-kib must be in 1..=65536, not {}",
-        args.page_kib
-    );
+    check_real("--play-seconds", args.play_seconds, 0.0..=600.0, " s")?;
+    check_real(
+        "--throttle-mbps",
+        args.throttle_mbps,
+        THROTTLE_MBPS_RANGE,
+        " MB/s",
+    )?;
+    check_real("--latency-ms", args.latency_ms, LATENCY_MS_RANGE, " ms")?;
+    check_count("--page-kib", args.page_kib, 1..=65536)?;
     let spec = CinematicSpec::default()
         .with_actors(args.actors)
         .with_seconds(args.seconds);

@@ -150,11 +150,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let options = args.import.options()?;
     args.codec.check()?;
-    anyhow::ensure!(
-        (1..=1024 * 1024).contains(&args.page_kib),
-        "--page-kib must be in 1..=1048576, not {}",
-        args.page_kib
-    );
+    // Up to the container's largest page, 1 GiB.
+    super::common::check_count("--page-kib", args.page_kib, 1..=1024 * 1024)?;
     check_jobs(args.jobs)?;
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(jobs) = args.jobs {

@@ -1,5 +1,6 @@
 //! `cinestream play`: the seek-spike harness on a .cine file.
 
+use std::ops::RangeInclusive;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -8,11 +9,11 @@ use std::time::Duration;
 use cinestream::play::harness::{self, Pattern, PlayConfig};
 use cinestream::stream::{
     drop_from_os_cache, slow_read_time, MappedSource, MissingPage, SlowSource, Stream,
-    StreamOptions,
+    StreamOptions, MAX_LOOKAHEAD_SECONDS,
 };
 use serde_json::json;
 
-use super::common::InputSet;
+use super::common::{check_container_file, check_count, check_real, InputSet};
 use crate::{plot, progress};
 
 /// Play a .cine file in the access patterns of a cinematic and time each frame.
@@ -94,51 +95,52 @@ enum PatternArg {
     Scrub,
 }
 
+/// `--fps`: from one frame a second to a thousand.
+pub const FPS_RANGE: RangeInclusive<f64> = 1.0..=1000.0;
+
+/// `--budget-mib`: from 1 KiB (refused later if it cannot hold two of the
+/// file's pages) to 1 TiB.
+pub const BUDGET_MIB_RANGE: RangeInclusive<f64> = (1.0 / 1024.0)..=1024.0 * 1024.0;
+
+/// `--throttle-mbps`: from 1 KB/s (a 64 KiB page in about a minute) to
+/// 1 TB/s; slower would make one read last longer than a `Duration` holds.
+pub const THROTTLE_MBPS_RANGE: RangeInclusive<f64> = 0.001..=1e6;
+
+/// `--latency-ms`: up to 10 s a read.
+pub const LATENCY_MS_RANGE: RangeInclusive<f64> = 0.0..=10_000.0;
+
+/// `--seconds` of play per pattern: from 10 ms to a day.
+pub const SECONDS_RANGE: RangeInclusive<f64> = 0.01..=24.0 * 3600.0;
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.plot {
         // Fail before the run, not after it.
         plot::check_output(path)?;
         InputSet::of([args.file.as_path()]).refuse_overwrite(path, "--plot")?;
     }
-    anyhow::ensure!(
-        args.fps.is_finite() && args.fps > 0.0 && args.fps <= 1000.0,
-        "--fps must be in (0, 1000], not {}",
-        args.fps
-    );
-    anyhow::ensure!(
-        args.budget_mib.is_finite() && args.budget_mib > 0.0 && args.budget_mib <= 1024.0 * 1024.0,
-        "--budget-mib must be in (0, 1048576], not {}",
-        args.budget_mib
-    );
-    anyhow::ensure!(
-        args.lookahead_s.is_finite() && (0.0..=3600.0).contains(&args.lookahead_s),
-        "--lookahead-s must be in [0, 3600], not {}",
-        args.lookahead_s
-    );
+    check_real("--fps", args.fps, FPS_RANGE, "")?;
+    check_real("--budget-mib", args.budget_mib, BUDGET_MIB_RANGE, " MiB")?;
+    check_real(
+        "--lookahead-s",
+        args.lookahead_s,
+        0.0..=MAX_LOOKAHEAD_SECONDS,
+        " s",
+    )?;
     // Zero would play nothing and report nothing, or divide by zero.
-    anyhow::ensure!(
-        (1..=1000).contains(&args.repeat),
-        "--repeat must be in 1..=1000, not {}",
-        args.repeat
-    );
-    anyhow::ensure!(
-        (1..=1_000_000).contains(&args.seek_every),
-        "--seek-every must be in 1..=1000000 frames, not {}",
-        args.seek_every
-    );
+    check_count("--repeat", args.repeat, 1..=1000)?;
+    check_count("--seek-every", args.seek_every, 1..=1_000_000)?;
     if let Some(mbps) = args.throttle_mbps {
-        anyhow::ensure!(
-            mbps.is_finite() && mbps > 0.0 && mbps <= 1e6,
-            "--throttle-mbps must be in (0, 1000000], not {mbps}"
-        );
+        check_real("--throttle-mbps", mbps, THROTTLE_MBPS_RANGE, " MB/s")?;
     }
-    let latency = match args.latency_ms {
-        Some(ms) if ms.is_finite() && (0.0..=10_000.0).contains(&ms) => {
-            Duration::from_secs_f64(ms / 1e3)
-        }
-        Some(ms) => anyhow::bail!("--latency-ms must be in [0, 10000], not {ms}"),
-        None => Duration::ZERO,
-    };
+    if let Some(ms) = args.latency_ms {
+        check_real("--latency-ms", ms, LATENCY_MS_RANGE, " ms")?;
+    }
+    if let Some(seconds) = args.seconds {
+        check_real("--seconds", seconds, SECONDS_RANGE, " s")?;
+    }
+    check_container_file(&args.file)?;
+    // In range, checked above.
+    let latency = Duration::from_secs_f64(args.latency_ms.unwrap_or(0.0) / 1e3);
     let slow = args.throttle_mbps.is_some() || args.latency_ms.is_some();
     let realtime = args.realtime || slow || args.cold;
     let options = StreamOptions::default()
@@ -168,10 +170,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let duration = meta.duration();
     let default_seconds = if realtime { 20.0 } else { 60.0 };
     let seconds = args.seconds.unwrap_or(default_seconds);
-    anyhow::ensure!(
-        seconds.is_finite() && seconds > 0.0 && seconds <= 24.0 * 3600.0,
-        "--seconds must be in (0, 86400], not {seconds}"
-    );
     let every = args.seek_every;
     let patterns: Vec<Pattern> = match args.pattern {
         PatternArg::All => Pattern::ALL

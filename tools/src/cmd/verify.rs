@@ -98,13 +98,19 @@ struct PartError {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(threshold) = args.threshold_cm {
+        super::common::check_threshold(threshold)?;
+    }
+    super::common::check_container_file(&args.file)?;
     let reader = StreamReader::open_file(&args.file)?;
     let report = reader.verify();
     let meta = reader.meta();
     let threshold = args.threshold_cm.unwrap_or(meta.threshold_cm);
     anyhow::ensure!(
         threshold.is_finite() && threshold > 0.0,
-        "--threshold-cm must be a positive number of centimetres, not {threshold}"
+        "{}: the file's threshold {threshold} cm is not a positive number of centimetres; \
+         give one with --threshold-cm",
+        args.file.display()
     );
     let options = args.import.options()?;
     let measured = match args.against.is_empty() {
