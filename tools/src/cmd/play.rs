@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use cinestream::play::harness::{self, Pattern, PlayConfig};
 use cinestream::stream::{
-    drop_from_os_cache, slow_read_time, MappedSource, MissingPage, SlowSource, Stream,
-    StreamOptions, MAX_LOOKAHEAD_SECONDS,
+    drop_from_os_cache, slow_read_time, FileSource, MissingPage, SlowSource, Stream, StreamOptions,
+    MAX_LOOKAHEAD_SECONDS,
 };
 use serde_json::json;
 
@@ -160,7 +160,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             (stream, Some(load))
         } else {
             (
-                Stream::open(MappedSource::open(&args.file)?, options.clone())?,
+                Stream::open(FileSource::open(&args.file)?, options.clone())?,
                 None,
             )
         })
@@ -328,7 +328,7 @@ pub fn open_slow(
     options: StreamOptions,
 ) -> anyhow::Result<(Stream, Duration)> {
     let stream = Stream::open(
-        SlowSource::new(MappedSource::open(path)?, latency, mbps),
+        SlowSource::new(FileSource::open(path)?, latency, mbps),
         options,
     )?;
     let load = slow_read_time(latency, mbps, stream.index().largest_stored_page());
