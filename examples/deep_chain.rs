@@ -5,52 +5,10 @@
 //! Prints, per clip, the wall time, the time per bone per sample, its ratio
 //! to the 22-bone clip's, the compression ratio, the largest error and a
 //! hash of the compressed segments (to see that a change keeps the bytes).
-use std::sync::Arc;
 use std::time::Instant;
 
-use cinestream::procedural::{cinematic, CinematicSpec};
-use cinestream::{compress, Bone, Clip, CompressSettings, LengthUnit, Skeleton, Transform};
-use glam::{Quat, Vec3};
-
-/// A single chain of `bones` bones, 1 cm apart, each bent 0.3 rad on its
-/// parent (the chain coils like a rope, so no vertex is metres from its
-/// ancestors: `f32` rotations composed down a straight chain tens of metres
-/// long cannot keep 0.01 cm) and turning a little per frame.
-fn chain(bones: usize, frames: usize) -> Clip {
-    let skeleton = Arc::new(
-        Skeleton::new(
-            (0..bones)
-                .map(|b| Bone {
-                    name: format!("b{b}"),
-                    parent: b.checked_sub(1),
-                    bind: Transform::from_rotation_translation(
-                        Quat::IDENTITY,
-                        Vec3::new(0.0, if b == 0 { 0.0 } else { 1.0 }, 0.0),
-                    ),
-                })
-                .collect(),
-        )
-        .expect("a chain is a valid skeleton"),
-    );
-    let mut poses = Vec::with_capacity(bones * frames);
-    for f in 0..frames {
-        let t = f as f32 / 30.0;
-        let mut pose = skeleton.bind_pose();
-        for (b, local) in pose.iter_mut().enumerate() {
-            let phase = b as f32 * 0.37;
-            local.rotation = Quat::from_euler(
-                glam::EulerRot::XYZ,
-                0.02 * (1.3 * t + phase).sin(),
-                0.01 * (0.7 * t + 2.0 * phase).cos(),
-                0.3 + 0.015 * (1.9 * t + phase).sin(),
-            );
-        }
-        pose[0].translation = Vec3::new(10.0 * t, 0.0, 0.0);
-        poses.extend(pose);
-    }
-    Clip::from_poses("chain", skeleton, 30.0, LengthUnit::CENTIMETRE, poses)
-        .expect("the poses fit the skeleton")
-}
+use cinestream::procedural::{cinematic, coiled_chain, CinematicSpec};
+use cinestream::{compress, Clip, CompressSettings};
 
 fn fnv(hash: u64, bytes: &[u8]) -> u64 {
     bytes
@@ -92,7 +50,7 @@ fn main() {
     };
     row("procedural 22-bone", &reference, seconds, ratio, max, hash);
     for bones in sizes {
-        let clip = chain(bones, frames);
+        let clip = coiled_chain(bones, frames);
         let (seconds, ratio, max, hash) = time(&clip);
         row(
             &format!("chain of {bones}"),

@@ -281,6 +281,46 @@ impl SplitMix64 {
     }
 }
 
+/// A single chain of `bones` bones 1 cm apart (a rope, hair, a tail), each
+/// bent 0.3 rad on its parent and turning a little per sample, the root
+/// travelling 10 cm a second: the deep rig the compression benches and
+/// tests use. It coils rather than runs straight because `f32` rotations
+/// composed down a straight chain metres long cannot keep 0.01 cm.
+pub fn coiled_chain(bones: usize, samples: usize) -> Clip {
+    let bones = bones.max(1);
+    let chain: Vec<Bone> = (0..bones)
+        .map(|b| Bone {
+            name: format!("b{b}"),
+            parent: b.checked_sub(1),
+            bind: Transform::from_rotation_translation(
+                Quat::IDENTITY,
+                Vec3::new(0.0, if b == 0 { 0.0 } else { 1.0 }, 0.0),
+            ),
+        })
+        .collect();
+    let skeleton = Arc::new(
+        Skeleton::new(chain).unwrap_or_else(|e| unreachable!("a chain is a valid skeleton: {e}")),
+    );
+    let mut poses = Vec::with_capacity(bones * samples.max(1));
+    for s in 0..samples.max(1) {
+        let t = s as f32 / 30.0;
+        let mut pose = skeleton.bind_pose();
+        for (b, local) in pose.iter_mut().enumerate() {
+            let phase = b as f32 * 0.37;
+            local.rotation = Quat::from_euler(
+                EulerRot::XYZ,
+                0.02 * (1.3 * t + phase).sin(),
+                0.01 * (0.7 * t + 2.0 * phase).cos(),
+                0.3 + 0.015 * (1.9 * t + phase).sin(),
+            );
+        }
+        pose[0].translation = Vec3::new(10.0 * t, 0.0, 0.0);
+        poses.extend(pose);
+    }
+    Clip::from_poses("chain", skeleton, 30.0, LengthUnit::CENTIMETRE, poses)
+        .unwrap_or_else(|e| unreachable!("procedural motion is finite and well formed: {e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

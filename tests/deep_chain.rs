@@ -1,53 +1,14 @@
 //! Deep rigs: a chain of hundreds of bones (a rope, hair, a tail) keeps the
 //! threshold at every bone and every sample, measured independently of the
 //! compressor's own statistics.
-use std::sync::Arc;
 
 use cinestream::metric::measure_error;
-use cinestream::{compress, Bone, Clip, CompressSettings, LengthUnit, Skeleton, Transform};
-use glam::{EulerRot, Quat, Vec3};
-
-/// A chain of `bones` bones 1 cm apart, each bent 0.3 rad on its parent (a
-/// coiled rope) and turning a little per sample; the root travels.
-fn chain(bones: usize, samples: usize) -> Clip {
-    let skeleton = Arc::new(
-        Skeleton::new(
-            (0..bones)
-                .map(|b| Bone {
-                    name: format!("b{b}"),
-                    parent: b.checked_sub(1),
-                    bind: Transform::from_rotation_translation(
-                        Quat::IDENTITY,
-                        Vec3::new(0.0, if b == 0 { 0.0 } else { 1.0 }, 0.0),
-                    ),
-                })
-                .collect(),
-        )
-        .expect("a chain is a valid skeleton"),
-    );
-    let mut poses = Vec::new();
-    for s in 0..samples {
-        let t = s as f32 / 30.0;
-        let mut pose = skeleton.bind_pose();
-        for (b, local) in pose.iter_mut().enumerate() {
-            let phase = b as f32 * 0.37;
-            local.rotation = Quat::from_euler(
-                EulerRot::XYZ,
-                0.02 * (1.3 * t + phase).sin(),
-                0.01 * (0.7 * t + 2.0 * phase).cos(),
-                0.3 + 0.015 * (1.9 * t + phase).sin(),
-            );
-        }
-        pose[0].translation = Vec3::new(10.0 * t, 0.0, 0.0);
-        poses.extend(pose);
-    }
-    Clip::from_poses("chain", skeleton, 30.0, LengthUnit::CENTIMETRE, poses)
-        .expect("the poses fit the skeleton")
-}
+use cinestream::procedural::coiled_chain;
+use cinestream::{compress, CompressSettings};
 
 #[test]
 fn a_300_bone_chain_keeps_the_threshold_at_every_bone_and_sample() {
-    let clip = chain(300, 40);
+    let clip = coiled_chain(300, 40);
     let settings = CompressSettings::default();
     let (compressed, stats) = compress(&clip, &settings).unwrap();
     // Decode every stored sample through the sampler and measure again.

@@ -682,51 +682,14 @@ mod tests {
         }
     }
 
-    /// A chain of `bones` bones 1 cm apart, each bent 0.3 rad on its parent
-    /// (a coiled rope) and turning a little per sample; the root travels.
-    fn chain_clip(bones: usize, samples: usize) -> Clip {
-        let skeleton = Arc::new(
-            Skeleton::new(
-                (0..bones)
-                    .map(|b| Bone {
-                        name: format!("b{b}"),
-                        parent: b.checked_sub(1),
-                        bind: Transform::from_rotation_translation(
-                            Quat::IDENTITY,
-                            Vec3::new(0.0, if b == 0 { 0.0 } else { 1.0 }, 0.0),
-                        ),
-                    })
-                    .collect(),
-            )
-            .unwrap(),
-        );
-        let mut poses = Vec::new();
-        for s in 0..samples {
-            let t = s as f32 / 30.0;
-            let mut pose = skeleton.bind_pose();
-            for (b, local) in pose.iter_mut().enumerate() {
-                let phase = b as f32 * 0.37;
-                local.rotation = Quat::from_euler(
-                    glam::EulerRot::XYZ,
-                    0.02 * (1.3 * t + phase).sin(),
-                    0.01 * (0.7 * t + 2.0 * phase).cos(),
-                    0.3 + 0.015 * (1.9 * t + phase).sin(),
-                );
-            }
-            pose[0].translation = Vec3::new(10.0 * t, 0.0, 0.0);
-            poses.extend(pose);
-        }
-        Clip::from_poses("chain", skeleton, 30.0, LengthUnit::CENTIMETRE, poses).unwrap()
-    }
-
     #[test]
     fn the_search_shortcuts_give_the_brute_force_bytes() {
         // Probing known failure points and refreshing only touched samples
         // must decide every step as measuring the whole subtree does.
         let clips = [
-            chain_clip(12, 40),
-            chain_clip(30, 40),
-            chain_clip(80, 24),
+            crate::procedural::coiled_chain(12, 40),
+            crate::procedural::coiled_chain(30, 40),
+            crate::procedural::coiled_chain(80, 24),
             cinematic(&CinematicSpec::default().with_actors(2).with_seconds(2.0)),
         ];
         for clip in &clips {
