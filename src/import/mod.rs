@@ -5,6 +5,7 @@
 //! This module picks the importer by file extension and walks directories.
 
 pub mod bvh;
+pub mod fuzzing;
 pub mod gltf;
 pub mod unit_check;
 

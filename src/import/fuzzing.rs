@@ -1,0 +1,75 @@
+//! The harness that fuzzing runs against the importers, shared by the
+//! `fuzz/` targets and `tests/import_fuzz.rs` so that both check the same
+//! thing.
+//!
+//! Not part of the stable API: it exists for the fuzzers. No input may make
+//! an importer panic, and what an importer accepts must be a clip the rest
+//! of the pipeline can take: at least one bone and one sample, every
+//! transform finite. glTF is parsed without a directory, so no input can
+//! make the harness open a file.
+
+use crate::clip::{Clip, LengthUnit};
+use crate::import::{bvh, gltf, ImportOptions};
+
+/// What an importer made of an input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The importer returned an error.
+    Refused,
+    /// The importer returned this many clips, each checked.
+    Imported(usize),
+}
+
+/// Parses `data` as BVH text, strictly and leniently. Panics only if the
+/// importer does, or if it returns a clip that breaks the clip model.
+pub fn bvh(data: &[u8]) -> Outcome {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return Outcome::Refused;
+    };
+    let lenient = ImportOptions::default().with_lenient(true);
+    let _ = bvh::parse_bvh_with(text, "fuzz.bvh", &lenient).map(|clip| check(&clip));
+    match bvh::parse_bvh(text, "fuzz.bvh", LengthUnit::CENTIMETRE) {
+        Ok(clip) => {
+            check(&clip);
+            Outcome::Imported(1)
+        }
+        Err(_) => Outcome::Refused,
+    }
+}
+
+/// Parses `data` as a glTF document (JSON or GLB), with the animations'
+/// own rates and leniently at 30 Hz. Panics only if the importer does, or
+/// if it returns a clip that breaks the clip model.
+pub fn gltf(data: &[u8]) -> Outcome {
+    let lenient = ImportOptions::default()
+        .with_lenient(true)
+        .with_gltf_sample_rate(Some(30.0));
+    if let Ok(clips) = gltf::parse_gltf(data, None, "fuzz.glb", &lenient) {
+        clips.iter().for_each(check);
+    }
+    match gltf::parse_gltf(data, None, "fuzz.glb", &ImportOptions::default()) {
+        Ok(clips) => {
+            clips.iter().for_each(check);
+            Outcome::Imported(clips.len())
+        }
+        Err(_) => Outcome::Refused,
+    }
+}
+
+/// The clip model's promises, checked on what an importer returned.
+fn check(clip: &Clip) {
+    assert!(clip.num_bones() > 0, "a clip without bones");
+    assert!(clip.num_samples() > 0, "a clip without samples");
+    assert!(
+        clip.sample_rate().is_finite() && clip.sample_rate() > 0.0,
+        "sample rate {}",
+        clip.sample_rate()
+    );
+    assert_eq!(clip.poses().len(), clip.num_bones() * clip.num_samples());
+    for (i, t) in clip.poses().iter().enumerate() {
+        assert!(
+            t.rotation.is_finite() && t.translation.is_finite() && t.scale.is_finite(),
+            "transform {i} is not finite: {t:?}"
+        );
+    }
+}

@@ -1,0 +1,130 @@
+//! Deterministic fuzzing of the BVH and glTF importers.
+//!
+//! Runs the harness the `fuzz/` targets run (`cinestream::import::fuzzing`)
+//! over a fixed corpus of valid files the project writes itself (procedural
+//! clips exported as BVH, `.glb` and `.gltf`) and, for each, mutations:
+//! every truncation of a small file (a stride of big ones), single-byte
+//! flips and seeded multi-byte corruptions, and "interesting" bytes. Nothing
+//! may panic, and every accepted clip must keep the clip model's promises;
+//! the valid files themselves must import.
+//!
+//! `CINESTREAM_WRITE_FUZZ_SEEDS=<dir> cargo test --release --test
+//! import_fuzz write_import_fuzz_seeds` writes the valid files to
+//! `<dir>/import_bvh` and `<dir>/import_gltf`, the seed corpora of the
+//! `fuzz/` targets.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use cinestream::compress::{compress, CompressSettings};
+use cinestream::export::{export_bytes, ExportFormat};
+use cinestream::import::fuzzing::{self, Outcome};
+use cinestream::procedural::{cinematic, coiled_chain, CinematicSpec};
+
+/// Valid inputs: (name, format, bytes).
+fn corpus() -> Vec<(String, ExportFormat, Vec<u8>)> {
+    let clips = [
+        cinematic(&CinematicSpec::default().with_seconds(0.5)),
+        cinematic(&CinematicSpec::default().with_actors(2).with_seconds(0.3)),
+        coiled_chain(6, 5),
+    ];
+    let mut files = Vec::new();
+    for (i, clip) in clips.iter().enumerate() {
+        let (compressed, _) = compress(clip, &CompressSettings::default()).expect("compress");
+        for format in [ExportFormat::Bvh, ExportFormat::Glb, ExportFormat::Gltf] {
+            let bytes = export_bytes(&compressed, format).expect("export");
+            files.push((format!("clip{i}.{}", format.name()), format, bytes));
+        }
+    }
+    files
+}
+
+fn run(format: ExportFormat, data: &[u8]) -> Outcome {
+    match format {
+        ExportFormat::Bvh => fuzzing::bvh(data),
+        _ => fuzzing::gltf(data),
+    }
+}
+
+/// A small deterministic generator (xorshift), so the cases are the same
+/// in every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+#[test]
+fn valid_files_import() {
+    for (name, format, bytes) in corpus() {
+        match run(format, &bytes) {
+            Outcome::Imported(n) => assert!(n >= 1, "{name}"),
+            Outcome::Refused => panic!("{name}: a valid file was refused"),
+        }
+    }
+}
+
+#[test]
+fn no_mutation_makes_an_importer_panic() {
+    let mut failures = Vec::new();
+    let mut cases = 0;
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    for (name, format, bytes) in corpus() {
+        let mut mutations: Vec<(String, Vec<u8>)> = Vec::new();
+        let stride = (bytes.len() / 400).max(1);
+        for at in (0..bytes.len()).step_by(stride) {
+            mutations.push((format!("cut at {at}"), bytes[..at].to_vec()));
+            for value in [0x00u8, 0xFF, b'-', b'9', b'e', b'"', b'{', b'\n'] {
+                let mut m = bytes.clone();
+                m[at] = value;
+                mutations.push((format!("byte {at} = {value:#04x}"), m));
+            }
+        }
+        for round in 0..200 {
+            let mut m = bytes.clone();
+            for _ in 0..1 + rng.next() % 8 {
+                let at = (rng.next() % m.len() as u64) as usize;
+                m[at] = rng.next() as u8;
+            }
+            mutations.push((format!("random corruption {round}"), m));
+        }
+        for (what, data) in mutations {
+            cases += 1;
+            if let Err(panic) = catch_unwind(AssertUnwindSafe(|| run(format, &data))) {
+                let message = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                failures.push(format!("{name}, {what}: {message}"));
+            }
+        }
+    }
+    assert!(cases > 10_000, "only {cases} cases");
+    assert!(
+        failures.is_empty(),
+        "{} of {cases} cases panicked; first: {:?}",
+        failures.len(),
+        &failures[..failures.len().min(5)]
+    );
+}
+
+#[test]
+fn write_import_fuzz_seeds() {
+    let Some(dir) = std::env::var_os("CINESTREAM_WRITE_FUZZ_SEEDS") else {
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    for (name, format, bytes) in corpus() {
+        let target = match format {
+            ExportFormat::Bvh => "import_bvh",
+            _ => "import_gltf",
+        };
+        std::fs::create_dir_all(dir.join(target)).expect("a seed folder");
+        std::fs::write(dir.join(target).join(&name), bytes).expect("a seed");
+    }
+}
