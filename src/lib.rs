@@ -3,7 +3,7 @@
 //!
 //! The pipeline, one module each:
 //!
-//! - [`import`]: BVH and glTF 2.0 files into clips;
+//! - [`import`]: BVH and glTF 2.0 files into clips ([`files`] opens every file a user names);
 //! - [`clip`]: the clip model every other part shares;
 //! - [`metric`]: the object-space error every codec decision is judged by;
 //! - [`compress`](mod@compress): the variable-bit-rate codec, clip in, [`CompressedClip`] out;
@@ -26,6 +26,7 @@ pub mod compressed;
 pub mod container;
 pub mod error;
 pub mod export;
+pub mod files;
 pub mod import;
 pub mod metric;
 pub mod play;

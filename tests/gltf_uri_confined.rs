@@ -178,7 +178,10 @@ fn fifos_devices_and_directories_are_refused_without_blocking() {
         Ok(status) if status.success() => {
             // Nobody writes the FIFO: opening it to read would block forever.
             let message = refused(layout.load("pipe.bin", 32), "pipe.bin");
-            assert!(message.contains("a FIFO, not a regular file"), "{message}");
+            assert!(
+                message.contains("a FIFO (named pipe), not a regular file"),
+                "{message}"
+            );
         }
         _ => eprintln!("mkfifo unavailable: the FIFO case is skipped"),
     }

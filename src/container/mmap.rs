@@ -33,7 +33,7 @@ impl MappedFile {
             path: path.to_path_buf(),
             source,
         };
-        let file = File::open(path).map_err(io)?;
+        let (file, _) = crate::files::open_regular(path)?;
         // SAFETY: `Mmap::map` is unsafe because the mapped bytes change if the
         // file is modified or truncated while mapped (truncation faults on
         // access). The map is read-only, and the type's contract above, which

@@ -793,36 +793,19 @@ impl Context<'_> {
                 base.display()
             )));
         }
-        let not_regular = |kind: std::fs::FileType| {
-            refuse(format!(
-                "URI '{uri}' names {}, not a regular file: only regular files are read as buffers",
-                file_kind(kind)
-            ))
-        };
-        let metadata = std::fs::metadata(&resolved).map_err(io_error(&resolved))?;
-        if !metadata.is_file() {
-            return Err(not_regular(metadata.file_type()));
-        }
-        let mut options = std::fs::OpenOptions::new();
-        options.read(true);
-        // Non-blocking, so that a FIFO swapped in after the check above
-        // cannot block the open; it is refused just below.
-        #[cfg(target_os = "linux")]
-        {
-            use std::os::unix::fs::OpenOptionsExt as _;
-            options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
-        }
-        let file = options.open(&resolved).map_err(io_error(&resolved))?;
-        let metadata = file.metadata().map_err(io_error(&resolved))?;
-        if !metadata.is_file() {
-            return Err(not_regular(metadata.file_type()));
-        }
-        if metadata.len() < declared {
+        let (file, length) = crate::files::open_regular(&resolved).map_err(|e| match e {
+            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::InvalidInput => {
+                refuse(format!(
+                    "URI '{uri}' {source}: only regular files are read as buffers"
+                ))
+            }
+            other => other,
+        })?;
+        if length < declared {
             return Err(self.error(
                 uri_location(),
                 format!(
-                    "URI '{uri}' holds {} bytes, fewer than its buffer's byteLength {declared}",
-                    metadata.len()
+                    "URI '{uri}' holds {length} bytes, fewer than its buffer's byteLength {declared}"
                 ),
             ));
         }
@@ -1550,28 +1533,6 @@ fn read_component(bytes: &[u8], at: usize, component: ComponentType) -> Option<f
 fn le_u32(bytes: &[u8], at: usize) -> Option<u32> {
     let four = bytes.get(at..at.checked_add(4)?)?;
     Some(u32::from_le_bytes([four[0], four[1], four[2], four[3]]))
-}
-
-/// What a non-regular file is, in words.
-fn file_kind(kind: std::fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt as _;
-        if kind.is_fifo() {
-            return "a FIFO";
-        }
-        if kind.is_block_device() || kind.is_char_device() {
-            return "a device";
-        }
-        if kind.is_socket() {
-            return "a socket";
-        }
-    }
-    if kind.is_dir() {
-        "a directory"
-    } else {
-        "something other than a file"
-    }
 }
 
 /// Decodes a `data:[<media type>];base64,<payload>` URI of a buffer whose

@@ -284,8 +284,16 @@ pub(crate) fn source_name(path: &Path) -> String {
 
 /// Reads a whole file, mapping the error to [`Error::Io`].
 pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })
+    use std::io::Read as _;
+    let (file, len) = crate::files::open_regular(path)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    // Reads what is there, should the file have changed since its length
+    // was taken.
+    (&file)
+        .read_to_end(&mut bytes)
+        .map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    Ok(bytes)
 }

@@ -139,12 +139,7 @@ pub struct FileSource {
 impl FileSource {
     /// Opens `path` for reading.
     pub fn open(path: &Path) -> Result<FileSource> {
-        let io = |source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let file = std::fs::File::open(path).map_err(io)?;
-        let len = file.metadata().map_err(io)?.len();
+        let (file, len) = crate::files::open_regular(path)?;
         Ok(FileSource {
             file,
             len,

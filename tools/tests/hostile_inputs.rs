@@ -99,14 +99,14 @@ fn fifos_and_directories_are_refused_in_words() {
         let mut args = vec![command[0], "folder.cine"];
         args.extend_from_slice(&command[1..]);
         let out = common::cinestream(&args, &dir);
-        assert_refused(&out, &["folder.cine: is a directory, not a .cine file"]);
+        assert_refused(&out, &["folder.cine: is a directory, not a regular file"]);
         if has_fifo {
             // Nothing writes the FIFO: opening it would block for ever.
             args[1] = "pipe.cine";
             let out = common::cinestream(&args, &dir);
             assert_refused(
                 &out,
-                &["pipe.cine: is a FIFO (named pipe), not a .cine file"],
+                &["pipe.cine: is a FIFO (named pipe), not a regular file"],
             );
         }
     }
@@ -122,7 +122,9 @@ fn fifos_and_directories_are_refused_in_words() {
                 let out = common::cinestream(args, &dir);
                 assert_refused(
                     &out,
-                    &[&format!("{name}: is a FIFO (named pipe), not a clip file")],
+                    &[&format!(
+                        "{name}: is a FIFO (named pipe), not a regular file"
+                    )],
                 );
             }
         }

@@ -140,48 +140,6 @@ pub fn check_codec(threshold_cm: f64, shell_cm: f64, segment_samples: usize) -> 
     check_count("--segment-samples", segment_samples, SEGMENT_SAMPLES_RANGE)
 }
 
-/// Refuses a `.cine` path that is not a regular file, in words, before
-/// anything opens it: mapping a directory fails with "No such device", and
-/// opening a FIFO blocks until something writes to it. A path that cannot
-/// be looked at is left to the open, whose error names it.
-pub fn check_container_file(path: &Path) -> anyhow::Result<()> {
-    let Ok(metadata) = std::fs::metadata(path) else {
-        return Ok(());
-    };
-    let kind = metadata.file_type();
-    if kind.is_file() {
-        return Ok(());
-    }
-    let what = if kind.is_dir() {
-        "a directory"
-    } else {
-        special_file_kind(kind)
-    };
-    anyhow::bail!(
-        "{}: is {what}, not a .cine file: a container is read from a regular file",
-        path.display()
-    )
-}
-
-/// What a file that is neither a regular file nor a directory is.
-fn special_file_kind(kind: std::fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt as _;
-        if kind.is_fifo() {
-            return "a FIFO (named pipe)";
-        }
-        if kind.is_block_device() || kind.is_char_device() {
-            return "a device";
-        }
-        if kind.is_socket() {
-            return "a socket";
-        }
-    }
-    let _ = kind;
-    "not a regular file"
-}
-
 /// Most worker threads `--jobs` may ask for: far more than any machine
 /// this runs on has cores, far fewer than a process may start.
 pub const MAX_JOBS: usize = 1024;
@@ -223,17 +181,6 @@ impl ImportArgs {
     /// noted on stderr: how many, and with `--verbose` which and why.
     pub fn collect(&self, inputs: &[PathBuf]) -> anyhow::Result<Vec<InputFile>> {
         let found = import::collect_inputs_with(inputs, self.recursive)?;
-        // Reading a FIFO or a device would block or never end.
-        for file in &found.files {
-            if let Ok(metadata) = std::fs::metadata(&file.path) {
-                anyhow::ensure!(
-                    metadata.is_file(),
-                    "{}: is {}, not a clip file: sources are read from regular files",
-                    file.path.display(),
-                    special_file_kind(metadata.file_type())
-                );
-            }
-        }
         let skipped = &found.skipped;
         if !skipped.is_empty() {
             let dirs = skipped

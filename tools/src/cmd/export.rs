@@ -53,7 +53,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.output.display()
         ),
     };
-    super::common::check_container_file(&args.file)?;
     let reader = StreamReader::open_file(&args.file)?;
     let summary = export_file(&reader, format, &args.output)?;
     let meta = reader.meta();

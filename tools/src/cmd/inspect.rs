@@ -145,7 +145,6 @@ struct Report<'a> {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let file = args.file.display().to_string();
-    super::common::check_container_file(&args.file)?;
     let reader = StreamReader::open_file(&args.file).map_err(|e| in_file(&file, e))?;
     let report = gather(file, &reader)?;
     if args.json {

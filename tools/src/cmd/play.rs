@@ -13,7 +13,7 @@ use cinestream::stream::{
 };
 use serde_json::json;
 
-use super::common::{check_container_file, check_count, check_real, InputSet};
+use super::common::{check_count, check_real, InputSet};
 use crate::{plot, progress};
 
 /// Play a .cine file in the access patterns of a cinematic and time each frame.
@@ -138,7 +138,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(seconds) = args.seconds {
         check_real("--seconds", seconds, SECONDS_RANGE, " s")?;
     }
-    check_container_file(&args.file)?;
     // In range, checked above.
     let latency = Duration::from_secs_f64(args.latency_ms.unwrap_or(0.0) / 1e3);
     let slow = args.throttle_mbps.is_some() || args.latency_ms.is_some();

@@ -101,7 +101,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(threshold) = args.threshold_cm {
         super::common::check_threshold(threshold)?;
     }
-    super::common::check_container_file(&args.file)?;
     let reader = StreamReader::open_file(&args.file)?;
     let report = reader.verify();
     let meta = reader.meta();
