@@ -4,46 +4,11 @@
 // Test helpers may unwrap: a failure there is a failed test.
 #![allow(clippy::unwrap_used)]
 
-use std::sync::Arc;
-
 use cinestream::compress::{compress, CompressSettings};
-use cinestream::container::fuzzing::recompute_checksums;
-use cinestream::container::{encode_stream, StreamReader, WriteOptions, HEADER_LEN};
+use cinestream::container::fuzzing::claiming_samples as claiming;
+use cinestream::container::{encode_stream, StreamReader, WriteOptions};
 use cinestream::export::{export_bytes, export_text, ExportFormat, MAX_EXPORT_TRANSFORMS};
-use cinestream::{Bone, Clip, Error, LengthUnit, Skeleton, Transform};
-
-/// A one-bone clip that never moves (no animated track, so its one segment
-/// holds no keys), packed, then its sample count in the metadata set to
-/// `samples` and every checksum recomputed: a valid file of a few hundred
-/// bytes claiming `samples` samples.
-fn claiming(samples: u32) -> Vec<u8> {
-    let skeleton = Skeleton::new(vec![Bone {
-        name: "root".into(),
-        parent: None,
-        bind: Transform::IDENTITY,
-    }])
-    .unwrap();
-    let clip = Clip::from_poses(
-        "bomb",
-        Arc::new(skeleton),
-        30.0,
-        LengthUnit::CENTIMETRE,
-        vec![Transform::IDENTITY; 2],
-    )
-    .unwrap();
-    let (compressed, _) = compress(&clip, &CompressSettings::default()).unwrap();
-    let (mut bytes, _) = encode_stream(&compressed, &WriteOptions::default()).unwrap();
-    // Metadata: name length (u32), name, sample rate (f32), sample count (u32).
-    let at = HEADER_LEN + 4 + "bomb".len() + 4;
-    assert_eq!(
-        &bytes[at..at + 4],
-        &2u32.to_le_bytes(),
-        "sample count where expected"
-    );
-    bytes[at..at + 4].copy_from_slice(&samples.to_le_bytes());
-    recompute_checksums(&mut bytes);
-    bytes
-}
+use cinestream::{Clip, Error, Transform};
 
 #[test]
 fn a_tiny_file_claiming_four_billion_samples_opens_and_verifies() {

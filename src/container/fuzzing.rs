@@ -181,3 +181,40 @@ fn try_recompute_checksums(b: &mut [u8]) -> Option<()> {
     put(b, 60, crc);
     Some(())
 }
+
+/// A valid file of a few hundred bytes that claims `samples` samples: a
+/// one-bone clip that never moves (no animated track, so its segment holds
+/// no keys), packed, then its sample count in the metadata set to `samples`
+/// and every checksum recomputed. What reading, verifying or exporting it
+/// allocates must follow what the file holds, not what it claims.
+pub fn claiming_samples(samples: u32) -> Vec<u8> {
+    use crate::clip::{Bone, Clip, LengthUnit, Skeleton};
+    use crate::compress::{compress, CompressSettings};
+    use crate::container::{encode_stream, WriteOptions, HEADER_LEN};
+
+    let root = Bone {
+        name: "root".into(),
+        parent: None,
+        bind: Transform::IDENTITY,
+    };
+    let skeleton = Skeleton::new(vec![root])
+        .unwrap_or_else(|e| unreachable!("one root bone is a valid skeleton: {e}"));
+    let poses = vec![Transform::IDENTITY; 2];
+    let clip = Clip::from_poses("bomb", skeleton.into(), 30.0, LengthUnit::CENTIMETRE, poses)
+        .unwrap_or_else(|e| unreachable!("two identity poses are a valid clip: {e}"));
+    let (compressed, _) = compress(&clip, &CompressSettings::default())
+        .unwrap_or_else(|e| unreachable!("a still bone compresses: {e}"));
+    let (mut bytes, _) = encode_stream(&compressed, &WriteOptions::default())
+        .unwrap_or_else(|e| unreachable!("a one-segment clip encodes: {e}"));
+    // Metadata (FORMAT.md): name length (u32), name, sample rate (f32),
+    // sample count (u32).
+    let at = HEADER_LEN + 4 + "bomb".len() + 4;
+    assert_eq!(
+        bytes[at..at + 4],
+        2u32.to_le_bytes(),
+        "the sample count's place"
+    );
+    bytes[at..at + 4].copy_from_slice(&samples.to_le_bytes());
+    recompute_checksums(&mut bytes);
+    bytes
+}

@@ -9,12 +9,8 @@ mod common;
 
 use std::path::Path;
 use std::process::Output;
-use std::sync::Arc;
 
-use cinestream::compress::{compress, CompressSettings};
-use cinestream::container::fuzzing::recompute_checksums;
-use cinestream::container::{encode_stream, WriteOptions, HEADER_LEN};
-use cinestream::{Bone, Clip, LengthUnit, Skeleton, Transform};
+use cinestream::container::fuzzing::claiming_samples;
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -33,36 +29,10 @@ fn assert_refused(out: &Output, needles: &[&str]) {
     }
 }
 
-/// A valid `.cine` file of a few hundred bytes whose one bone never moves,
-/// its sample count then set to four billion (checksums recomputed).
-fn four_billion_samples() -> Vec<u8> {
-    let skeleton = Skeleton::new(vec![Bone {
-        name: "root".into(),
-        parent: None,
-        bind: Transform::IDENTITY,
-    }])
-    .unwrap();
-    let clip = Clip::from_poses(
-        "bomb",
-        Arc::new(skeleton),
-        30.0,
-        LengthUnit::CENTIMETRE,
-        vec![Transform::IDENTITY; 2],
-    )
-    .unwrap();
-    let (compressed, _) = compress(&clip, &CompressSettings::default()).unwrap();
-    let (mut bytes, _) = encode_stream(&compressed, &WriteOptions::default()).unwrap();
-    let at = HEADER_LEN + 4 + "bomb".len() + 4;
-    assert_eq!(&bytes[at..at + 4], &2u32.to_le_bytes());
-    bytes[at..at + 4].copy_from_slice(&4_000_000_000u32.to_le_bytes());
-    recompute_checksums(&mut bytes);
-    bytes
-}
-
 #[test]
 fn export_refuses_a_file_claiming_four_billion_samples() {
     let dir = common::temp_dir("hostile", "bomb");
-    let bytes = four_billion_samples();
+    let bytes = claiming_samples(4_000_000_000);
     assert!(bytes.len() < 400, "{} bytes", bytes.len());
     std::fs::write(dir.join("bomb.cine"), &bytes).unwrap();
     for output in ["out.bvh", "out.json", "out.gltf", "out.glb"] {
