@@ -8,7 +8,8 @@
 //! The search, after ACL: all tracks start at the highest quantized rate
 //! (raw `f32` if even that is over the threshold); all but the roots' tracks
 //! step down together while the error allows; then each track, leaves first,
-//! steps down on its own as far as its subtree's error allows.
+//! steps down on its own as far as its subtree's error allows; then a track
+//! may take a bit more if its subtree then sheds more.
 //!
 //! The object transforms of the decoded pose are cached per sample and a
 //! step recomputes only the subtree under the changed track. A step is
@@ -16,9 +17,17 @@
 //! the changed bone down, at one sample); only when those fit is the whole
 //! subtree measured, and a failed measurement recomputes only the samples it
 //! reached. Every decision is the one measuring the whole subtree gives, so
-//! the bytes do not depend on these shortcuts (tested). On a chain a step
-//! still costs the depth below the changed bone: packing time per bone per
-//! sample grows with the depth of the deepest chain.
+//! the bytes do not depend on these shortcuts (tested).
+//!
+//! Deep rigs: a step costs the size of the subtree it measures, so lowering
+//! every track of a long chain on its own would cost the square of its
+//! length (a 1000-bone chain took a minute). Tracks of bones with more than
+//! [`SHORT_HEIGHT`] generations below them (never on a humanoid: the
+//! corpus's deepest is 6) are lowered in blocks instead: all of them
+//! together, then halves of the blocks a step was refused to, leaves first,
+//! for at most [`TALL_BUDGET`] measurements of the whole skeleton. Packing
+//! time per bone per sample then stays flat with depth; the price is a few
+//! bits on the tall tracks (the closing measurement in the README).
 
 use glam::Vec3;
 
@@ -35,10 +44,21 @@ use crate::sample::decode::{
 /// How many of the latest points where a step was refused are tried first.
 const RECENT_FAILURES: usize = 8;
 
+/// Tracks of bones with at most this many generations below them are
+/// lowered (and traded) one by one; taller ones in blocks.
+pub(crate) const SHORT_HEIGHT: usize = 32;
+
+/// The work the blocks of tall tracks may take, in measurements of every
+/// bone at every sample of the segment.
+pub(crate) const TALL_BUDGET: usize = 128;
+
 /// A searched segment: its rates and its bytes.
 pub(crate) struct SegmentResult {
     pub rates: Vec<u8>,
     pub bytes: Vec<u8>,
+    /// Object transforms the search composed: its work, counted so that
+    /// tests can hold it linear in the number of bones without a clock.
+    pub compositions: usize,
 }
 
 /// The 8-bit segment range of one track, rounded outward so that every
@@ -105,6 +125,8 @@ struct Search<'a> {
     in_subtree: Vec<bool>,
     /// Skip the shortcuts (a reference for tests: the bytes must not change).
     brute_force: bool,
+    /// Object transforms composed so far.
+    compositions: usize,
 }
 
 impl<'a> Search<'a> {
@@ -176,6 +198,7 @@ impl<'a> Search<'a> {
                     None => local,
                 };
                 self.object[row + b] = object;
+                self.compositions += 1;
                 let decoded = shell_vertices(&object, self.ctx.shells[b]);
                 let e = vertices_error(&self.ctx.raw_vertices[raw_row + b], &decoded);
                 if e > self.ctx.threshold || e.is_nan() {
@@ -220,6 +243,7 @@ impl<'a> Search<'a> {
             Some(p) => Some(self.object[row + p]),
             None => None,
         };
+        self.compositions += self.path.len();
         for &b in self.path.iter().rev() {
             let local = DTransform::from_f32(&self.local[row + b]);
             object = Some(match object {
@@ -267,6 +291,7 @@ impl<'a> Search<'a> {
     fn refresh_to(&mut self, bones_to_check: &[usize], samples: usize) {
         let bones = self.ctx.bones;
         let skeleton = self.ctx.clip.skeleton();
+        self.compositions += samples * bones_to_check.len();
         for s in 0..samples {
             let row = s * bones;
             for &b in bones_to_check {
@@ -399,18 +424,104 @@ impl<'a> Search<'a> {
             }
         }
 
-        // Phase 2: each track on its own, leaves first.
+        // Phase 2: each track on its own, leaves first; tall ones in blocks.
+        let short = |t: usize| self.ctx.heights[tracks[t].track.bone as usize] <= SHORT_HEIGHT;
+        let mut tall = Vec::new();
         for t in (0..self.tracks.len()).rev() {
-            if !is_pinned(t, tracks) {
+            if is_pinned(t, tracks) {
+                continue;
+            }
+            if short(t) {
                 self.lower(t);
+            } else {
+                tall.push(t);
             }
         }
+        self.lower_tall(tall);
 
         // Phase 3: a bit more on a track may let its subtree shed more than a bit.
         if pinned.is_empty() {
             for t in 0..self.tracks.len() {
                 self.trade(t);
             }
+        }
+    }
+
+    /// Lowers the tall tracks `tall` (leaves first) in blocks: first all
+    /// together, then, level by level, the halves of every block whose step
+    /// was refused, while the budget of measured bone samples lasts.
+    fn lower_tall(&mut self, tall: Vec<usize>) {
+        let mut budget = TALL_BUDGET * self.ctx.bones * self.len;
+        let mut level = vec![tall];
+        while !level.is_empty() {
+            let mut next = Vec::new();
+            for block in level {
+                if block.is_empty() {
+                    continue;
+                }
+                let Some(refused) = self.lower_block(&block, &mut budget) else {
+                    return;
+                };
+                if refused && block.len() > 1 {
+                    let (first, second) = block.split_at(block.len() / 2);
+                    next.push(first.to_vec());
+                    next.push(second.to_vec());
+                }
+            }
+            level = next;
+        }
+    }
+
+    /// Lowers every track of `block` one step at a time, together, while
+    /// the union of their subtrees stays within the threshold. Tells whether
+    /// a step was refused, or `None` when the budget ran out first.
+    fn lower_block(&mut self, block: &[usize], budget: &mut usize) -> Option<bool> {
+        let mut roots: Vec<usize> = block
+            .iter()
+            .map(|&t| self.tracks[t].track.bone as usize)
+            .collect();
+        roots.sort_unstable();
+        for bone in roots {
+            // Parents first: a bone already marked has its subtree marked.
+            if !self.in_subtree[bone] {
+                for &b in &self.ctx.subtrees[bone] {
+                    self.in_subtree[b] = true;
+                }
+            }
+        }
+        let check: Vec<usize> = (0..self.ctx.bones).filter(|&b| self.in_subtree[b]).collect();
+        for &b in &check {
+            self.in_subtree[b] = false;
+        }
+        let cost = check.len() * self.len;
+        loop {
+            let movable: Vec<usize> = block
+                .iter()
+                .copied()
+                .filter(|&t| self.rates[t] > RATE_CONSTANT)
+                .collect();
+            if movable.is_empty() {
+                return Some(false);
+            }
+            *budget = budget.checked_sub(cost)?;
+            for &t in &movable {
+                self.rates[t] -= 1;
+                self.apply(t);
+            }
+            if self.fits(&check) {
+                continue;
+            }
+            for &t in &movable {
+                self.rates[t] += 1;
+                self.apply(t);
+            }
+            let stale = if self.brute_force {
+                self.len
+            } else {
+                self.failure.1 + 1
+            };
+            self.refresh_to(&check, stale);
+            return Some(true);
         }
     }
 
@@ -435,10 +546,11 @@ impl<'a> Search<'a> {
     }
 
     fn trade_steps(&mut self, t: usize) {
-        if self.rates[t] >= RATE_HIGHEST_QUANTIZED {
+        let bone = self.tracks[t].track.bone as usize;
+        // On a tall track the trade would lower its whole subtree again.
+        if self.rates[t] >= RATE_HIGHEST_QUANTIZED || self.ctx.heights[bone] > SHORT_HEIGHT {
             return;
         }
-        let bone = self.tracks[t].track.bone as usize;
         let subtree = &self.ctx.subtrees[bone];
         for &b in subtree {
             self.in_subtree[b] = true;
@@ -555,11 +667,13 @@ pub(crate) fn search_segment(
         path: Vec::new(),
         in_subtree: vec![false; bones],
         brute_force: ctx.brute_force,
+        compositions: 0,
     };
     search.run(pinned);
     SegmentResult {
         bytes: search.encode(),
         rates: search.rates,
+        compositions: search.compositions,
     }
 }
 
