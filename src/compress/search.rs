@@ -481,15 +481,17 @@ impl<'a> Search<'a> {
             .map(|&t| self.tracks[t].track.bone as usize)
             .collect();
         roots.sort_unstable();
+        // The union of the subtrees, each parents first. Parents come first
+        // among the roots: a root already taken in has its subtree in too.
+        let mut check = Vec::new();
         for bone in roots {
-            // Parents first: a bone already marked has its subtree marked.
             if !self.in_subtree[bone] {
                 for &b in &self.ctx.subtrees[bone] {
                     self.in_subtree[b] = true;
                 }
+                check.extend_from_slice(&self.ctx.subtrees[bone]);
             }
         }
-        let check: Vec<usize> = (0..self.ctx.bones).filter(|&b| self.in_subtree[b]).collect();
         for &b in &check {
             self.in_subtree[b] = false;
         }
