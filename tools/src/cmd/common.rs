@@ -127,7 +127,7 @@ where
 }
 
 /// Refuses a `--threshold-cm` outside the library's
-/// [`THRESHOLD_CM_RANGE`](cinestream::compress::THRESHOLD_CM_RANGE).
+/// [`THRESHOLD_CM_RANGE`].
 pub fn check_threshold(threshold_cm: f64) -> anyhow::Result<()> {
     check_real("--threshold-cm", threshold_cm, THRESHOLD_CM_RANGE, " cm")
 }

@@ -60,6 +60,9 @@ use crate::{plot, progress};
 ///   cinestream pack takes/ -o packed/ --recursive --lenient
 ///   cinestream pack --sequence takes/ -o long.cine
 ///   cinestream pack --actors hero.bvh villain.bvh -o duel.cine
+// The comment above is pack's --help text: <file> and <animation> are
+// placeholders for the user, not HTML.
+#[allow(rustdoc::invalid_html_tags)]
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
