@@ -184,6 +184,10 @@ pub(crate) struct Shared {
     /// Tests: every load evicts every page as soon as it is installed.
     #[cfg(test)]
     evict_on_install: std::sync::atomic::AtomicBool,
+    /// Tests: rounds the prefetch worker has finished (drained its inbox
+    /// and done its work), so a test can wait for it by counts.
+    #[cfg(test)]
+    worker_rounds: AtomicU64,
 }
 
 impl Shared {
@@ -368,6 +372,8 @@ impl Stream {
             playheads: Default::default(),
             #[cfg(test)]
             evict_on_install: Default::default(),
+            #[cfg(test)]
+            worker_rounds: Default::default(),
         });
         let prefetcher = match options.prefetch {
             true => Some(Prefetcher::spawn(
