@@ -1004,3 +1004,105 @@ fn three_stopped_players_on_a_two_page_budget_each_get_their_page_in_turn() {
     assert!(stats.peak_resident_bytes <= budget, "{stats:?}");
     assert!(stream.prefetch_errors().is_empty());
 }
+
+/// A source whose reads at or past `from` (a byte offset) wait until the
+/// test opens it (with a generous hang guard).
+struct HeldSource {
+    inner: MemorySource,
+    from: u64,
+    open: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl HeldSource {
+    fn hold(&self, offset: u64) {
+        let start = Instant::now();
+        while offset >= self.from && !self.open.load(std::sync::atomic::Ordering::SeqCst) {
+            // A hang guard, not a speed test.
+            assert!(start.elapsed() < Duration::from_secs(120), "never opened");
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+}
+
+impl Source for HeldSource {
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+
+    fn read(&self, offset: u64, len: usize) -> std::io::Result<PageData> {
+        self.hold(offset);
+        self.inner.read(offset, len)
+    }
+
+    fn read_prefetch(&self, offset: u64, len: usize) -> std::io::Result<PageData> {
+        self.hold(offset);
+        self.inner.read_prefetch(offset, len)
+    }
+
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+}
+
+#[test]
+fn the_harness_reports_the_worst_wait_of_a_non_blocking_stream() {
+    // Every page but the first is held back until the player has been
+    // told "not ready" at least 20 times: from the frame that first needs
+    // page 1 on, every frame waits, so the worst wait is at least 20
+    // frames, two thirds of a second at 30 fps.
+    const WAITS: u64 = 20;
+    let probe = open(false, StreamOptions::default());
+    let open_reads = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let source = HeldSource {
+        inner: MemorySource::new(encoded(false).to_vec()),
+        from: probe.index().pages()[1].offset,
+        open: Arc::clone(&open_reads),
+    };
+    let options = StreamOptions::default().with_missing_page(MissingPage::NotReady);
+    let stream = Stream::open(source, options).unwrap();
+    let config = PlayConfig::new(Pattern::Forward, 30.0, 10.0);
+    let report = std::thread::scope(|scope| {
+        let playing = scope.spawn(|| harness::run(&stream, &config).unwrap());
+        wait_until("the player is told not ready", || {
+            stream.stats().not_ready >= WAITS || playing.is_finished()
+        });
+        open_reads.store(true, std::sync::atomic::Ordering::SeqCst);
+        playing.join().unwrap()
+    });
+    assert_eq!(report.frames, 300);
+    assert!(
+        report.worst_wait_frames as u64 >= WAITS,
+        "worst wait {} frames: {report:?}",
+        report.worst_wait_frames
+    );
+    assert!(report.not_ready_frames >= report.worst_wait_frames);
+    assert!(report.worst_wait_frames <= report.frames);
+    assert_eq!(report.worst_wait_s, report.worst_wait_frames as f64 / 30.0);
+    assert!(report.worst_wait_wall_ms > 0.0, "{report:?}");
+    // The first page's frames came before the wait, ready.
+    let first_page_frames = probe.index().page_samples(0).len();
+    assert!(report.frames - report.not_ready_frames >= first_page_frames - 1);
+
+    // Every page resident before play: no wait at all.
+    let stream = open(
+        false,
+        StreamOptions::default().with_missing_page(MissingPage::NotReady),
+    );
+    assert_eq!(stream.preload_all().unwrap(), stream.index().pages().len());
+    let report = harness::run(&stream, &config).unwrap();
+    assert_eq!(report.not_ready_frames, 0);
+    assert_eq!(report.worst_wait_frames, 0);
+    assert_eq!(report.worst_wait_s, 0.0);
+    assert_eq!(report.worst_wait_wall_ms, 0.0);
+    // Runs combined keep the worst of their waits.
+    let waited = harness::PlayReport {
+        worst_wait_frames: 7,
+        worst_wait_s: 7.0 / 30.0,
+        worst_wait_wall_ms: 3.5,
+        ..report.clone()
+    };
+    let combined = harness::combine(vec![report, waited]).unwrap();
+    assert_eq!(combined.worst_wait_frames, 7);
+    assert_eq!(combined.worst_wait_s, 7.0 / 30.0);
+    assert_eq!(combined.worst_wait_wall_ms, 3.5);
+}
