@@ -3,8 +3,11 @@
 //!
 //! Each frame advances a [`Player`] by one frame step (or seeks it, for the
 //! seeking patterns) and the harness times that call alone, and notes the
-//! frames that stalled on a page load. The numbers are wall-clock times on
-//! whatever machine runs them, so compare patterns and files within one run.
+//! frames that stalled on a page load. On a non-blocking stream it notes
+//! the frames that were not ready and the worst wait: the longest run of
+//! consecutive not-ready frames, in frames, in seconds of play and on the
+//! wall clock. The numbers are wall-clock times on whatever machine runs
+//! them, so compare patterns and files within one run.
 
 use std::time::Instant;
 
@@ -108,6 +111,18 @@ pub struct PlayReport {
     pub max_stalls_in_a_frame: u64,
     /// Frames whose page was not resident (non-blocking streams).
     pub not_ready_frames: usize,
+    /// The worst wait for a page: the most consecutive not-ready frames
+    /// (a run still waiting when play ends counts as far as it went). Zero
+    /// when every frame was ready, as on a blocking stream.
+    pub worst_wait_frames: usize,
+    /// The worst wait in seconds of play: those frames at the frame rate
+    /// (`worst_wait_frames / fps`), how long the player held its last pose.
+    pub worst_wait_s: f64,
+    /// The worst wait on the wall clock, in milliseconds: from the start of
+    /// the first not-ready frame of the longest wait (in wall time; not
+    /// always the longest in frames) to the end of the update that came
+    /// back ready, or of the last frame.
+    pub worst_wait_wall_ms: f64,
     /// Time to load the first frame's pages before play, in milliseconds.
     pub preroll_ms: f64,
     /// The stream's counters over the run (preroll and frames; the peak is
@@ -122,8 +137,8 @@ pub struct PlayReport {
 
 /// One report from several runs of a pattern: the median of each latency
 /// percentile, of the preroll and of the runs' spike ratios, and the largest
-/// maximum; counters summed, peaks and most stalls in a frame the largest;
-/// frame lists of the first run. None from no runs.
+/// maximum; counters summed, peaks, most stalls in a frame and worst waits
+/// the largest; frame lists of the first run. None from no runs.
 ///
 /// The spike ratio is taken run by run because this machine's speed drifts
 /// by a third over milliseconds: a median p50 from fast runs over a median
@@ -162,6 +177,12 @@ pub fn combine(mut runs: Vec<PlayReport>) -> Option<PlayReport> {
     }
     let max_stalls_in_a_frame = runs.iter().map(|r| r.max_stalls_in_a_frame).max();
     let not_ready_frames = runs.iter().map(|r| r.not_ready_frames).sum();
+    let worst_wait_frames = runs.iter().map(|r| r.worst_wait_frames).max();
+    let worst_wait_s = runs.iter().map(|r| r.worst_wait_s).fold(0.0, f64::max);
+    let worst_wait_wall_ms = runs
+        .iter()
+        .map(|r| r.worst_wait_wall_ms)
+        .fold(0.0, f64::max);
     let count = runs.len();
     let first = runs.swap_remove(0);
     Some(PlayReport {
@@ -169,6 +190,9 @@ pub fn combine(mut runs: Vec<PlayReport>) -> Option<PlayReport> {
         stats,
         max_stalls_in_a_frame: max_stalls_in_a_frame.unwrap_or(0),
         not_ready_frames,
+        worst_wait_frames: worst_wait_frames.unwrap_or(0),
+        worst_wait_s,
+        worst_wait_wall_ms,
         preroll_ms,
         spike_ratio,
         runs: count,
@@ -219,6 +243,10 @@ pub fn run(stream: &Stream, config: &PlayConfig) -> Result<PlayReport> {
     let mut frame_us = Vec::with_capacity(frames);
     let mut stall_frames = Vec::new();
     let mut not_ready_frames = 0;
+    // The wait in progress: its frames and when its first frame started.
+    let mut waiting: Option<(usize, Instant)> = None;
+    let mut worst_wait_frames = 0;
+    let mut worst_wait_wall_ms = 0.0f64;
     let mut stalls = stream.stats().stalls;
     let mut max_stalls_in_a_frame = 0;
     let clock = Instant::now();
@@ -254,7 +282,21 @@ pub fn run(stream: &Stream, config: &PlayConfig) -> Result<PlayReport> {
             Some(time) => player.seek(time)?,
             None => player.advance(dt)?.ready,
         };
-        frame_us.push(start.elapsed().as_secs_f64() * 1e6);
+        let end = Instant::now();
+        frame_us.push((end - start).as_secs_f64() * 1e6);
+        if ready {
+            if let Some((_, since)) = waiting.take() {
+                worst_wait_wall_ms = worst_wait_wall_ms.max((end - since).as_secs_f64() * 1e3);
+            }
+        } else {
+            let (run, since) = waiting.get_or_insert((0, start));
+            *run += 1;
+            worst_wait_frames = worst_wait_frames.max(*run);
+            if frame + 1 == frames {
+                // Still waiting when play ends: as far as it went.
+                worst_wait_wall_ms = worst_wait_wall_ms.max((end - *since).as_secs_f64() * 1e3);
+            }
+        }
         let now = stream.stats().stalls;
         if now != stalls {
             stall_frames.push(frame);
@@ -274,6 +316,9 @@ pub fn run(stream: &Stream, config: &PlayConfig) -> Result<PlayReport> {
         stall_frames,
         max_stalls_in_a_frame,
         not_ready_frames,
+        worst_wait_frames,
+        worst_wait_s: worst_wait_frames as f64 * dt,
+        worst_wait_wall_ms,
         preroll_ms,
         stats: stream.stats(),
     })
@@ -293,6 +338,9 @@ mod tests {
             stall_frames: vec![],
             max_stalls_in_a_frame: stalls.min(1),
             not_ready_frames: 0,
+            worst_wait_frames: 0,
+            worst_wait_s: 0.0,
+            worst_wait_wall_ms: 0.0,
             preroll_ms: 1.0,
             stats: StreamStats {
                 stalls,

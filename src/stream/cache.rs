@@ -13,7 +13,9 @@
 //! then the farthest ahead; only a blocking sampler's load evicts a page
 //! promised to a sampler that was told "not ready" and has not had it yet.
 //! A load hands its page to the loader held, so a sampler decodes from the
-//! page it loaded even if another load evicted it at once.
+//! page it loaded even if another load evicted it at once. A blocking load
+//! that found every page in use goes over the budget; the sampler that
+//! lets go of a page while the cache is over it evicts the excess.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -285,6 +287,47 @@ impl PageCache {
             .peak_resident_bytes
             .fetch_max(now, Ordering::Relaxed);
         true
+    }
+
+    /// True while more bytes are resident than the budget: a blocking load
+    /// went over it while every page was in use (see [`PageCache::trim`]).
+    #[inline]
+    pub fn over_budget(&self) -> bool {
+        self.counters.resident_bytes.load(Ordering::Relaxed) > self.budget
+    }
+
+    /// Brings the cache back within its budget once the samplers that took
+    /// it over let go: evicts the pages wanted least (never one promised to
+    /// a "not ready" sampler) until the bytes evicted cover the excess.
+    /// Pages still held give their memory back when their holders let go;
+    /// what no sampler holds goes at once.
+    pub fn trim(&self, index: &ContainerIndex, playheads: &Playheads) {
+        let _decide = self.admission.lock().unwrap_or_else(|e| e.into_inner());
+        let resident = self.counters.resident_bytes.load(Ordering::Relaxed);
+        let Some(mut excess) = resident.checked_sub(self.budget).filter(|&e| e > 0) else {
+            return;
+        };
+        let wanted = playheads.scorer(index);
+        let mut list: Vec<_> = (0..self.slots.len())
+            .filter_map(|p| {
+                let slot = self.slots[p].load();
+                slot.as_ref()
+                    .filter(|r| !r.is_promised())
+                    .map(|r| (wanted.score(p), r.loaded_at, p))
+            })
+            .collect();
+        // Least wanted last, so `pop` takes it; among equals the oldest.
+        list.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        while excess > 0 {
+            let Some((_, _, victim)) = list.pop() else {
+                return;
+            };
+            if let Some(page) = self.slots[victim].swap(None) {
+                Counters::add(&self.counters.evictions, 1);
+                tracing::debug!(page = victim, "evict over budget");
+                excess = excess.saturating_sub(page.cost);
+            }
+        }
     }
 
     /// Gives back a reservation whose load failed.

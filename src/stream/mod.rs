@@ -93,7 +93,8 @@ pub struct StreamOptions {
     /// pages samplers hold: a sampler holds at most the two pages of one
     /// pose, so with `T` threads sampling at once the resident bytes stay
     /// within the larger of the budget and `2 T + 1` of the largest pages
-    /// (the one more is a page the prefetcher is loading).
+    /// (the one more is a page the prefetcher is loading). When the
+    /// samplers let go, the cache evicts what it holds over the budget.
     pub budget_bytes: u64,
     /// Seconds of play (at rate 1) the prefetcher keeps resident ahead of
     /// each playhead, in `0..=`[`MAX_LOOKAHEAD_SECONDS`].
@@ -184,6 +185,10 @@ pub(crate) struct Shared {
     /// Tests: every load evicts every page as soon as it is installed.
     #[cfg(test)]
     evict_on_install: std::sync::atomic::AtomicBool,
+    /// Tests: rounds the prefetch worker has finished (drained its inbox
+    /// and done its work), so a test can wait for it by counts.
+    #[cfg(test)]
+    worker_rounds: AtomicU64,
 }
 
 impl Shared {
@@ -368,6 +373,8 @@ impl Stream {
             playheads: Default::default(),
             #[cfg(test)]
             evict_on_install: Default::default(),
+            #[cfg(test)]
+            worker_rounds: Default::default(),
         });
         let prefetcher = match options.prefetch {
             true => Some(Prefetcher::spawn(
@@ -552,17 +559,29 @@ impl Stream {
 }
 
 /// A segment of a resident page, held so the page outlives the decode.
+/// Letting go of it brings a cache that blocking loads took over its
+/// budget back within it (the cache evicts its excess).
 pub struct PinnedSegment<'a> {
     page: Guard<Option<Arc<ResidentPage>>>,
-    index: &'a ContainerIndex,
+    shared: &'a Shared,
     segment: usize,
+}
+
+impl Drop for PinnedSegment<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        let cache = &self.shared.cache;
+        if cache.over_budget() {
+            cache.trim(&self.shared.index, &self.shared.playheads);
+        }
+    }
 }
 
 impl SegmentHandle for PinnedSegment<'_> {
     #[inline(always)]
     fn get(&self) -> SegmentRef<'_> {
         match &*self.page {
-            Some(page) => page.segment(self.index, self.segment),
+            Some(page) => page.segment(&self.shared.index, self.segment),
             // Not built without a page; an empty segment fails the sampler's
             // length check rather than panicking.
             None => SegmentRef::EMPTY,
@@ -585,7 +604,7 @@ impl SegmentSource for Stream {
         let index = &self.shared.index;
         Ok(PinnedSegment {
             page: self.pin(index.page_of(segment))?,
-            index,
+            shared: &self.shared,
             segment,
         })
     }
@@ -596,7 +615,7 @@ impl SegmentSource for Stream {
         let page = self.shared.cache.get(index.page_of(segment));
         page.is_some().then_some(PinnedSegment {
             page,
-            index,
+            shared: &self.shared,
             segment,
         })
     }

@@ -170,6 +170,10 @@ impl Worker {
             if !self.work() {
                 return;
             }
+            #[cfg(test)]
+            self.shared
+                .worker_rounds
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         }
     }
 

@@ -172,7 +172,7 @@ fn stream_it(args: &Args, compressed: &CompressedClip) -> anyhow::Result<bool> {
         page_load.as_secs_f64() * 1e3,
         BUDGET >> 20
     );
-    println!("{}", super::play::table_header());
+    println!("{}", super::play::table_header(false));
     let mut sound = true;
     let bar = progress::quiet_bar(Pattern::ALL.len() as u64, "playing");
     for pattern in Pattern::ALL {
@@ -181,7 +181,7 @@ fn stream_it(args: &Args, compressed: &CompressedClip) -> anyhow::Result<bool> {
         bar.set_message(format!("playing {}", pattern.name()));
         let report = harness::run(&stream, &config)?;
         bar.inc(1);
-        bar.suspend(|| println!("{}", super::play::table_row(&report)));
+        bar.suspend(|| println!("{}", super::play::table_row(&report, false)));
         for e in stream.prefetch_errors() {
             eprintln!("error: prefetch: {e}");
             sound = false;

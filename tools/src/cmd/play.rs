@@ -219,7 +219,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
     if !args.json {
         println!("{file}; {setup}");
-        println!("{}", table_header());
+        println!("{}", table_header(args.non_blocking));
     }
     drop(probe);
     let mut failed = false;
@@ -277,6 +277,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     "stall_frames": r.stall_frames,
                     "max_stalls_in_a_frame": r.max_stalls_in_a_frame,
                     "not_ready_frames": r.not_ready_frames,
+                    "worst_wait_frames": r.worst_wait_frames,
+                    "worst_wait_s": r.worst_wait_s,
+                    "worst_wait_wall_ms": r.worst_wait_wall_ms,
                     "preroll_ms": r.preroll_ms,
                     "page_load_ms": page_load.map(|d| d.as_secs_f64() * 1e3),
                     "bytes_read": s.bytes_read,
@@ -289,7 +292,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 });
                 println!("{object}");
             } else {
-                println!("{}", table_row(&r));
+                println!("{}", table_row(&r, args.non_blocking));
             }
         });
         rows.push(plot::PlayRow {
@@ -334,9 +337,10 @@ pub fn open_slow(
     Ok((stream, load))
 }
 
-/// The column heads of the latency table.
-pub fn table_header() -> String {
-    format!(
+/// The column heads of the latency table; `not_ready` adds the columns of
+/// a non-blocking stream (not-ready frames and the worst wait).
+pub fn table_header(not_ready: bool) -> String {
+    let head = format!(
         "{:<12} {:>7} {:>8} {:>8} {:>9} {:>9} {:>7} {:>7} {:>9} {:>9} {:>10} {:>10}",
         "pattern",
         "frames",
@@ -350,13 +354,20 @@ pub fn table_header() -> String {
         "preroll",
         "read KiB",
         "peak KiB"
-    )
+    );
+    match not_ready {
+        true => format!(
+            "{head} {:>9} {:>9} {:>8} {:>9}",
+            "not ready", "wait fr", "wait s", "wait ms"
+        ),
+        false => head,
+    }
 }
 
-/// One pattern's row of the latency table.
-pub fn table_row(r: &harness::PlayReport) -> String {
+/// One pattern's row of the latency table (see [`table_header`]).
+pub fn table_row(r: &harness::PlayReport, not_ready: bool) -> String {
     let (l, s) = (r.latency_us, r.stats);
-    format!(
+    let row = format!(
         "{:<12} {:>7} {:>8.2} {:>8.2} {:>9.2} {:>9.1} {:>7.2} {:>7} {:>9.1} {:>7.1}ms {:>10.1} {:>10.1}",
         r.pattern.name(),
         r.frames,
@@ -370,5 +381,12 @@ pub fn table_row(r: &harness::PlayReport) -> String {
         r.preroll_ms,
         s.bytes_read as f64 / 1024.0,
         s.peak_resident_bytes as f64 / 1024.0,
-    )
+    );
+    match not_ready {
+        true => format!(
+            "{row} {:>9} {:>9} {:>8.3} {:>9.1}",
+            r.not_ready_frames, r.worst_wait_frames, r.worst_wait_s, r.worst_wait_wall_ms
+        ),
+        false => row,
+    }
 }
