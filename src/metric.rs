@@ -120,11 +120,18 @@ pub struct DTransform {
 }
 
 impl DTransform {
-    /// Widens an `f32` transform.
+    /// Widens an `f32` transform, with its rotation normalized in `f64`.
+    ///
+    /// An `f32` quaternion is unit only to within its rounding, and a
+    /// quaternion off unit length by `e` turns a vector and stretches it by
+    /// `1 + 2e`. Composed down a chain those stretches add up: at the tip of
+    /// 500 bones of 1 cm they moved the source's own pose by 0.01 cm against
+    /// the same rotations normalized, an error that is in no animation. The
+    /// metric measures the rotations the quaternions stand for.
     #[inline]
     pub fn from_f32(t: &Transform) -> Self {
         DTransform {
-            rotation: t.rotation.as_dquat(),
+            rotation: t.rotation.as_dquat().normalize(),
             translation: t.translation.as_dvec3(),
             scale: t.scale.as_dvec3(),
         }
