@@ -27,6 +27,7 @@ pub mod container;
 pub mod error;
 pub mod export;
 pub mod files;
+pub mod format;
 pub mod import;
 pub mod metric;
 pub mod play;

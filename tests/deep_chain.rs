@@ -41,7 +41,7 @@ fn straight_chain(bones: usize, samples: usize) -> cinestream::Clip {
             ),
         })
         .collect();
-    let skeleton = std::sync::Arc::new(Skeleton::new(chain).unwrap());
+    let skeleton = std::sync::Arc::new(Skeleton::new(chain).expect("a chain is a skeleton"));
     let mut poses = Vec::new();
     for s in 0..samples {
         let t = s as f32 / 30.0;
@@ -57,7 +57,8 @@ fn straight_chain(bones: usize, samples: usize) -> cinestream::Clip {
         }
         poses.extend(pose);
     }
-    Clip::from_poses("straight", skeleton, 30.0, LengthUnit::CENTIMETRE, poses).unwrap()
+    Clip::from_poses("straight", skeleton, 30.0, LengthUnit::CENTIMETRE, poses)
+        .expect("the motion is finite")
 }
 
 #[test]

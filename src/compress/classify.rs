@@ -11,7 +11,7 @@ use glam::{DVec4, Quat, Vec3};
 
 use super::{channel_value, Context};
 use crate::clip::{TrackKind, Transform};
-use crate::compressed::{constant_rotation, Channel, ConstantTrack};
+use crate::format::{constant_rotation, Channel, ConstantTrack};
 use crate::metric::{shell_vertices, vertices_error, DTransform};
 
 /// The outcome: a kind per sub-track and the constant values.

@@ -23,12 +23,13 @@ use glam::{DVec3, Vec3, Vec4};
 use rayon::prelude::*;
 
 use crate::clip::{Clip, LoopMode, Transform};
-use crate::compressed::{AnimatedTrack, Channel, ClipMeta, CompressedClip, SegmentLayout};
+use crate::compressed::CompressedClip;
 use crate::error::{Error, Result};
+use crate::format::{AnimatedTrack, Channel, ClipMeta, SegmentLayout};
+use crate::format::{ClipRange, NUM_RATES, RATE_FULL_PRECISION};
 use crate::metric::{
     self, local_to_object, shell_vertices, vertex_error, DTransform, ErrorReport, MetricSettings,
 };
-use crate::sample::decode::{ClipRange, NUM_RATES, RATE_FULL_PRECISION};
 
 /// Bytes per bone per sample of an uncompressed clip, as ACL counts raw size:
 /// rotation (4 floats), translation (3) and scale (3).
@@ -530,7 +531,7 @@ fn gather_tracks(ctx: &Context, kinds: &[[crate::clip::TrackKind; 3]]) -> Vec<Tr
                 ),
                 _ => Vec3::ZERO,
             };
-            let inverse_reference = crate::compressed::constant_rotation(reference_xyz).conjugate();
+            let inverse_reference = crate::format::constant_rotation(reference_xyz).conjugate();
             let values: Vec<Vec4> = (0..ctx.samples)
                 .map(|s| {
                     let t = ctx.clip.pose(s)[bone];

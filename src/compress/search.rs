@@ -33,13 +33,14 @@ use glam::Vec3;
 
 use super::{Context, TrackSamples, PINNED_RATE};
 use crate::clip::Transform;
-use crate::compressed::{Channel, ClipMeta, SegmentView};
-use crate::metric::{shell_vertices, vertices_error, DTransform};
-use crate::sample::decode::{
-    key_bits, key_rotations, max_quantized, unit_from_quantized, write_bits, RotationLanes,
-    SegmentTrackDecoder, CONSTANT_VALUE_BITS, RANGE_SLOT_BYTES, RATE_CONSTANT, RATE_FULL_PRECISION,
-    RATE_HIGHEST_QUANTIZED, SEGMENT_RANGE_BITS,
+use crate::format::{
+    key_bits, max_quantized, unit_from_quantized, write_bits, CONSTANT_VALUE_BITS,
+    RANGE_SLOT_BYTES, RATE_CONSTANT, RATE_FULL_PRECISION, RATE_HIGHEST_QUANTIZED,
+    SEGMENT_RANGE_BITS,
 };
+use crate::format::{Channel, ClipMeta, SegmentView};
+use crate::metric::{shell_vertices, vertices_error, DTransform};
+use crate::sample::decode::{key_rotations, RotationLanes, SegmentTrackDecoder};
 
 /// How many of the latest points where a step was refused are tried first.
 const RECENT_FAILURES: usize = 8;
@@ -685,15 +686,14 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::sample::decode::{bits_of, ClipRange, NUM_RATES};
+    use crate::format::{bits_of, ClipRange, NUM_RATES};
 
     fn decoder(range: &ClipRange, rate: u8, normalized: &[Vec3]) -> SegmentTrackDecoder {
         let slot = match rate {
             RATE_CONSTANT => constant_slot(normalized),
             _ => segment_range_slot(normalized),
         };
-        let track =
-            crate::compressed::AnimatedTrack::new(0, Channel::Translation, *range, Vec3::ZERO);
+        let track = crate::format::AnimatedTrack::new(0, Channel::Translation, *range, Vec3::ZERO);
         SegmentTrackDecoder::new(&track, rate, &slot)
     }
 
@@ -755,7 +755,7 @@ mod tests {
             min: Vec3::splat(-1.0),
             extent: Vec3::splat(2.0),
         };
-        let track = crate::compressed::AnimatedTrack::new(0, Channel::Rotation, range, Vec3::ZERO);
+        let track = crate::format::AnimatedTrack::new(0, Channel::Rotation, range, Vec3::ZERO);
         let d = SegmentTrackDecoder::new(&track, RATE_FULL_PRECISION, &[0; 6]);
         assert_eq!(d.key_bits(), 128);
         let q = Vec4::new(0.7, 0.0, 0.714_142_8, 1e-4);

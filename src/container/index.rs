@@ -19,10 +19,9 @@ use super::{
     SEGMENT_ENTRY_LEN,
 };
 use crate::clip::{Bone, LengthUnit, LoopMode, Skeleton, TrackKind, Transform, MAX_BONES};
-use crate::compressed::{
-    AnimatedTrack, Channel, ClipMeta, ConstantTrack, SegmentLayout, SegmentView,
-};
-use crate::sample::decode::{ClipRange, RANGE_SLOT_BYTES};
+use crate::format::{AnimatedTrack, Channel, ClipMeta, ConstantTrack, SegmentLayout, SegmentView};
+use crate::format::{ClipRange, RANGE_SLOT_BYTES};
+use crate::sample::plan::DecodePlan;
 use crate::sample::tables::DecodeTables;
 use crate::sample::SegmentRef;
 
@@ -282,6 +281,7 @@ impl Header {
 #[derive(Debug)]
 pub struct ContainerIndex {
     meta: Arc<ClipMeta>,
+    plan: DecodePlan,
     segments: Vec<SegmentEntry>,
     pages: Vec<PageEntry>,
     /// The segments of each page.
@@ -351,6 +351,7 @@ impl ContainerIndex {
             }
         }
         Ok(ContainerIndex {
+            plan: DecodePlan::new(&meta),
             meta: Arc::new(meta),
             segments,
             pages,
@@ -368,6 +369,11 @@ impl ContainerIndex {
     /// The clip metadata.
     pub fn meta(&self) -> &ClipMeta {
         &self.meta
+    }
+
+    /// How the clip's tracks are decoded.
+    pub fn decode_plan(&self) -> &DecodePlan {
+        &self.plan
     }
 
     /// The clip metadata, shared.
@@ -428,7 +434,7 @@ impl ContainerIndex {
     pub fn resident_cost(&self, page: usize) -> usize {
         let segments = self.page_segments[page].len();
         self.pages[page].decoded_len as usize
-            + segments * DecodeTables::bytes_per_segment(&self.meta)
+            + segments * DecodeTables::bytes_per_segment(&self.plan)
     }
 
     /// Checks a page's stored bytes: checksum, lz4 decode, and every segment
@@ -480,7 +486,7 @@ impl ContainerIndex {
     /// decoders and per-segment sample bits, so that sampling need not check again.
     fn page_tables(&self, page: usize, decoded: &[u8]) -> Result<PageTables, String> {
         let segments = self.page_segments[page].clone();
-        let mut tables = DecodeTables::with_capacity(&self.meta, segments.len());
+        let mut tables = DecodeTables::with_capacity(&self.plan, segments.len());
         let mut scratch = Vec::with_capacity(self.meta.animated.len());
         let first_segment = segments.start;
         for index in segments {
@@ -492,7 +498,7 @@ impl ContainerIndex {
             let (_, samples) = self.meta.segments.segment(index);
             let view = SegmentView::new(bytes, &self.meta.animated, samples)
                 .map_err(|fault| format!("segment {index}: {fault}"))?;
-            tables.push(&self.meta, &view, &mut scratch);
+            tables.push(&self.meta, &self.plan, &view, &mut scratch);
         }
         Ok(PageTables {
             tables,

@@ -22,8 +22,8 @@ use std::sync::OnceLock;
 use super::index::{CheckedPage, ContainerIndex};
 use super::mmap::MappedFile;
 use crate::clip::Transform;
-use crate::compressed::{ClipMeta, SegmentView};
 use crate::error::{Error, Result};
+use crate::format::{ClipMeta, SegmentView};
 pub use crate::sample::Sampling;
 use crate::sample::{SegmentRef, SegmentSource};
 
@@ -333,6 +333,10 @@ impl<D: AsRef<[u8]>> SegmentSource for StreamReader<D> {
 impl<D: AsRef<[u8]>> Sampling for StreamReader<D> {
     fn clip_meta(&self) -> &ClipMeta {
         self.index.meta()
+    }
+
+    fn decode_plan(&self) -> &crate::sample::plan::DecodePlan {
+        self.index.decode_plan()
     }
 }
 

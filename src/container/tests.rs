@@ -148,8 +148,7 @@ fn segment_views_and_header_checksums_match_what_was_written() {
             );
             let (_, samples) = clip.meta().segments.segment(segment);
             let fresh =
-                crate::compressed::SegmentView::new(written, &clip.meta().animated, samples)
-                    .unwrap();
+                crate::format::SegmentView::new(written, &clip.meta().animated, samples).unwrap();
             assert_eq!(view.sample_bits(), fresh.sample_bits(), "segment {segment}");
         }
     }

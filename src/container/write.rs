@@ -10,8 +10,9 @@ use super::{
     COMPRESSION_NONE, FLAG_LZ4_PAGES, FORMAT_VERSION, HEADER_LEN, MAGIC, NO_PARENT,
 };
 use crate::clip::{LoopMode, TrackKind, Transform};
-use crate::compressed::{Channel, CompressedClip};
+use crate::compressed::CompressedClip;
 use crate::error::{Error, Result};
+use crate::format::Channel;
 
 /// Writer settings.
 #[derive(Clone, Debug, PartialEq, Eq)]

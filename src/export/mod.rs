@@ -108,7 +108,7 @@ pub const MAX_EXPORT_TRANSFORMS: u64 = 10_000_000;
 /// Refuses a clip with more than [`MAX_EXPORT_TRANSFORMS`] transforms to
 /// write in `format`.
 pub(super) fn check_export_size(
-    meta: &crate::compressed::ClipMeta,
+    meta: &crate::format::ClipMeta,
     format: ExportFormat,
 ) -> Result<()> {
     // glTF repeats the first sample at the end of a wrapping clip.

@@ -9,14 +9,16 @@
 //! is allocated.
 
 pub mod decode;
+pub mod plan;
 pub mod prefetch;
 pub mod tables;
 
 use glam::Vec4;
 
 use crate::clip::{LoopMode, Skeleton, Transform};
-use crate::compressed::{Channel, ClipMeta, CompressedClip, SegmentFault, TrackSlot};
+use crate::format::{Channel, ClipMeta, SegmentFault};
 use decode::{KeyDecoder, KeyLanes, RotationGroupDecoder, RotationLanes};
+use plan::{DecodePlan, TrackSlot};
 
 /// How a time between two samples is turned into a pose.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -104,7 +106,7 @@ pub struct SegmentRef<'a> {
     /// One decoder per rotation group of the clip.
     pub groups: &'a [RotationGroupDecoder],
     /// One decoder per translation or scale track, in
-    /// [`ClipMeta::vector_tracks`] order.
+    /// [`DecodePlan::vector_tracks`] order.
     pub vectors: &'a [KeyDecoder],
 }
 
@@ -164,10 +166,10 @@ fn prefetch_keys_of(a: &SegmentRef<'_>, bit_a: usize, b: Option<&SegmentRef<'_>>
 
 /// Gives a sampler the segments of a clip: a clip in memory, or a stream's pages.
 ///
-/// Implementations check each segment once (with [`SegmentView::new`](crate::compressed::SegmentView::new)) before
+/// Implementations check each segment once (with [`SegmentView::new`](crate::format::SegmentView::new)) before
 /// handing it out, so the sampler decodes without checking again. A segment
 /// comes as a handle so that a source that evicts pages (a
-/// [`Stream`](crate::stream::Stream)) can keep the page alive while it is decoded.
+/// `Stream`) can keep the page alive while it is decoded.
 pub trait SegmentSource {
     /// Error when a segment is unavailable or corrupt.
     type Error: From<SampleError>;
@@ -200,16 +202,25 @@ impl SegmentHandle for SegmentRef<'_> {
 }
 
 /// The sampling calls, for anything that holds a clip's segments: a
-/// [`CompressedClip`], a whole-file [`StreamReader`](crate::container::StreamReader)
-/// or a [`Stream`](crate::stream::Stream). Stateless: each call stands alone.
+/// `CompressedClip`, a whole-file `StreamReader` or a `Stream`. Stateless: each call stands alone.
 pub trait Sampling: SegmentSource + Sized {
     /// The clip's metadata.
     fn clip_meta(&self) -> &ClipMeta;
 
+    /// How the clip's tracks are decoded (built once from the metadata).
+    fn decode_plan(&self) -> &DecodePlan;
+
     /// Samples every bone at `time` (seconds), interpolating. On an error
     /// `pose` keeps what it held.
     fn sample(&self, time: f32, pose: &mut [Transform]) -> Result<(), Self::Error> {
-        sample_pose(self.clip_meta(), self, time, SampleRounding::None, pose)
+        sample_pose(
+            self.clip_meta(),
+            self.decode_plan(),
+            self,
+            time,
+            SampleRounding::None,
+            pose,
+        )
     }
 
     /// Samples every bone at `time` with the given rounding.
@@ -219,12 +230,26 @@ pub trait Sampling: SegmentSource + Sized {
         rounding: SampleRounding,
         pose: &mut [Transform],
     ) -> Result<(), Self::Error> {
-        sample_pose(self.clip_meta(), self, time, rounding, pose)
+        sample_pose(
+            self.clip_meta(),
+            self.decode_plan(),
+            self,
+            time,
+            rounding,
+            pose,
+        )
     }
 
     /// Samples one bone's local transform at `time`, decoding only its tracks.
     fn sample_bone(&self, bone: usize, time: f32) -> Result<Transform, Self::Error> {
-        sample_bone(self.clip_meta(), self, bone, time, SampleRounding::None)
+        sample_bone(
+            self.clip_meta(),
+            self.decode_plan(),
+            self,
+            bone,
+            time,
+            SampleRounding::None,
+        )
     }
 
     /// Brings into the CPU cache what sampling at `time` will read, if its
@@ -268,7 +293,7 @@ pub trait Sampling: SegmentSource + Sized {
             b: index,
             alpha: 0.0,
         };
-        decode_keys(self.clip_meta(), self, keys, pose)
+        decode_keys(self.clip_meta(), self.decode_plan(), self, keys, pose)
     }
 }
 
@@ -300,15 +325,6 @@ pub enum SampleError {
         /// Bones of the clip.
         bones: usize,
     },
-}
-
-impl SegmentSource for CompressedClip {
-    type Error = SampleError;
-    type Segment<'a> = SegmentRef<'a>;
-
-    fn segment(&self, index: usize) -> Result<SegmentRef<'_>, SampleError> {
-        Ok(self.segment_ref(index))
-    }
 }
 
 /// The segments of both keys of a pair, each held once (both keys share one
@@ -368,18 +384,20 @@ impl Bracket {
 /// Samples every bone at `time` into `pose` (`pose.len()` = bones).
 pub fn sample_pose<S: SegmentSource>(
     meta: &ClipMeta,
+    plan: &DecodePlan,
     source: &S,
     time: f32,
     rounding: SampleRounding,
     pose: &mut [Transform],
 ) -> Result<(), S::Error> {
-    decode_keys(meta, source, locate(meta, time, rounding), pose)
+    decode_keys(meta, plan, source, locate(meta, time, rounding), pose)
 }
 
 /// Decodes the pose blended between two samples (see [`locate`]). On an
 /// error (a segment unavailable or corrupt) `pose` keeps what it held.
 pub fn decode_keys<S: SegmentSource>(
     meta: &ClipMeta,
+    plan: &DecodePlan,
     source: &S,
     keys: KeyPair,
     pose: &mut [Transform],
@@ -398,11 +416,11 @@ pub fn decode_keys<S: SegmentSource>(
     // Segments first: if one is unavailable, `pose` keeps what it held.
     let (bracket, handle_a, handle_b) = bracketing_segments(meta, source, keys)?;
     let (a, bit_a, b, bit_b) = bracket.resolve(&handle_a, &handle_b);
-    check_tables(meta, bracket.segment_a, &a, &b)?;
+    check_tables(plan, bracket.segment_a, &a, &b)?;
     prefetch_keys_of(&a, bit_a, handle_b.is_some().then_some(&b), bit_b);
     pose.copy_from_slice(meta.base_pose());
     // Rotations four at a time, side by side.
-    for ((group, group_a), group_b) in meta.rotation_groups().iter().zip(a.groups).zip(b.groups) {
+    for ((group, group_a), group_b) in plan.rotation_groups().iter().zip(a.groups).zip(b.groups) {
         let lanes_a = group_a.read(a.keys, bit_a);
         let lanes_b = group_b.read(b.keys, bit_b);
         let rotations = blend_lanes(&lanes_a, &lanes_b, keys.alpha, &group.reference);
@@ -410,7 +428,7 @@ pub fn decode_keys<S: SegmentSource>(
             pose[group.bones[lane] as usize].rotation = rotations[lane];
         }
     }
-    for ((&t, vector_a), vector_b) in meta.vector_tracks().iter().zip(a.vectors).zip(b.vectors) {
+    for ((&t, vector_a), vector_b) in plan.vector_tracks().iter().zip(a.vectors).zip(b.vectors) {
         let track = &meta.animated[t as usize];
         let va = vector_a.read(a.keys, bit_a);
         let vb = vector_b.read(b.keys, bit_b);
@@ -425,15 +443,15 @@ pub fn decode_keys<S: SegmentSource>(
     Ok(())
 }
 
-/// Checks that both segments have the tables of `meta`'s clip.
+/// Checks that both segments have the tables of `plan`'s clip.
 #[inline(always)]
 fn check_tables(
-    meta: &ClipMeta,
+    plan: &DecodePlan,
     segment: usize,
     a: &SegmentRef<'_>,
     b: &SegmentRef<'_>,
 ) -> Result<(), SampleError> {
-    let (groups, vectors) = (meta.rotation_groups().len(), meta.vector_tracks().len());
+    let (groups, vectors) = (plan.rotation_groups().len(), plan.vector_tracks().len());
     let fits = |s: &SegmentRef<'_>| s.groups.len() == groups && s.vectors.len() == vectors;
     if fits(a) && fits(b) {
         return Ok(());
@@ -450,6 +468,7 @@ fn check_tables(
 /// Samples one bone's local transform at `time`, decoding only its tracks.
 pub fn sample_bone<S: SegmentSource>(
     meta: &ClipMeta,
+    plan: &DecodePlan,
     source: &S,
     bone: usize,
     time: f32,
@@ -475,9 +494,9 @@ pub fn sample_bone<S: SegmentSource>(
     let keys = locate(meta, time, rounding);
     let (bracket, handle_a, handle_b) = bracketing_segments(meta, source, keys)?;
     let (a, bit_a, b, bit_b) = bracket.resolve(&handle_a, &handle_b);
-    check_tables(meta, bracket.segment_a, &a, &b)?;
+    check_tables(plan, bracket.segment_a, &a, &b)?;
     for (t, track) in (first..end).zip(&meta.animated[first..end]) {
-        match meta.track_slot(t) {
+        match plan.track_slot(t) {
             TrackSlot::Rotation { group, lane } => {
                 // One lane of the pose kernel, so one bone decodes exactly as in a pose.
                 let (group, lane) = (group as usize, lane as usize);
@@ -547,26 +566,6 @@ pub fn local_to_object(skeleton: &Skeleton, local: &[Transform], object: &mut [T
             }
             None => *l,
         };
-    }
-}
-
-impl Sampling for CompressedClip {
-    fn clip_meta(&self) -> &ClipMeta {
-        self.meta()
-    }
-}
-
-impl crate::metric::PoseSource for CompressedClip {
-    fn num_samples(&self) -> usize {
-        self.meta().num_samples()
-    }
-
-    fn num_bones(&self) -> usize {
-        self.meta().num_bones()
-    }
-
-    fn sample_pose(&self, sample: usize, out: &mut [Transform]) {
-        decode_for_metric(self, sample, out);
     }
 }
 

@@ -7,8 +7,9 @@
 //! tables are found from its index alone; and the bits of one sample's keys.
 //! A whole clip in memory and each page of a container hold one each.
 
-use crate::compressed::{ClipMeta, SegmentView};
+use crate::format::{ClipMeta, SegmentView};
 use crate::sample::decode::{segment_decoders, KeyDecoder, RotationGroupDecoder};
+use crate::sample::plan::DecodePlan;
 use crate::sample::SegmentRef;
 
 /// The decode tables of consecutive segments of one clip.
@@ -22,10 +23,10 @@ pub struct DecodeTables {
 }
 
 impl DecodeTables {
-    /// Empty tables for `segments` segments of `meta`'s clip.
-    pub fn with_capacity(meta: &ClipMeta, segments: usize) -> DecodeTables {
-        let groups_per_segment = meta.rotation_groups().len();
-        let vectors_per_segment = meta.vector_tracks().len();
+    /// Empty tables for `segments` segments of `plan`'s clip.
+    pub fn with_capacity(plan: &DecodePlan, segments: usize) -> DecodeTables {
+        let groups_per_segment = plan.rotation_groups().len();
+        let vectors_per_segment = plan.vector_tracks().len();
         DecodeTables {
             groups: Vec::with_capacity(segments * groups_per_segment),
             vectors: Vec::with_capacity(segments * vectors_per_segment),
@@ -38,7 +39,13 @@ impl DecodeTables {
     /// Appends the tables of the next segment, whose bytes `view` checked.
     /// `scratch` holds each track's decoder on the way; a caller pushing
     /// many segments passes the same one, to allocate once.
-    pub fn push(&mut self, meta: &ClipMeta, view: &SegmentView<'_>, scratch: &mut Vec<KeyDecoder>) {
+    pub fn push(
+        &mut self,
+        meta: &ClipMeta,
+        plan: &DecodePlan,
+        view: &SegmentView<'_>,
+        scratch: &mut Vec<KeyDecoder>,
+    ) {
         scratch.clear();
         segment_decoders(
             &meta.animated,
@@ -46,14 +53,14 @@ impl DecodeTables {
             |t| *view.range_slot(t),
             scratch,
         );
-        for group in meta.rotation_groups() {
+        for group in plan.rotation_groups() {
             self.groups.push(RotationGroupDecoder::new(
                 scratch,
                 &group.tracks[..group.len],
             ));
         }
         self.vectors
-            .extend(meta.vector_tracks().iter().map(|&t| scratch[t as usize]));
+            .extend(plan.vector_tracks().iter().map(|&t| scratch[t as usize]));
         self.sample_bits.push(view.sample_bits());
     }
 
@@ -71,10 +78,10 @@ impl DecodeTables {
         }
     }
 
-    /// Bytes of one segment's tables for `meta`'s clip.
-    pub fn bytes_per_segment(meta: &ClipMeta) -> usize {
-        meta.rotation_groups().len() * std::mem::size_of::<RotationGroupDecoder>()
-            + meta.vector_tracks().len() * std::mem::size_of::<KeyDecoder>()
+    /// Bytes of one segment's tables for `plan`'s clip.
+    pub fn bytes_per_segment(plan: &DecodePlan) -> usize {
+        plan.rotation_groups().len() * std::mem::size_of::<RotationGroupDecoder>()
+            + plan.vector_tracks().len() * std::mem::size_of::<KeyDecoder>()
             + std::mem::size_of::<usize>()
     }
 }

@@ -43,10 +43,10 @@ use std::time::{Duration, Instant};
 
 use arc_swap::Guard;
 
-use crate::compressed::ClipMeta;
 use crate::container::index::{ContainerError, ContainerIndex, Header};
 use crate::container::HEADER_LEN;
 use crate::error::{Error, Result};
+use crate::format::ClipMeta;
 pub use crate::sample::Sampling;
 use crate::sample::{self, SampleRounding, SegmentHandle, SegmentRef, SegmentSource};
 pub use cache::StreamStats;
@@ -592,6 +592,10 @@ impl SegmentHandle for PinnedSegment<'_> {
 impl Sampling for Stream {
     fn clip_meta(&self) -> &ClipMeta {
         self.shared.index.meta()
+    }
+
+    fn decode_plan(&self) -> &crate::sample::plan::DecodePlan {
+        self.shared.index.decode_plan()
     }
 }
 

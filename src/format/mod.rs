@@ -1,0 +1,41 @@
+//! The codec's format: everything a compressed clip's bytes mean, in one
+//! place that imports nothing above the clip model.
+//!
+//! A compressed clip is clip metadata (skeleton, rate, sample count, loop
+//! mode, what each sub-track is, constant values, clip ranges) plus one byte
+//! string per segment. Segments split the samples evenly: `k = ceil(n / 16)`
+//! segments whose lengths differ by at most one (31 samples are 16 + 15), so
+//! the segment of any sample is found by arithmetic.
+//!
+//! Segment bytes, for `T` animated tracks (in bone order, rotation then
+//! translation then scale within a bone):
+//!
+//! | bytes | content |
+//! |---|---|
+//! | `T` | bit-rate index of each track (see [`BIT_RATES`]) |
+//! | `6 T` | range slot of each track: 8-bit segment minimum x, y, z then extent x, y, z; at rate 0 the value as three little-endian `u16`; unused at 32 bits |
+//! | rest | keys, sample after sample; within a sample, track after track, x, y, z at their bits ([`component_bits`]), least significant bit first |
+//!
+//! - `keys.rs`: bit rates, the bits of each key component, rotations as
+//!   stored;
+//! - `tracks.rs`: tracks, clip ranges, the segment split, [`ClipMeta`];
+//! - `segment.rs`: a segment's bytes, checked ([`SegmentView`]).
+//!
+//! The container file that carries these parts is written down in
+//! `FORMAT.md`; decoding them fast is [`crate::sample`]'s job.
+
+mod keys;
+mod segment;
+mod tracks;
+
+pub(crate) use keys::INV_MAX;
+pub use keys::{
+    bits_of, component_bits, finish_rotation, key_bits, max_quantized, read_bits,
+    rotation_from_xyz, unit_from_quantized, write_bits, ClipRange, BIT_RATES, CONSTANT_VALUE_BITS,
+    NO_EXTENT, NUM_RATES, RANGE_SLOT_BYTES, RATE_CONSTANT, RATE_FULL_PRECISION,
+    RATE_HIGHEST_QUANTIZED, SEGMENT_RANGE_BITS,
+};
+pub use segment::{SegmentFault, SegmentView};
+pub use tracks::{
+    constant_rotation, AnimatedTrack, Channel, ClipMeta, ConstantTrack, SegmentLayout,
+};

@@ -1,0 +1,241 @@
+//! A segment's bytes: rates, range slots and keys, checked against the
+//! clip's tracks before anything decodes them.
+
+use super::keys::{key_bits, NUM_RATES, RANGE_SLOT_BYTES};
+use super::tracks::AnimatedTrack;
+
+/// Why segment bytes cannot be decoded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SegmentFault {
+    /// Fewer bytes than the header and keys need.
+    TooShort {
+        /// Bytes needed.
+        needed: usize,
+        /// Bytes present.
+        found: usize,
+    },
+    /// A bit-rate index outside the table.
+    BadRate {
+        /// Track index.
+        track: usize,
+        /// The index found.
+        rate: u8,
+    },
+}
+
+impl std::fmt::Display for SegmentFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SegmentFault::TooShort { needed, found } => {
+                write!(f, "segment needs {needed} bytes, has {found}")
+            }
+            SegmentFault::BadRate { track, rate } => {
+                write!(
+                    f,
+                    "track {track} has bit-rate index {rate}, the table has {NUM_RATES}"
+                )
+            }
+        }
+    }
+}
+
+/// A segment's bytes checked against the clip metadata, ready to decode.
+#[derive(Clone, Copy, Debug)]
+pub struct SegmentView<'a> {
+    bytes: &'a [u8],
+    tracks: usize,
+    sample_bits: usize,
+}
+
+impl<'a> SegmentView<'a> {
+    /// Checks rate indices and length for a segment of `samples` samples.
+    #[inline]
+    pub fn new(
+        bytes: &'a [u8],
+        animated: &[AnimatedTrack],
+        samples: usize,
+    ) -> Result<Self, SegmentFault> {
+        let tracks = animated.len();
+        let header = tracks * (1 + RANGE_SLOT_BYTES);
+        let rates = bytes.get(..tracks).ok_or(SegmentFault::TooShort {
+            needed: header,
+            found: bytes.len(),
+        })?;
+        let mut sample_bits = 0usize;
+        for (track, (&rate, t)) in rates.iter().zip(animated).enumerate() {
+            if rate >= NUM_RATES {
+                return Err(SegmentFault::BadRate { track, rate });
+            }
+            let start = tracks + track * RANGE_SLOT_BYTES;
+            let slot = bytes
+                .get(start..start + RANGE_SLOT_BYTES)
+                .and_then(|s| <&[u8; RANGE_SLOT_BYTES]>::try_from(s).ok())
+                .ok_or(SegmentFault::TooShort {
+                    needed: header,
+                    found: bytes.len(),
+                })?;
+            sample_bits += key_bits(t, rate, slot);
+        }
+        let needed = header + (sample_bits * samples).div_ceil(8);
+        if bytes.len() < needed {
+            return Err(SegmentFault::TooShort {
+                needed,
+                found: bytes.len(),
+            });
+        }
+        Ok(SegmentView {
+            bytes,
+            tracks,
+            sample_bits,
+        })
+    }
+
+    /// A view of bytes already checked by [`SegmentView::new`], whose
+    /// [`sample_bits`](Self::sample_bits) the caller kept.
+    #[inline]
+    pub fn trusted(bytes: &'a [u8], tracks: usize, sample_bits: usize) -> Self {
+        SegmentView {
+            bytes,
+            tracks,
+            sample_bits,
+        }
+    }
+
+    /// Bytes a segment of these rates and samples occupies.
+    pub fn encoded_len(
+        rates: &[u8],
+        slots: &[[u8; RANGE_SLOT_BYTES]],
+        animated: &[AnimatedTrack],
+        samples: usize,
+    ) -> usize {
+        let sample_bits: usize = rates
+            .iter()
+            .zip(slots)
+            .zip(animated)
+            .map(|((&r, slot), t)| key_bits(t, r, slot))
+            .sum();
+        rates.len() * (1 + RANGE_SLOT_BYTES) + (sample_bits * samples).div_ceil(8)
+    }
+
+    /// Bit-rate index of every track, in track order (indices into
+    /// [`BIT_RATES`](crate::format::BIT_RATES)).
+    #[inline]
+    pub fn rates(&self) -> &'a [u8] {
+        self.bytes.get(..self.tracks).unwrap_or(&[])
+    }
+
+    /// Bit-rate index of a track.
+    #[inline]
+    pub fn rate(&self, track: usize) -> u8 {
+        self.bytes.get(track).copied().unwrap_or(0)
+    }
+
+    /// Range slot of a track.
+    #[inline]
+    pub fn range_slot(&self, track: usize) -> &'a [u8; RANGE_SLOT_BYTES] {
+        let start = self.tracks + track * RANGE_SLOT_BYTES;
+        self.bytes
+            .get(start..start + RANGE_SLOT_BYTES)
+            .and_then(|s| s.try_into().ok())
+            .unwrap_or(&[0; RANGE_SLOT_BYTES])
+    }
+
+    /// The key bits.
+    #[inline]
+    pub fn keys(&self) -> &'a [u8] {
+        self.bytes
+            .get(self.tracks * (1 + RANGE_SLOT_BYTES)..)
+            .unwrap_or(&[])
+    }
+
+    /// Bit offset of the first track's key at a sample of this segment.
+    #[inline]
+    pub fn key_bit(&self, sample: usize) -> usize {
+        sample * self.sample_bits
+    }
+
+    /// Bits of one sample's keys, all tracks.
+    #[inline]
+    pub fn sample_bits(&self) -> usize {
+        self.sample_bits
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::Vec3;
+
+    use super::*;
+    use crate::format::{Channel, ClipRange, SegmentLayout};
+
+    #[test]
+    fn segments_are_balanced_and_located_by_arithmetic() {
+        for (n, expected) in [
+            (1, vec![1]),
+            (16, vec![16]),
+            (17, vec![9, 8]),
+            (31, vec![16, 15]),
+            (32, vec![16, 16]),
+            (33, vec![11, 11, 11]),
+            (100, vec![15, 15, 14, 14, 14, 14, 14]),
+        ] {
+            let layout = SegmentLayout::new(n, 16);
+            let lens: Vec<usize> = (0..layout.count()).map(|i| layout.segment(i).1).collect();
+            assert_eq!(lens, expected, "{n} samples");
+        }
+        for n in 1..200u32 {
+            let layout = SegmentLayout::new(n, 16);
+            let mut sample = 0;
+            for seg in 0..layout.count() {
+                let (first, len) = layout.segment(seg);
+                assert_eq!(first, sample);
+                assert!(
+                    len <= 16 && (n < 16 || len >= 8),
+                    "{n}: segment {seg} has {len}"
+                );
+                for local in 0..len {
+                    assert_eq!(layout.locate(first + local), (seg, local));
+                }
+                sample += len;
+            }
+            assert_eq!(sample, n as usize);
+        }
+    }
+
+    #[test]
+    fn segment_view_rejects_short_bytes_and_bad_rates() {
+        let rates = [3u8, 0];
+        let range = ClipRange {
+            min: Vec3::ZERO,
+            extent: Vec3::ONE,
+        };
+        let tracks = [
+            AnimatedTrack::new(0, Channel::Rotation, range, Vec3::ZERO),
+            AnimatedTrack::new(0, Channel::Translation, range, Vec3::ZERO),
+        ];
+        let slots = [[0, 0, 0, 255, 255, 255]; 2];
+        let len = SegmentView::encoded_len(&rates, &slots, &tracks, 4);
+        // 2 rate bytes + 12 slot bytes + 4 samples * 3 components * 5 bits (rate 3 = 5 bits).
+        assert_eq!(len, 2 + 12 + (4 * 3 * 5usize).div_ceil(8));
+        let mut bytes = vec![0u8; len];
+        bytes[..2].copy_from_slice(&rates);
+        bytes[2..8].copy_from_slice(&slots[0]);
+        bytes[8..14].copy_from_slice(&slots[1]);
+        assert!(SegmentView::new(&bytes, &tracks, 4).is_ok());
+        assert_eq!(
+            SegmentView::new(&bytes[..len - 1], &tracks, 4).unwrap_err(),
+            SegmentFault::TooShort {
+                needed: len,
+                found: len - 1
+            }
+        );
+        bytes[1] = NUM_RATES;
+        assert_eq!(
+            SegmentView::new(&bytes, &tracks, 4).unwrap_err(),
+            SegmentFault::BadRate {
+                track: 1,
+                rate: NUM_RATES
+            }
+        );
+    }
+}

@@ -1,0 +1,297 @@
+//! Tracks and clip metadata: what each sub-track of each bone is, the
+//! animated tracks' clip ranges and reference rotations, the segment split.
+
+use std::sync::Arc;
+
+use glam::Vec3;
+
+use super::keys::{finish_rotation, rotation_from_xyz, ClipRange, RANGE_SLOT_BYTES};
+use crate::clip::{LengthUnit, LoopMode, Skeleton, TrackKind, Transform};
+
+/// Which part of a bone's transform a track animates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Channel {
+    /// Rotation quaternion, stored as x, y, z with w >= 0 rebuilt.
+    Rotation = 0,
+    /// Translation.
+    Translation = 1,
+    /// Scale.
+    Scale = 2,
+}
+
+impl Channel {
+    /// All channels in storage order.
+    pub const ALL: [Channel; 3] = [Channel::Rotation, Channel::Translation, Channel::Scale];
+
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Channel::Rotation => "rotation",
+            Channel::Translation => "translation",
+            Channel::Scale => "scale",
+        }
+    }
+}
+
+/// A sub-track stored per sample.
+///
+/// A rotation track stores its samples relative to a reference rotation (the
+/// track's mean): `q = reference * stored`. Stored rotations then stay near
+/// identity, where rebuilding w from x, y, z is well conditioned, however far
+/// the bone itself is turned (a thigh near 180 degrees has w near 0).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AnimatedTrack {
+    /// Bone index.
+    pub bone: u16,
+    /// Which channel.
+    pub channel: Channel,
+    /// Clip range of its components.
+    pub range: ClipRange,
+    /// x, y, z (w >= 0 rebuilt) of the reference rotation; zero for other channels.
+    pub reference_xyz: Vec3,
+    reference: glam::Quat,
+    /// Biased binary exponent of each clip-range extent, or
+    /// [`NO_EXTENT`](crate::format::NO_EXTENT) for a zero extent.
+    extent_exponents: [i32; 3],
+    /// The clip range as SIMD-friendly `Vec4`s (w = 0), for the decoder.
+    min4: glam::Vec4,
+    extent4: glam::Vec4,
+}
+
+impl AnimatedTrack {
+    /// A track; `reference_xyz` is ignored (taken as zero) unless it is a rotation.
+    pub fn new(bone: u16, channel: Channel, range: ClipRange, reference_xyz: Vec3) -> Self {
+        let reference_xyz = match channel {
+            Channel::Rotation => reference_xyz,
+            _ => Vec3::ZERO,
+        };
+        let exponent = |e: f32| {
+            if e > 0.0 {
+                (e.to_bits() >> 23) as i32
+            } else {
+                crate::format::NO_EXTENT
+            }
+        };
+        AnimatedTrack {
+            bone,
+            channel,
+            range,
+            reference_xyz,
+            reference: constant_rotation(reference_xyz),
+            extent_exponents: [
+                exponent(range.extent.x),
+                exponent(range.extent.y),
+                exponent(range.extent.z),
+            ],
+            min4: range.min.extend(0.0),
+            extent4: range.extent.extend(0.0),
+        }
+    }
+
+    /// Clip-range minimum and extent as `Vec4`s with w = 0.
+    #[inline]
+    pub fn range4(&self) -> (glam::Vec4, glam::Vec4) {
+        (self.min4, self.extent4)
+    }
+
+    /// Biased binary exponent of each clip-range extent, or
+    /// [`NO_EXTENT`](crate::format::NO_EXTENT) for a zero extent.
+    #[inline]
+    pub fn extent_exponents(&self) -> [i32; 3] {
+        self.extent_exponents
+    }
+
+    /// The decoded reference rotation.
+    #[inline]
+    pub fn reference(&self) -> glam::Quat {
+        self.reference
+    }
+}
+
+/// A sub-track stored once: one value for the whole clip.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ConstantTrack {
+    /// Bone index.
+    pub bone: u16,
+    /// Which channel.
+    pub channel: Channel,
+    /// The value; for a rotation, x, y, z of the quaternion with w >= 0.
+    pub value: Vec3,
+}
+
+/// How samples split into segments: evenly, lengths differing by at most one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SegmentLayout {
+    num_samples: u32,
+    count: u32,
+}
+
+impl SegmentLayout {
+    /// Splits `num_samples` (>= 1) into segments of at most `ideal` (>= 1) samples.
+    pub fn new(num_samples: u32, ideal: u32) -> SegmentLayout {
+        let num_samples = num_samples.max(1);
+        SegmentLayout {
+            num_samples,
+            count: num_samples.div_ceil(ideal.max(1)),
+        }
+    }
+
+    /// A layout from stored fields; `None` unless `1 <= count <= num_samples`.
+    pub fn from_parts(num_samples: u32, count: u32) -> Option<SegmentLayout> {
+        (count >= 1 && count <= num_samples).then_some(SegmentLayout { num_samples, count })
+    }
+
+    /// Number of segments.
+    pub fn count(&self) -> usize {
+        self.count as usize
+    }
+
+    /// Total samples.
+    pub fn num_samples(&self) -> usize {
+        self.num_samples as usize
+    }
+
+    fn short_len(&self) -> u32 {
+        self.num_samples / self.count
+    }
+
+    fn long_segments(&self) -> u32 {
+        self.num_samples % self.count
+    }
+
+    /// First sample and number of samples of a segment.
+    pub fn segment(&self, index: usize) -> (usize, usize) {
+        let index = index as u32;
+        let short = self.short_len();
+        let long = self.long_segments();
+        let first = index * short + index.min(long);
+        let len = short + u32::from(index < long);
+        (first as usize, len as usize)
+    }
+
+    /// Segment holding `sample`, and the sample's index inside it.
+    #[inline]
+    pub fn locate(&self, sample: usize) -> (usize, usize) {
+        let sample = sample as u32;
+        let short = self.short_len();
+        let long = self.long_segments();
+        let long_span = long * (short + 1);
+        if sample < long_span {
+            (
+                (sample / (short + 1)) as usize,
+                (sample % (short + 1)) as usize,
+            )
+        } else {
+            let rest = sample - long_span;
+            ((long + rest / short) as usize, (rest % short) as usize)
+        }
+    }
+}
+
+/// Everything but the segment bytes: what a reader needs before any page.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClipMeta {
+    /// Clip name.
+    pub name: String,
+    /// Bones, parents and bind pose.
+    pub skeleton: Arc<Skeleton>,
+    /// Samples per second.
+    pub sample_rate: f32,
+    /// Loop mode; with wrap, the repeated last sample is not stored.
+    pub loop_mode: LoopMode,
+    /// Length unit of translations.
+    pub unit: LengthUnit,
+    /// Kind of each bone's rotation, translation and scale.
+    pub kinds: Vec<[TrackKind; 3]>,
+    /// Constant sub-tracks, in bone then channel order.
+    pub constants: Vec<ConstantTrack>,
+    /// Animated sub-tracks, in bone then channel order; the order of their data in segments.
+    pub animated: Vec<AnimatedTrack>,
+    /// Segment split.
+    pub segments: SegmentLayout,
+    /// Error threshold the clip was compressed to, in cm (informational).
+    pub threshold_cm: f64,
+    /// Shell distance the error was measured at, in cm (informational).
+    pub shell_cm: f64,
+    /// Bind pose with constant tracks applied: the pose before animated tracks are decoded.
+    base_pose: Vec<Transform>,
+}
+
+impl ClipMeta {
+    /// Assembles metadata and derives the base pose. The caller guarantees
+    /// that kinds, constants and animated tracks agree with the skeleton
+    /// (the container reader checks this for files).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: String,
+        skeleton: Arc<Skeleton>,
+        sample_rate: f32,
+        loop_mode: LoopMode,
+        unit: LengthUnit,
+        kinds: Vec<[TrackKind; 3]>,
+        constants: Vec<ConstantTrack>,
+        animated: Vec<AnimatedTrack>,
+        segments: SegmentLayout,
+        threshold_cm: f64,
+        shell_cm: f64,
+    ) -> ClipMeta {
+        let mut base_pose = skeleton.bind_pose();
+        for c in &constants {
+            let t = &mut base_pose[c.bone as usize];
+            match c.channel {
+                Channel::Rotation => t.rotation = constant_rotation(c.value),
+                Channel::Translation => t.translation = c.value,
+                Channel::Scale => t.scale = c.value,
+            }
+        }
+        ClipMeta {
+            name,
+            skeleton,
+            sample_rate,
+            loop_mode,
+            unit,
+            kinds,
+            constants,
+            animated,
+            segments,
+            threshold_cm,
+            shell_cm,
+            base_pose,
+        }
+    }
+
+    /// Number of stored samples.
+    pub fn num_samples(&self) -> usize {
+        self.segments.num_samples()
+    }
+
+    /// Number of bones.
+    pub fn num_bones(&self) -> usize {
+        self.skeleton.len()
+    }
+
+    /// Duration in seconds for the loop mode.
+    pub fn duration(&self) -> f64 {
+        let n = self.num_samples() as f64;
+        let rate = self.sample_rate as f64;
+        match self.loop_mode {
+            LoopMode::Clamp => (n - 1.0) / rate,
+            LoopMode::Wrap => n / rate,
+        }
+    }
+
+    /// The pose before animated tracks: bind pose with constants applied.
+    pub fn base_pose(&self) -> &[Transform] {
+        &self.base_pose
+    }
+
+    /// Bytes before the keys in every segment.
+    pub fn segment_header_bytes(&self) -> usize {
+        self.animated.len() * (1 + RANGE_SLOT_BYTES)
+    }
+}
+
+/// The decoded value of a constant rotation track.
+pub fn constant_rotation(xyz: Vec3) -> glam::Quat {
+    finish_rotation(rotation_from_xyz(xyz.extend(0.0)))
+}

@@ -1,0 +1,111 @@
+//! The sampler's plan of a clip: how its animated tracks are laid out in a
+//! segment's decode tables (rotations four by four, translations and scales
+//! one by one). Built once from the clip's metadata by whatever holds the
+//! clip for sampling.
+
+use crate::format::{Channel, ClipMeta};
+use crate::sample::decode::RotationLanes;
+
+/// Where an animated track's decoder sits in a segment's decode tables
+/// (see [`DecodeTables`](super::tables::DecodeTables)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrackSlot {
+    /// Lane `lane` of rotation group `group`.
+    Rotation {
+        /// Index into [`DecodePlan::rotation_groups`].
+        group: u32,
+        /// Lane in the group.
+        lane: u8,
+    },
+    /// Entry `index` of [`DecodePlan::vector_tracks`].
+    Vector {
+        /// Index into the vector tracks.
+        index: u32,
+    },
+}
+
+/// Up to four rotation tracks decoded side by side.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RotationGroup {
+    /// Indices into [`ClipMeta::animated`]; `len` of them are used.
+    pub tracks: [u32; 4],
+    /// Their bones.
+    pub bones: [u16; 4],
+    /// How many lanes are used.
+    pub len: usize,
+    /// Their reference rotations (identity in unused lanes).
+    pub reference: RotationLanes,
+}
+
+/// How a clip's animated tracks are decoded: its rotation groups, its
+/// vector tracks, and where each track sits among them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DecodePlan {
+    /// Rotation tracks four by four, for the side-by-side decode.
+    rotation_groups: Vec<RotationGroup>,
+    /// Indices of the translation and scale tracks.
+    vector_tracks: Vec<u32>,
+    /// Where each animated track's decoder sits in a segment's tables.
+    track_slots: Vec<TrackSlot>,
+}
+
+impl DecodePlan {
+    /// The plan of `meta`'s animated tracks.
+    pub fn new(meta: &ClipMeta) -> DecodePlan {
+        let animated = &meta.animated;
+        let mut rotation_groups = Vec::new();
+        let mut vector_tracks = Vec::new();
+        let mut track_slots = vec![TrackSlot::Vector { index: 0 }; animated.len()];
+        let rotations: Vec<usize> = (0..animated.len())
+            .filter(|&t| animated[t].channel == Channel::Rotation)
+            .collect();
+        for chunk in rotations.chunks(4) {
+            let mut group = RotationGroup {
+                tracks: [0; 4],
+                bones: [0; 4],
+                len: chunk.len(),
+                reference: RotationLanes::IDENTITY,
+            };
+            let mut references = [glam::Quat::IDENTITY; 4];
+            for (lane, &t) in chunk.iter().enumerate() {
+                track_slots[t] = TrackSlot::Rotation {
+                    group: rotation_groups.len() as u32,
+                    lane: lane as u8,
+                };
+                group.tracks[lane] = t as u32;
+                group.bones[lane] = animated[t].bone;
+                references[lane] = animated[t].reference();
+            }
+            group.reference = RotationLanes::from_quats(references);
+            rotation_groups.push(group);
+        }
+        for (t, track) in animated.iter().enumerate() {
+            if track.channel != Channel::Rotation {
+                track_slots[t] = TrackSlot::Vector {
+                    index: vector_tracks.len() as u32,
+                };
+                vector_tracks.push(t as u32);
+            }
+        }
+        DecodePlan {
+            rotation_groups,
+            vector_tracks,
+            track_slots,
+        }
+    }
+
+    /// Rotation tracks four by four.
+    pub fn rotation_groups(&self) -> &[RotationGroup] {
+        &self.rotation_groups
+    }
+
+    /// Indices of the translation and scale tracks.
+    pub fn vector_tracks(&self) -> &[u32] {
+        &self.vector_tracks
+    }
+
+    /// Where animated track `track`'s decoder sits in a segment's tables.
+    pub fn track_slot(&self, track: usize) -> TrackSlot {
+        self.track_slots[track]
+    }
+}
