@@ -19,86 +19,14 @@ use super::{
     SEGMENT_ENTRY_LEN,
 };
 use crate::clip::{Bone, LengthUnit, LoopMode, Skeleton, TrackKind, Transform, MAX_BONES};
-use crate::format::{AnimatedTrack, Channel, ClipMeta, ConstantTrack, SegmentLayout, SegmentView};
-use crate::format::{ClipRange, RANGE_SLOT_BYTES};
+pub use crate::error::ContainerError;
+use crate::format::{
+    AnimatedTrack, Channel, ClipMeta, ClipRange, ConstantTrack, SegmentLayout, SegmentView,
+    RANGE_SLOT_BYTES,
+};
 use crate::sample::plan::DecodePlan;
 use crate::sample::tables::DecodeTables;
 use crate::sample::SegmentRef;
-
-/// What is wrong with a container file.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ContainerError {
-    /// Shorter than its header says, or than a header.
-    #[error("file is truncated: {needed} bytes needed, {found} present")]
-    Truncated {
-        /// Bytes the header or format requires.
-        needed: u64,
-        /// Bytes present.
-        found: u64,
-    },
-    /// Not a cinestream file.
-    #[error("not a cinestream file: magic is {found:02x?}, expected \"CINESTRM\"")]
-    BadMagic {
-        /// The first eight bytes.
-        found: [u8; 8],
-    },
-    /// Another format version.
-    #[error("format version {found} is not supported (this build reads version {supported})")]
-    UnsupportedVersion {
-        /// Version in the file.
-        found: u16,
-        /// Version this build reads.
-        supported: u16,
-    },
-    /// A checksum over the header, metadata or index does not match.
-    #[error("{section} checksum mismatch: stored {stored:08x}, computed {computed:08x}")]
-    ChecksumMismatch {
-        /// `header`, `metadata` or `index`.
-        section: &'static str,
-        /// Checksum in the file.
-        stored: u32,
-        /// Checksum of the bytes.
-        computed: u32,
-    },
-    /// A page's bytes do not match its checksum or do not decode.
-    #[error("page {page} (file offset {offset}) is corrupt: {message}")]
-    CorruptPage {
-        /// Page index.
-        page: usize,
-        /// File offset of its stored bytes.
-        offset: u64,
-        /// What failed.
-        message: String,
-    },
-    /// Checking a page would take the whole-file reader over its memory
-    /// limit ([`StreamReader::max_resident`](super::StreamReader::max_resident)).
-    #[error(
-        "page {page} needs {needed} bytes in memory (decoded bytes and decode tables) with \
-         {resident} already resident: over the whole-file reader's limit of {limit} bytes; \
-         play the file through a Stream, which keeps pages under a budget"
-    )]
-    OverMemoryLimit {
-        /// Page index.
-        page: usize,
-        /// Bytes the page would keep in memory.
-        needed: u64,
-        /// Bytes the reader already keeps.
-        resident: u64,
-        /// The reader's limit.
-        limit: u64,
-    },
-    /// A field is out of range or inconsistent.
-    #[error("{section} at byte {offset}: {message}")]
-    Malformed {
-        /// `header`, `metadata`, `index` or `segment N`.
-        section: String,
-        /// Offset in the section.
-        offset: usize,
-        /// What is wrong.
-        message: String,
-    },
-}
 
 fn malformed(section: &str, fault: ReadFault) -> ContainerError {
     ContainerError::Malformed {

@@ -16,9 +16,11 @@
 //! | `6 T` | range slot of each track: 8-bit segment minimum x, y, z then extent x, y, z; at rate 0 the value as three little-endian `u16`; unused at 32 bits |
 //! | rest | keys, sample after sample; within a sample, track after track, x, y, z at their bits ([`component_bits`]), least significant bit first |
 //!
-//! - `keys.rs`: bit rates, the bits of each key component, rotations as
-//!   stored;
-//! - `tracks.rs`: tracks, clip ranges, the segment split, [`ClipMeta`];
+//! From the bottom up:
+//! - `values.rs`: bit rates, quantized integers and their bits, clip
+//!   ranges, rotations as stored;
+//! - `tracks.rs`: tracks, the segment split, [`ClipMeta`];
+//! - `keys.rs`: the bits of each component of a track's key;
 //! - `segment.rs`: a segment's bytes, checked ([`SegmentView`]).
 //!
 //! The container file that carries these parts is written down in
@@ -27,15 +29,16 @@
 mod keys;
 mod segment;
 mod tracks;
+mod values;
 
-pub(crate) use keys::INV_MAX;
-pub use keys::{
-    bits_of, component_bits, finish_rotation, key_bits, max_quantized, read_bits,
-    rotation_from_xyz, unit_from_quantized, write_bits, ClipRange, BIT_RATES, CONSTANT_VALUE_BITS,
-    NO_EXTENT, NUM_RATES, RANGE_SLOT_BYTES, RATE_CONSTANT, RATE_FULL_PRECISION,
-    RATE_HIGHEST_QUANTIZED, SEGMENT_RANGE_BITS,
-};
+pub use keys::{component_bits, key_bits, NO_EXTENT};
 pub use segment::{SegmentFault, SegmentView};
 pub use tracks::{
     constant_rotation, AnimatedTrack, Channel, ClipMeta, ConstantTrack, SegmentLayout,
+};
+pub(crate) use values::INV_MAX;
+pub use values::{
+    bits_of, finish_rotation, max_quantized, read_bits, rotation_from_xyz, unit_from_quantized,
+    write_bits, ClipRange, BIT_RATES, CONSTANT_VALUE_BITS, NUM_RATES, RANGE_SLOT_BYTES,
+    RATE_CONSTANT, RATE_FULL_PRECISION, RATE_HIGHEST_QUANTIZED, SEGMENT_RANGE_BITS,
 };

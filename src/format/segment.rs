@@ -1,8 +1,9 @@
 //! A segment's bytes: rates, range slots and keys, checked against the
 //! clip's tracks before anything decodes them.
 
-use super::keys::{key_bits, NUM_RATES, RANGE_SLOT_BYTES};
+use super::keys::key_bits;
 use super::tracks::AnimatedTrack;
+use super::values::{NUM_RATES, RANGE_SLOT_BYTES};
 
 /// Why segment bytes cannot be decoded.
 #[derive(Clone, Debug, PartialEq, Eq)]

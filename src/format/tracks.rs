@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use glam::Vec3;
 
-use super::keys::{finish_rotation, rotation_from_xyz, ClipRange, RANGE_SLOT_BYTES};
+use super::values::{finish_rotation, rotation_from_xyz, ClipRange, RANGE_SLOT_BYTES};
 use crate::clip::{LengthUnit, LoopMode, Skeleton, TrackKind, Transform};
 
 /// Which part of a bone's transform a track animates.
