@@ -286,6 +286,27 @@ fn inputs_that_do_not_open_are_turned_away() {
 }
 
 #[test]
+fn inputs_fuzzing_found_keep_every_promise() {
+    // Each file under tests/data/stream_players made the harness fail once;
+    // the comment beside each name says how.
+    let found = [
+        // A player on the 0.9 s looping clip stepped by -f64::MAX from the
+        // clip's very end: the loop count overflowed (`Player::place`),
+        // which panics where overflow is checked (the fuzz build, debug
+        // tests); `play::tests::steps_too_big_to_count_...` checks the
+        // count itself.
+        "place-overflow.bin",
+    ];
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/stream_players");
+    let cases = found.iter().map(|name| {
+        let bytes = std::fs::read(dir.join(name)).expect("a fuzzing finding");
+        (name.to_string(), bytes)
+    });
+    let outcomes = run_all(cases.collect::<Vec<_>>());
+    assert!(outcomes.iter().all(|o| o.opened && o.ops > 0));
+}
+
+#[test]
 fn write_stream_fuzz_seeds() {
     let Some(dir) = std::env::var_os("CINESTREAM_WRITE_FUZZ_SEEDS") else {
         return;

@@ -25,7 +25,8 @@
 //!   only with [`Error::PageNotReady`]; a player answering "not ready" keeps
 //!   its last pose, and a direct sample that fails leaves the pose as it
 //!   was;
-//! - a player's playhead stays finite and inside the clip;
+//! - a player's playhead stays finite and inside the clip, and the loop
+//!   boundaries an update reports crossing have the sign of its step;
 //! - the peak of resident bytes stays within what [`StreamOptions`]
 //!   documents: the budget, or when every resident page is in use, the
 //!   larger of the budget and three of the largest pages (one thread
@@ -433,6 +434,13 @@ impl<'s> Run<'s, '_> {
                     let result = player.advance(dt);
                     if let Ok(step) = &result {
                         assert_eq!(step.time.to_bits(), player.time().to_bits());
+                        // Loop boundaries: positive forward, negative backward.
+                        let moved = dt * player.rate();
+                        assert!(
+                            !(moved > 0.0 && step.loops < 0 || moved < 0.0 && step.loops > 0),
+                            "a step of {moved} s crossed {} loop boundaries",
+                            step.loops
+                        );
                     }
                     self.after_player(player, result.map(|step| step.ready), &before);
                 }
