@@ -296,6 +296,11 @@ fn inputs_fuzzing_found_keep_every_promise() {
         // tests); `play::tests::steps_too_big_to_count_...` checks the
         // count itself.
         "place-overflow.bin",
+        // A player at a rate so fast that the prefetcher's lookahead window
+        // passed u64 samples: its + 1 overflowed in the prefetch thread
+        // (`Scorer::plan`; `stream::tests::a_rate_too_fast_...` checks the
+        // plan itself).
+        "plan-window-overflow.bin",
     ];
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/stream_players");
     let cases = found.iter().map(|name| {
