@@ -139,7 +139,9 @@ impl<'a> Player<'a> {
     pub fn advance(&mut self, dt: f64) -> Result<Advance> {
         let (time, loops) = self.place(self.time + dt * self.rate);
         self.time = time;
-        self.pending_loops += loops;
+        // Saturating: a huge step counts its loops as i64::MIN or MAX (see
+        // `place`), and non-blocking updates that are not ready add up.
+        self.pending_loops = self.pending_loops.saturating_add(loops);
         self.publish(false);
         let not_ready = Advance {
             time,
@@ -174,7 +176,8 @@ impl<'a> Player<'a> {
                 (last - previous) + (current - first) + (last - first) * (k - 1) as f32
             }
             Some((first, last)) if k < 0 => {
-                (first - previous) + (current - last) - (last - first) * (-k - 1) as f32
+                // `-(k + 1)`, not `-k - 1`: `-k` overflows at i64::MIN.
+                (first - previous) + (current - last) - (last - first) * (-(k + 1)) as f32
             }
             _ => current - previous,
         };
@@ -196,10 +199,22 @@ impl<'a> Player<'a> {
             LoopMode::Clamp => (time.clamp(0.0, duration), 0),
             LoopMode::Wrap => {
                 let loops = (time / duration).floor();
-                let inside = time - loops * duration;
+                // A finite time far enough out (f64::MAX in a clip shorter
+                // than a second) overflows `time / duration` to infinity,
+                // and `time - inf * duration` is infinite, which the clamp
+                // would pin to an end of the clip: wrap such a time with
+                // `rem_euclid` instead, inside the clip for any finite time.
+                let inside = match loops.is_finite() {
+                    true => time - loops * duration,
+                    false => time.rem_euclid(duration),
+                };
+                // `as` saturates a count past i64's range at its ends (an
+                // infinite one too), and the difference saturates with it
+                // rather than overflow.
+                let from = (self.time / duration).floor() as i64;
                 (
                     inside.clamp(0.0, duration),
-                    loops as i64 - (self.time / duration).floor() as i64,
+                    (loops as i64).saturating_sub(from),
                 )
             }
         }
@@ -299,6 +314,11 @@ mod tests {
 
     /// A root walking 10 cm/s along x for one second (31 samples), with a child.
     fn walking_stream() -> Stream {
+        walking_stream_of(31)
+    }
+
+    /// The walk, `samples` samples at 30 Hz long.
+    fn walking_stream_of(samples: usize) -> Stream {
         let bone = |name: &str, parent| Bone {
             name: name.into(),
             parent,
@@ -307,7 +327,7 @@ mod tests {
         let skeleton =
             Arc::new(Skeleton::new(vec![bone("root", None), bone("arm", Some(0))]).unwrap());
         let mut poses = Vec::new();
-        for s in 0..31 {
+        for s in 0..samples {
             let t = s as f32 / 30.0;
             poses.push(Transform::from_rotation_translation(
                 Quat::IDENTITY,
@@ -406,6 +426,39 @@ mod tests {
         player.set_rate(f64::NAN);
         player.advance(0.1).unwrap();
         assert!(player.time().is_finite());
+    }
+
+    #[test]
+    fn steps_too_big_to_count_keep_the_playhead_in_the_clip() {
+        // Found by fuzzing (stream_players): a backward step of -f64::MAX
+        // from a playhead at the clip's very end (where a time just below
+        // zero wraps to) subtracted one from i64::MIN, the saturated loop
+        // count. In a clip shorter than a second `f64::MAX / duration` is
+        // infinite too.
+        for samples in [31, 16] {
+            let reader = walking_stream_of(samples);
+            let end = reader.meta().duration();
+            let mut player = Player::new(&reader).with_loop_mode(LoopMode::Wrap);
+            player.seek(-1e-20).unwrap();
+            assert_eq!(
+                player.time(),
+                end,
+                "a time just below zero wraps to the end"
+            );
+            for (from, dt) in [(-1e-20, -f64::MAX), (0.0, f64::MAX), (-1e-20, f64::MAX)] {
+                player.seek(from).unwrap();
+                let step = player.advance(dt).unwrap();
+                assert!(
+                    (0.0..=end).contains(&step.time) && step.time == player.time(),
+                    "{samples} samples, from {from} by {dt}: {step:?}"
+                );
+                assert_eq!(step.loops.signum(), dt.signum() as i64, "{step:?}");
+                assert!(step.ready);
+                // The next step goes on from a place inside the clip.
+                let next = player.advance(1.0 / 30.0).unwrap();
+                assert!((0.0..=end).contains(&next.time), "{next:?}");
+            }
+        }
     }
 
     #[test]

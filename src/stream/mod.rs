@@ -32,6 +32,7 @@
 //! `stall` (debug), `evict` (debug) events; the worker runs in a `prefetch` span.
 
 pub mod cache;
+pub mod fuzzing;
 mod playhead;
 pub mod prefetch;
 pub mod source;

@@ -88,8 +88,12 @@ impl Scorer<'_> {
                 .hints
                 .iter()
                 .filter_map(|h| {
-                    let window =
-                        (lookahead * h.rate.abs() * meta.sample_rate as f64).ceil() as u64 + 1;
+                    // `as` saturates a window past u64 (a huge rate, or an
+                    // infinite product) at u64::MAX; the + 1 saturates with
+                    // it rather than overflow to a window of nothing.
+                    let window = ((lookahead * h.rate.abs() * meta.sample_rate as f64).ceil()
+                        as u64)
+                        .saturating_add(1);
                     let d = distance(h, self.index, samples.start, samples.end);
                     (d <= window).then_some(d)
                 })

@@ -291,6 +291,28 @@ fn the_plan_follows_the_direction_of_play_and_wraps_only_when_looping() {
 }
 
 #[test]
+fn a_rate_too_fast_to_count_plans_every_page_ahead() {
+    // Found by fuzzing (stream_players): at a rate whose lookahead window
+    // is past u64 samples, the window's + 1 overflowed (a panic in the
+    // prefetch thread where overflow is checked, a window of nothing where
+    // not). Any finite rate is a player's to set.
+    let stream = open(false, StreamOptions::default().with_prefetch(false));
+    let index = stream.index();
+    let pages = index.pages().len();
+    for rate in [f64::MAX, 1e300] {
+        let hint = Hint {
+            player: 0,
+            time: 0.0,
+            rate,
+            wrap: false,
+            jumped: false,
+        };
+        let plan = Scorer::new(index, vec![hint]).plan(4.0);
+        assert_eq!(plan.len(), pages, "rate {rate}: {plan:?}");
+    }
+}
+
+#[test]
 fn the_prefetcher_wraps_around_the_loop() {
     let stream = open(true, StreamOptions::default().with_lookahead_seconds(2.0));
     let mut player = Player::new(&stream);
