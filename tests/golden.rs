@@ -23,6 +23,9 @@
 //! that arithmetic (never one to the format) is the one reason to rewrite
 //! the `between` entries, and the test's message says which they are.
 
+// Test helpers may unwrap: a failure there is a failed test.
+#![allow(clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -16,6 +16,9 @@
 //! and shrink, uniformly on some bones and per axis on others, each by far
 //! more per sample than the keys are off, so a blend that is skipped shows.
 
+// Test helpers may unwrap: a failure there is a failed test.
+#![allow(clippy::unwrap_used)]
+
 use std::sync::Arc;
 
 use cinestream::compressed::Channel;
