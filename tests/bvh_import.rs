@@ -113,6 +113,10 @@ fn declared_frames(text: &str) -> usize {
         .expect("a frame count")
 }
 
+/// Imports every clip of `../shared/data/bandai-namco-1` when it is there.
+/// Without it the test passes and prints `skipped: ... absent`; with
+/// `CINESTREAM_REQUIRE_CORPUS=1` (which `.ci/run` sets whenever the corpus
+/// is there) it fails instead, so the corpus cannot go unused.
 #[test]
 fn imports_bandai_namco_corpus() {
     let dir = Path::new(concat!(
@@ -120,7 +124,15 @@ fn imports_bandai_namco_corpus() {
         "/../shared/data/bandai-namco-1"
     ));
     if !dir.is_dir() {
-        eprintln!("skipping: corpus not found at {}", dir.display());
+        // CI sets CINESTREAM_REQUIRE_CORPUS=1 whenever the corpus is there,
+        // so a test that looks in the wrong place fails instead of passing.
+        assert!(
+            std::env::var_os("CINESTREAM_REQUIRE_CORPUS").is_none_or(|v| v != "1"),
+            "CINESTREAM_REQUIRE_CORPUS=1, but the corpus is not at {}",
+            dir.display()
+        );
+        // Shown with `-- --nocapture`; .ci/run prints it when the corpus is absent.
+        eprintln!("skipped: {} absent", dir.display());
         return;
     }
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)

@@ -2,6 +2,9 @@
 //! threshold at every bone and every sample, measured independently of the
 //! compressor's own statistics.
 
+// Test helpers may unwrap: a failure there is a failed test.
+#![allow(clippy::unwrap_used)]
+
 use cinestream::metric::measure_error;
 use cinestream::procedural::coiled_chain;
 use cinestream::{compress, CompressSettings};

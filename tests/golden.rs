@@ -1,0 +1,376 @@
+//! Golden files: version-1 containers written once, read by every later
+//! version bit for bit (FORMAT.md, "Version policy").
+//!
+//! `tests/data/golden/` holds small `.cine` files written by the version-1
+//! writer, each with a `.json` beside it: the header's version and flags,
+//! the file's length and CRC-32, and the exact pose (the bits of every
+//! `f32`) at each stored sample and at times between samples, as the
+//! version-1 reader decoded them when the file was written. The test below
+//! opens each file with today's reader (whole-file and streaming) and
+//! requires those bits.
+//!
+//! The files are never rewritten: a reader that disagrees with them is
+//! wrong, not the files. A later format version adds its own golden files
+//! beside these. They were made, and files of a new version are made, with
+//! `CINESTREAM_WRITE_GOLDEN=<dir> cargo test --release --test golden
+//! write_golden_files`, which writes into `<dir>` (an empty folder: it
+//! refuses to overwrite a file) for a person to copy into
+//! `tests/data/golden/`.
+//!
+//! The values at stored samples are what the format means (how the stored
+//! bits dequantize) and must never change. The values between samples also
+//! hold the sampler's blend arithmetic of the day; a deliberate change to
+//! that arithmetic (never one to the format) is the one reason to rewrite
+//! the `between` entries, and the test's message says which they are.
+
+// Test helpers may unwrap: a failure there is a failed test.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cinestream::container::{encode_stream, StreamReader, WriteOptions, FLAG_LZ4_PAGES};
+use cinestream::stream::{Stream, StreamOptions};
+use cinestream::{
+    compress, Bone, Clip, CompressSettings, LengthUnit, LoopMode, LoopPolicy, Sampling, Skeleton,
+    Transform,
+};
+use glam::{EulerRot, Quat, Vec3};
+use serde_json::{json, Value};
+
+const RATE: f32 = 30.0;
+
+/// The folder of the golden files.
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden")
+}
+
+/// One golden file: how it was written.
+struct Golden {
+    /// File stem.
+    name: &'static str,
+    loop_policy: LoopPolicy,
+    lz4: bool,
+    page_bytes: usize,
+}
+
+const GOLDEN: [Golden; 2] = [
+    // Raw pages, one segment a page, clamped.
+    Golden {
+        name: "v1-clamp",
+        loop_policy: LoopPolicy::Clamp,
+        lz4: false,
+        page_bytes: 64,
+    },
+    // One lz4 page, wrapping.
+    Golden {
+        name: "v1-wrap-lz4",
+        loop_policy: LoopPolicy::Wrap,
+        lz4: true,
+        page_bytes: 64 * 1024,
+    },
+];
+
+/// The clip a golden file holds: five bones that turn, travel and scale
+/// (uniformly and per axis) and a still one, 20 samples at 30 Hz. Looping,
+/// it holds 25 samples of a motion that repeats every 8 (so its three
+/// stored segments are alike, which lz4 finds).
+fn golden_clip(looping: bool) -> Clip {
+    let bone = |name: &str, parent: Option<usize>, offset: [f32; 3]| Bone {
+        name: name.into(),
+        parent,
+        bind: Transform::from_rotation_translation(Quat::IDENTITY, Vec3::from_array(offset)),
+    };
+    let skeleton = Arc::new(
+        Skeleton::new(vec![
+            bone("root", None, [0.0, 0.0, 0.0]),
+            bone("body", Some(0), [0.0, 10.0, 0.0]),
+            bone("arm", Some(1), [6.0, 8.0, 0.0]),
+            bone("hand", Some(2), [12.0, 0.0, 0.0]),
+            bone("tail", Some(0), [0.0, -4.0, -6.0]),
+            bone("still", Some(1), [0.0, 5.0, 0.0]),
+        ])
+        .unwrap(),
+    );
+    let (samples, w) = match looping {
+        // Radians per sample of the slowest wave: one turn in 8 samples.
+        true => (25, std::f32::consts::TAU / 8.0),
+        false => (20, 0.2),
+    };
+    let mut poses = Vec::new();
+    for s in 0..samples {
+        let t = s as f32 * w;
+        let mut pose = skeleton.bind_pose();
+        for (b, local) in pose.iter_mut().take(5).enumerate() {
+            let phase = b as f32 * 0.8;
+            local.rotation = Quat::from_euler(
+                EulerRot::XYZ,
+                0.6 * (t + phase).sin(),
+                0.4 * (2.0 * t + 2.0 * phase).cos(),
+                0.5 * (t + 0.3).sin() + phase,
+            );
+        }
+        let travel = if looping { 0.0 } else { t };
+        pose[0].translation = Vec3::new(
+            25.0 * travel + 3.0 * t.cos(),
+            2.0 * (2.0 * t).sin(),
+            -10.0 * travel,
+        );
+        pose[2].translation += Vec3::new(0.0, 1.5 * t.sin(), 2.0 * (2.0 * t).cos());
+        pose[0].scale = Vec3::splat(1.0 + 0.25 * t.sin());
+        pose[1].scale = Vec3::new(
+            1.0 + 0.2 * (t + 1.0).sin(),
+            0.9 + 0.15 * (2.0 * t).cos(),
+            1.1 - 0.2 * t.sin(),
+        );
+        pose[3].scale = Vec3::splat(0.8 + 0.3 * (2.0 * t).cos());
+        poses.extend(pose);
+    }
+    Clip::from_poses("golden", skeleton, RATE, LengthUnit::CENTIMETRE, poses).unwrap()
+}
+
+/// The bits of a transform as one string: rotation x, y, z, w, translation
+/// x, y, z, scale x, y, z, each as 8 hex digits.
+fn hex(t: &Transform) -> String {
+    let r = t.rotation.to_array();
+    let v = t.translation.to_array();
+    let s = t.scale.to_array();
+    [r[0], r[1], r[2], r[3], v[0], v[1], v[2], s[0], s[1], s[2]]
+        .map(|x| format!("{:08x}", x.to_bits()))
+        .join(" ")
+}
+
+/// The times a golden file's poses are recorded at: every stored sample,
+/// then times between samples (in the first step, across each segment
+/// boundary, in the last step, across the loop when wrapping) and outside
+/// the clip.
+fn times(samples: usize, segment: usize, mode: LoopMode) -> (Vec<(f32, usize)>, Vec<f32>) {
+    let keys = (0..samples).map(|i| (i as f32 / RATE, i)).collect();
+    let mut steps = vec![0, samples - 2];
+    steps.extend((segment..samples).step_by(segment).map(|s| s - 1));
+    if mode == LoopMode::Wrap {
+        steps.push(samples - 1);
+    }
+    let mut between = Vec::new();
+    for step in steps {
+        for f in [0.25, 0.5, 0.73] {
+            between.push(((step as f64 + f) / RATE as f64) as f32);
+        }
+    }
+    between.extend([-0.3f32, 5.0]);
+    (keys, between)
+}
+
+#[test]
+fn write_golden_files() {
+    let Some(dir) = std::env::var_os("CINESTREAM_WRITE_GOLDEN") else {
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for golden in &GOLDEN {
+        let clip = golden_clip(golden.loop_policy == LoopPolicy::Wrap);
+        let settings = CompressSettings::default()
+            .with_segment_samples(8)
+            .with_loop_policy(golden.loop_policy);
+        let (compressed, _) = compress(&clip, &settings).unwrap();
+        let options = WriteOptions::default()
+            .with_lz4(golden.lz4)
+            .with_page_bytes(golden.page_bytes);
+        let (bytes, summary) = encode_stream(&compressed, &options).unwrap();
+        assert_eq!(
+            summary.lz4_pages > 0,
+            golden.lz4,
+            "{}: lz4 pages",
+            golden.name
+        );
+        let reader = StreamReader::open(bytes.clone()).unwrap();
+        let meta = reader.meta();
+        let bones = meta.num_bones();
+        let (keys, between) = times(meta.num_samples(), 8, meta.loop_mode);
+        let mut pose = vec![Transform::IDENTITY; bones];
+        let record = |time: f32, pose: &[Transform], key: Option<usize>| {
+            json!({
+                "time": time,
+                "time_bits": format!("{:08x}", time.to_bits()),
+                "key": key,
+                "bones": pose.iter().map(hex).collect::<Vec<_>>(),
+            })
+        };
+        let mut key_poses = Vec::new();
+        for &(time, key) in &keys {
+            reader.decode_sample(key, &mut pose).unwrap();
+            key_poses.push(record(time, &pose, Some(key)));
+        }
+        let mut between_poses = Vec::new();
+        for &time in &between {
+            reader.sample(time, &mut pose).unwrap();
+            between_poses.push(record(time, &pose, None));
+        }
+        let expected = json!({
+            "made_by": "CINESTREAM_WRITE_GOLDEN=<dir> cargo test --release --test golden write_golden_files",
+            "file_bytes": bytes.len(),
+            "crc32": cinestream::container::crc32(&bytes),
+            "version": reader.index().header().version(),
+            "flags": reader.flags(),
+            "name": meta.name,
+            "bones": bones,
+            "samples": meta.num_samples(),
+            "segments": meta.segments.count(),
+            "pages": reader.pages().len(),
+            "loop": format!("{:?}", meta.loop_mode),
+            "sample_rate_bits": format!("{:08x}", meta.sample_rate.to_bits()),
+            "layout": "each pose: one string per bone, the f32 bits (hex) of rotation x y z w, translation x y z, scale x y z",
+            "keys": key_poses,
+            "between": between_poses,
+        });
+        for (path, contents) in [
+            (dir.join(format!("{}.cine", golden.name)), bytes),
+            (
+                dir.join(format!("{}.json", golden.name)),
+                (serde_json::to_string_pretty(&expected).unwrap() + "\n").into_bytes(),
+            ),
+        ] {
+            assert!(
+                !path.exists(),
+                "{} exists: golden files are never rewritten",
+                path.display()
+            );
+            std::fs::write(&path, contents).unwrap();
+            println!("wrote {}", path.display());
+        }
+    }
+}
+
+fn field<'a>(v: &'a Value, key: &str) -> &'a Value {
+    v.get(key)
+        .unwrap_or_else(|| panic!("no {key:?} in the expected values"))
+}
+
+fn hex_u32(v: &Value) -> u32 {
+    u32::from_str_radix(v.as_str().unwrap(), 16).unwrap()
+}
+
+#[test]
+fn version_1_golden_files_read_bit_for_bit() {
+    for golden in &GOLDEN {
+        let name = golden.name;
+        let path = golden_dir().join(format!("{name}.cine"));
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let text = std::fs::read_to_string(golden_dir().join(format!("{name}.json"))).unwrap();
+        let expected: Value = serde_json::from_str(&text).unwrap();
+        // The file itself is the one committed.
+        assert_eq!(
+            bytes.len() as u64,
+            field(&expected, "file_bytes").as_u64().unwrap(),
+            "{name}: length"
+        );
+        assert_eq!(
+            cinestream::container::crc32(&bytes) as u64,
+            field(&expected, "crc32").as_u64().unwrap(),
+            "{name}: the golden file changed; golden files are never rewritten"
+        );
+        // Version 1, read from the bytes as FORMAT.md lays them out, and by the reader.
+        assert_eq!(&bytes[..8], b"CINESTRM", "{name}: magic");
+        assert_eq!(
+            u16::from_le_bytes([bytes[8], bytes[9]]),
+            1,
+            "{name}: version field"
+        );
+        assert_eq!(field(&expected, "version").as_u64(), Some(1), "{name}");
+        let reader = StreamReader::open(bytes.clone())
+            .unwrap_or_else(|e| panic!("{name}: today's reader rejects a version-1 file: {e}"));
+        assert_eq!(reader.index().header().version(), 1, "{name}");
+        let flags = field(&expected, "flags").as_u64().unwrap() as u16;
+        assert_eq!(reader.flags(), flags, "{name}: flags");
+        assert_eq!(flags & FLAG_LZ4_PAGES != 0, golden.lz4, "{name}: lz4 flag");
+        let report = reader.verify();
+        assert!(report.is_sound(), "{name}: {:?}", report.corrupt_pages);
+        let meta = reader.meta();
+        assert_eq!(
+            meta.name,
+            field(&expected, "name").as_str().unwrap(),
+            "{name}"
+        );
+        let bones = meta.num_bones();
+        assert_eq!(
+            bones as u64,
+            field(&expected, "bones").as_u64().unwrap(),
+            "{name}"
+        );
+        assert_eq!(
+            meta.num_samples() as u64,
+            field(&expected, "samples").as_u64().unwrap(),
+            "{name}"
+        );
+        assert_eq!(
+            meta.segments.count() as u64,
+            field(&expected, "segments").as_u64().unwrap(),
+            "{name}"
+        );
+        assert_eq!(
+            reader.pages().len() as u64,
+            field(&expected, "pages").as_u64().unwrap(),
+            "{name}"
+        );
+        assert_eq!(
+            format!("{:?}", meta.loop_mode),
+            field(&expected, "loop").as_str().unwrap(),
+            "{name}"
+        );
+        assert_eq!(
+            meta.sample_rate.to_bits(),
+            hex_u32(field(&expected, "sample_rate_bits")),
+            "{name}"
+        );
+        // The same file through the streaming reader, which loads its own pages.
+        let options = StreamOptions {
+            prefetch: false,
+            ..StreamOptions::default()
+        };
+        let stream = Stream::open_file(&path, options).unwrap();
+        let mut pose = vec![Transform::IDENTITY; bones];
+        let mut streamed = vec![Transform::IDENTITY; bones];
+        for (part, entries) in [
+            ("keys", field(&expected, "keys")),
+            ("between", field(&expected, "between")),
+        ] {
+            let entries = entries.as_array().unwrap();
+            assert!(!entries.is_empty(), "{name}: no {part}");
+            for entry in entries {
+                let time = f32::from_bits(hex_u32(field(entry, "time_bits")));
+                let want: Vec<&str> = field(entry, "bones")
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|b| b.as_str().unwrap())
+                    .collect();
+                assert_eq!(want.len(), bones, "{name}: {part} at {time}");
+                let mut got: Vec<(&str, Vec<String>)> = Vec::new();
+                reader.sample(time, &mut pose).unwrap();
+                got.push(("sample", pose.iter().map(hex).collect()));
+                got.push((
+                    "sample_bone",
+                    (0..bones)
+                        .map(|b| hex(&reader.sample_bone(b, time).unwrap()))
+                        .collect(),
+                ));
+                stream.sample(time, &mut streamed).unwrap();
+                got.push(("stream", streamed.iter().map(hex).collect()));
+                if let Some(key) = field(entry, "key").as_u64() {
+                    reader.decode_sample(key as usize, &mut pose).unwrap();
+                    got.push(("decode_sample", pose.iter().map(hex).collect()));
+                }
+                for (how, got) in got {
+                    for bone in 0..bones {
+                        assert_eq!(
+                            got[bone], want[bone],
+                            "{name}: {how} at t {time} ({part}) bone {bone}: bits differ from \
+                             the version-1 reader's (rotation xyzw, translation xyz, scale xyz)"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
