@@ -2,7 +2,6 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::bytes::Writer;
 use super::{
@@ -331,16 +330,16 @@ pub fn write_stream(
 
 /// Writes `bytes` to `path` through a temporary file and a rename.
 ///
-/// The temporary file, `{name}.partial-{pid}-{n}` beside `path`, is named
-/// so that a user who finds one can tell what it is and whose it was. It is
-/// removed on every error, so a failed write leaves nothing behind; a
-/// writer killed outright cannot remove it, so each write first removes the
-/// partial files of its own output left by processes that no longer exist
-/// (on Linux, where `/proc` tells; elsewhere they stay). Errors name what
-/// the user gave: the output's folder when that does not exist or is not a
-/// directory, `path` otherwise, never the temporary file.
+/// The temporary file, `{name}.partial-{pid}-{random}` beside `path`, is
+/// named so that a user who finds one can tell what it is and whose it was.
+/// It is created exclusively and removed on every error (and if the writer
+/// panics), so a failed write leaves nothing behind; a writer killed outright
+/// cannot remove it, so each write first removes the partial files of its
+/// own output left by processes that no longer exist (on Linux, where
+/// `/proc` tells; elsewhere they stay). Errors name what the user gave: the
+/// output's folder when that does not exist or is not a directory, `path`
+/// otherwise, never the temporary file.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -367,64 +366,89 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         return Err(folder_error());
     }
     remove_stale_partials(&dir, &name);
-    let temp = dir.join(partial_name(
-        &name,
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed),
-    ));
     let io = |source| Error::Io {
         path: path.to_path_buf(),
         source,
     };
-    let result = (|| {
-        let mut file = match std::fs::File::create(&temp) {
-            Ok(file) => file,
-            // The folder went away since the check above.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(folder_error()),
-            Err(e) => return Err(io(e)),
-        };
-        file.write_all(bytes).map_err(io)?;
-        file.sync_all().map_err(io)?;
-        drop(file);
-        std::fs::rename(&temp, path).map_err(io)?;
-        // Make the rename itself durable where the platform allows it.
-        if let Ok(d) = std::fs::File::open(&dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
+    let mut temp = match create_partial(&dir, &name) {
+        Ok(temp) => temp,
+        // The folder went away since the check above.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(folder_error()),
+        Err(e) => return Err(io(e)),
+    };
+    // On the file itself: `NamedTempFile`'s own writes name the temporary
+    // file in their errors.
+    temp.as_file_mut().write_all(bytes).map_err(io)?;
+    temp.as_file().sync_all().map_err(io)?;
+    // A rename, replacing `path`; on failure the temporary file is dropped,
+    // which removes it.
+    temp.persist(path).map_err(|e| io(e.error))?;
+    // Make the rename itself durable where the platform allows it.
+    if let Ok(d) = std::fs::File::open(&dir) {
+        let _ = d.sync_all();
     }
-    result
+    Ok(())
 }
 
-/// What a temporary file's name adds to its output's: `.partial-{pid}-{n}`.
+/// What a temporary file's name adds to its output's:
+/// `.partial-{pid}-{random}`.
 const PARTIAL: &str = ".partial-";
 
-/// The temporary file of the `n`th write of process `pid` to `name`.
-fn partial_name(name: &str, pid: u32, n: u64) -> String {
-    format!("{name}{PARTIAL}{pid}-{n}")
+/// Random letters and digits that end a temporary file's name.
+const RANDOM_CHARS: usize = 6;
+
+/// The start of the temporary files of process `pid` writing `name`.
+fn partial_prefix(name: &str, pid: u32) -> String {
+    format!("{name}{PARTIAL}{pid}-")
 }
 
-/// Removes `{name}.partial-{pid}-{n}` files in `dir` whose writer process
+/// Creates this process's temporary file for `name` in `dir`,
+/// `{name}.partial-{pid}-{random}`: created exclusively (a new random part
+/// if the name is taken), removed when dropped unless persisted.
+fn create_partial(dir: &Path, name: &str) -> std::io::Result<tempfile::NamedTempFile> {
+    let prefix = partial_prefix(name, std::process::id());
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).rand_bytes(RANDOM_CHARS);
+    // As `File::create` makes it, within the umask; tempfile's default is
+    // owner-only, which the output would keep after the rename.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    builder.tempfile_in(dir).map_err(without_temp_path)
+}
+
+/// tempfile adds `at path {temporary file}` to its errors; the message
+/// without it, so errors name only what the user gave.
+fn without_temp_path(error: std::io::Error) -> std::io::Error {
+    if error.raw_os_error().is_some() {
+        return error;
+    }
+    match error.to_string().split_once(" at path ") {
+        Some((message, _)) => std::io::Error::new(error.kind(), message.to_string()),
+        None => error,
+    }
+}
+
+/// The writer pid of `file_name` when it is a temporary file of `name`'s:
+/// `{name}.partial-{pid}-{tag}`, `pid` decimal and `tag` letters and digits.
+fn partial_writer(file_name: &str, name: &str) -> Option<u32> {
+    let rest = file_name.strip_prefix(name)?.strip_prefix(PARTIAL)?;
+    let (pid, tag) = rest.split_once('-')?;
+    if tag.is_empty() || !tag.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// Removes `{name}.partial-{pid}-{tag}` files in `dir` whose writer process
 /// is gone. Best effort: a file it cannot list or remove stays, and a
 /// writer that is still alive (this one included) keeps its file.
 fn remove_stale_partials(dir: &Path, name: &str) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
-    let prefix = format!("{name}{PARTIAL}");
     for entry in entries.flatten() {
         let file_name = entry.file_name();
-        let Some(rest) = file_name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
-            continue;
-        };
-        // `{pid}-{n}`, both decimal: anything else is not ours.
-        let Some((pid, n)) = rest.split_once('-') else {
-            continue;
-        };
-        let (Ok(pid), Ok(_)) = (pid.parse::<u32>(), n.parse::<u64>()) else {
+        let Some(pid) = file_name.to_str().and_then(|n| partial_writer(n, name)) else {
             continue;
         };
         if pid != std::process::id() && process_is_gone(pid) {
@@ -449,7 +473,7 @@ fn process_is_gone(pid: u32) -> bool {
 mod atomic_tests {
     use std::path::{Path, PathBuf};
 
-    use super::{partial_name, write_atomically};
+    use super::{create_partial, partial_prefix, write_atomically};
     use crate::error::Error;
 
     /// A fresh directory of its own, removed when dropped.
@@ -560,17 +584,37 @@ mod atomic_tests {
     fn partial_files_of_dead_writers_are_removed_by_the_next_write() {
         let dir = temp_dir("stale");
         let out = dir.path().join("a.cine");
-        let dead = partial_name("a.cine", a_dead_pid(), 0);
+        let partial =
+            |name: &str, pid: u32, tag: &str| format!("{}{tag}", partial_prefix(name, pid));
+        let dead = partial("a.cine", a_dead_pid(), "x7Qa2b");
+        // Written by earlier versions, with a count for the random part.
+        let dead_counted = partial("a.cine", a_dead_pid(), "0");
         // pid 1 never ends; this process's own partials are in use.
-        let alive = partial_name("a.cine", 1, 3);
-        let mine = partial_name("a.cine", std::process::id(), 99);
-        let other_output = partial_name("b.cine", a_dead_pid(), 0);
+        let alive = partial("a.cine", 1, "Zz09ab");
+        let mine = partial("a.cine", std::process::id(), "k3J9pq");
+        let other_output = partial("b.cine", a_dead_pid(), "x7Qa2b");
         let not_ours = "a.cine.partial-notes.txt".to_string();
-        for name in [&dead, &alive, &mine, &other_output, &not_ours] {
+        let not_a_tag = partial("a.cine", a_dead_pid(), "x.y");
+        for name in [
+            &dead,
+            &dead_counted,
+            &alive,
+            &mine,
+            &other_output,
+            &not_ours,
+            &not_a_tag,
+        ] {
             std::fs::write(dir.path().join(name), b"partial").expect("write a partial");
         }
         write_atomically(&out, b"new").expect("the write");
-        let mut expected = vec!["a.cine".to_string(), alive, mine, not_ours, other_output];
+        let mut expected = vec![
+            "a.cine".to_string(),
+            alive,
+            mine,
+            not_ours,
+            not_a_tag,
+            other_output,
+        ];
         expected.sort();
         assert_eq!(entries(dir.path()), expected);
     }
@@ -578,9 +622,32 @@ mod atomic_tests {
     #[test]
     fn a_partial_file_is_named_after_its_output_and_writer() {
         // Not hidden: a user who finds one can tell what and whose it is.
-        assert_eq!(
-            partial_name("take.cine", 4242, 7),
-            "take.cine.partial-4242-7"
+        assert_eq!(partial_prefix("take.cine", 4242), "take.cine.partial-4242-");
+        let dir = temp_dir("named");
+        let temp = create_partial(dir.path(), "take.cine").expect("create");
+        let names = entries(dir.path());
+        let [name] = names.as_slice() else {
+            panic!("one file expected: {names:?}");
+        };
+        let tag = name
+            .strip_prefix(&partial_prefix("take.cine", std::process::id()))
+            .unwrap_or_else(|| panic!("{name}"));
+        assert!(
+            !tag.is_empty() && tag.bytes().all(|b| b.is_ascii_alphanumeric()),
+            "{name}"
         );
+        // Removed when dropped without being persisted.
+        drop(temp);
+        assert!(entries(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn creation_errors_do_not_name_the_temporary_file() {
+        let dir = temp_dir("create");
+        let err = create_partial(&dir.path().join("missing"), "x.cine").unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+        let text = err.to_string();
+        assert!(!text.contains(".partial"), "{text}");
+        assert!(text.contains("os error"), "{text}");
     }
 }

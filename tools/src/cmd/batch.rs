@@ -10,9 +10,9 @@ use cinestream::container::{encode_stream, WriteOptions, WriteSummary};
 use cinestream::import;
 use cinestream::metric::Percentiles;
 use rayon::prelude::*;
-use serde_json::json;
+use serde::Serialize;
 
-use super::common::{check_codec, check_jobs, ImportArgs};
+use super::common::{check_codec, check_jobs, print_json, ImportArgs};
 use crate::progress;
 
 /// Compress every clip on its own and report sizes, ratio, error and speed.
@@ -51,6 +51,46 @@ pub struct Args {
     /// Share of the threshold that single-value tracks may use.
     #[arg(long, default_value_t = 0.5, hide = true)]
     constant_share: f64,
+}
+
+/// The `--json` output: totals over every clip, then each clip.
+#[derive(Serialize)]
+struct BatchReport<'a> {
+    clips: usize,
+    total_raw_bytes: usize,
+    total_compressed_bytes: usize,
+    total_payload_bytes: usize,
+    container_overhead_pct: f64,
+    ratio: f64,
+    median_clip_ratio: f64,
+    max_error_cm: f64,
+    p99_error_cm: f64,
+    p999_error_cm: f64,
+    clips_over_threshold: usize,
+    threshold_cm: f64,
+    shell_cm: f64,
+    seconds: f64,
+    kib_per_s: f64,
+    threads: usize,
+    rate_histogram: &'a [u64],
+    per_clip: Vec<ClipReport<'a>>,
+}
+
+/// One clip of the `--json` output.
+#[derive(Serialize)]
+struct ClipReport<'a> {
+    clip: &'a str,
+    bones: usize,
+    samples: usize,
+    sample_rate: f32,
+    source_unit: String,
+    raw_bytes: usize,
+    compressed_bytes: usize,
+    ratio: f64,
+    max_error_cm: f64,
+    p99_error_cm: f64,
+    r#loop: String,
+    seconds: f64,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -132,47 +172,44 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let median_ratio = Percentiles::of(&mut clip_ratios).p50;
 
     if args.json {
-        let per_clip: Vec<_> = clips
+        let per_clip = clips
             .iter()
             .zip(&results)
-            .map(|(clip, s)| {
-                json!({
-                    "clip": clip.name(),
-                    "bones": clip.num_bones(),
-                    "samples": clip.num_samples(),
-                    "sample_rate": clip.sample_rate(),
-                    "source_unit": clip.unit().to_string(),
-                    "raw_bytes": s.raw_bytes,
-                    "compressed_bytes": s.compressed_bytes,
-                    "ratio": s.ratio(),
-                    "max_error_cm": s.error.max_cm,
-                    "p99_error_cm": s.error.percentiles_cm.p99,
-                    "loop": format!("{:?}", s.loop_mode).to_lowercase(),
-                    "seconds": s.seconds,
-                })
+            .map(|(clip, s)| ClipReport {
+                clip: clip.name(),
+                bones: clip.num_bones(),
+                samples: clip.num_samples(),
+                sample_rate: clip.sample_rate(),
+                source_unit: clip.unit().to_string(),
+                raw_bytes: s.raw_bytes,
+                compressed_bytes: s.compressed_bytes,
+                ratio: s.ratio(),
+                max_error_cm: s.error.max_cm,
+                p99_error_cm: s.error.percentiles_cm.p99,
+                r#loop: format!("{:?}", s.loop_mode).to_lowercase(),
+                seconds: s.seconds,
             })
             .collect();
-        let object = json!({
-            "clips": results.len(),
-            "total_raw_bytes": total_raw,
-            "total_compressed_bytes": total_compressed,
-            "total_payload_bytes": payload,
-            "container_overhead_pct": 100.0 * (total_compressed as f64 / payload as f64 - 1.0),
-            "ratio": ratio,
-            "median_clip_ratio": median_ratio,
-            "max_error_cm": percentiles.max,
-            "p99_error_cm": percentiles.p99,
-            "p999_error_cm": percentiles.p999,
-            "clips_over_threshold": over,
-            "threshold_cm": args.threshold_cm,
-            "shell_cm": args.shell_cm,
-            "seconds": seconds,
-            "kib_per_s": kib_per_s,
-            "threads": pool.current_num_threads(),
-            "rate_histogram": histogram.to_vec(),
-            "per_clip": per_clip,
-        });
-        println!("{object}");
+        print_json(&BatchReport {
+            clips: results.len(),
+            total_raw_bytes: total_raw,
+            total_compressed_bytes: total_compressed,
+            total_payload_bytes: payload,
+            container_overhead_pct: 100.0 * (total_compressed as f64 / payload as f64 - 1.0),
+            ratio,
+            median_clip_ratio: median_ratio,
+            max_error_cm: percentiles.max,
+            p99_error_cm: percentiles.p99,
+            p999_error_cm: percentiles.p999,
+            clips_over_threshold: over,
+            threshold_cm: args.threshold_cm,
+            shell_cm: args.shell_cm,
+            seconds,
+            kib_per_s,
+            threads: pool.current_num_threads(),
+            rate_histogram: &histogram,
+            per_clip,
+        })?;
     } else {
         println!(
             "{:<44} {:>7} {:>7} {:>4} {:>10} {:>9} {:>7} {:>10} {:>10}",

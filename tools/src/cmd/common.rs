@@ -9,7 +9,7 @@ use cinestream::compress::{
 };
 use cinestream::import::{self, ImportOptions, InputFile, SkipReason};
 use cinestream::{Clip, LengthUnit, TrackKind};
-use serde_json::json;
+use serde::Serialize;
 
 /// Compression settings every compressing subcommand accepts.
 #[derive(clap::Args, Clone, Debug)]
@@ -331,7 +331,7 @@ pub fn load_one_clip(
 }
 
 /// Counts of animated, constant and default tracks for one channel kind.
-#[derive(Default)]
+#[derive(Default, Serialize)]
 pub struct Usage {
     pub animated: usize,
     pub constant: usize,
@@ -353,11 +353,15 @@ impl Usage {
         usage
     }
 
-    pub fn json(&self) -> serde_json::Value {
-        json!({"animated": self.animated, "constant": self.constant, "default": self.default})
-    }
-
     pub fn cell(&self) -> String {
         format!("{}/{}/{}", self.animated, self.constant, self.default)
     }
+}
+
+/// Prints a `--json` report as one line. It goes through a
+/// [`serde_json::Value`], so keys print in sorted order and `f32` fields
+/// print widened to `f64`, as the reports always have.
+pub fn print_json(report: &impl Serialize) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_value(report)?);
+    Ok(())
 }

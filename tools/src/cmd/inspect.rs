@@ -9,9 +9,9 @@ use cinestream::container::{
 };
 use cinestream::sample::decode::{key_bits, BIT_RATES, NUM_RATES};
 use cinestream::LoopMode;
-use serde_json::{json, Value};
+use serde::Serialize;
 
-use super::common::Usage;
+use super::common::{print_json, Usage};
 
 /// Bones the text output lists without --bones.
 const BONES_SHOWN: usize = 20;
@@ -88,14 +88,14 @@ impl Rates {
         (self.track_samples > 0).then(|| self.rate_bits as f64 / self.track_samples as f64)
     }
 
-    fn json(&self) -> Value {
-        json!({
-            "histogram": self.histogram.to_vec(),
-            "track_segments": self.pairs(),
-            "track_samples": self.track_samples,
-            "mean_key_bits_per_track_sample": self.mean_key_bits(),
-            "mean_rate_bits": self.mean_rate_bits(),
-        })
+    fn report(&self) -> RatesReport<'_> {
+        RatesReport {
+            histogram: &self.histogram,
+            track_segments: self.pairs(),
+            track_samples: self.track_samples,
+            mean_key_bits_per_track_sample: self.mean_key_bits(),
+            mean_rate_bits: self.mean_rate_bits(),
+        }
     }
 }
 
@@ -108,6 +108,137 @@ struct SegmentRow {
     len: u32,
     /// Key bits of one sample, all tracks.
     sample_bits: usize,
+}
+
+/// The `--json` output: everything, whatever the other flags.
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    file: &'a str,
+    header: HeaderReport<'a>,
+    clip: ClipReport<'a>,
+    skeleton: Vec<BoneReport<'a>>,
+    tracks: TracksReport<'a>,
+    segments: Vec<SegmentReport>,
+    pages: Vec<PageReport>,
+    bit_rates: BitRatesReport<'a>,
+    sizes: SizesReport,
+}
+
+#[derive(Serialize)]
+struct HeaderReport<'a> {
+    magic: &'a str,
+    version: u16,
+    flags: u16,
+    lz4: bool,
+    file_len: u64,
+    header_checksum: u32,
+    metadata_offset: usize,
+    metadata_len: u64,
+    metadata_checksum: u32,
+    index_offset: u64,
+    index_len: u64,
+    index_checksum: u32,
+    pages_offset: u64,
+    pages_len: u64,
+}
+
+#[derive(Serialize)]
+struct ClipReport<'a> {
+    name: &'a str,
+    sample_rate: f32,
+    samples: usize,
+    segments: usize,
+    duration_s: f64,
+    r#loop: &'static str,
+    unit: String,
+    cm_per_unit: f64,
+    threshold_cm: f64,
+    shell_cm: f64,
+    bones: usize,
+}
+
+#[derive(Serialize)]
+struct BoneReport<'a> {
+    index: usize,
+    name: &'a str,
+    parent: Option<usize>,
+}
+
+#[derive(Serialize)]
+struct TracksReport<'a> {
+    rotation: &'a Usage,
+    translation: &'a Usage,
+    scale: &'a Usage,
+    total: &'a Usage,
+    per_bone: Vec<BoneKindsReport>,
+}
+
+#[derive(Serialize)]
+struct BoneKindsReport {
+    bone: usize,
+    rotation: &'static str,
+    translation: &'static str,
+    scale: &'static str,
+}
+
+#[derive(Serialize)]
+struct SegmentReport {
+    index: usize,
+    first_sample: usize,
+    samples: usize,
+    page: u32,
+    offset: u32,
+    len: u32,
+    key_bits_per_sample: usize,
+}
+
+#[derive(Serialize)]
+struct PageReport {
+    index: usize,
+    offset: u64,
+    stored_len: u32,
+    decoded_len: u32,
+    compression: &'static str,
+    checksum: u32,
+    first_segment: usize,
+    segment_count: usize,
+    first_sample: usize,
+    sample_count: usize,
+}
+
+#[derive(Serialize)]
+struct BitRatesReport<'a> {
+    bits: &'a [u8],
+    all: RatesReport<'a>,
+    rotation: RatesReport<'a>,
+    translation: RatesReport<'a>,
+    scale: RatesReport<'a>,
+}
+
+/// One channel kind's (or all) bit rates.
+#[derive(Serialize)]
+struct RatesReport<'a> {
+    histogram: &'a [u64],
+    track_segments: u64,
+    track_samples: u64,
+    mean_key_bits_per_track_sample: Option<f64>,
+    mean_rate_bits: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct SizesReport {
+    file_bytes: u64,
+    header_bytes: usize,
+    metadata_bytes: u64,
+    index_bytes: u64,
+    page_stored_bytes: u64,
+    page_decoded_bytes: u64,
+    segment_header_bytes: u64,
+    key_bytes: u64,
+    padding_bytes: u64,
+    lz4_pages: usize,
+    bytes_per_second: Option<f64>,
+    page_bytes_per_second: Option<f64>,
 }
 
 /// Names the file in an error, unless the error already does (I/O errors).
@@ -148,7 +279,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let reader = StreamReader::open_file(&args.file).map_err(|e| in_file(&file, e))?;
     let report = gather(file, &reader)?;
     if args.json {
-        println!("{}", report.json());
+        print_json(&report.json())?;
     } else {
         report.print_text(&args);
     }
@@ -258,107 +389,128 @@ impl Report<'_> {
         (duration > 0.0).then(|| bytes as f64 / duration)
     }
 
-    fn json(&self) -> Value {
+    fn json(&self) -> JsonReport<'_> {
         let index = self.index;
         let meta = index.meta();
         let header = index.header();
         let sizes = &self.sizes;
         let usage = &self.usage;
-        json!({
-            "file": self.file,
-            "header": {
-                "magic": self.magic,
-                "version": header.version(),
-                "flags": header.flags,
-                "lz4": header.flags & FLAG_LZ4_PAGES != 0,
-                "file_len": header.file_len,
-                "header_checksum": header.header_checksum(),
-                "metadata_offset": HEADER_LEN,
-                "metadata_len": header.metadata_len,
-                "metadata_checksum": header.metadata_checksum(),
-                "index_offset": header.index_offset,
-                "index_len": header.index_len,
-                "index_checksum": header.index_checksum(),
-                "pages_offset": header.pages_offset,
-                "pages_len": header.file_len - header.pages_offset,
+        JsonReport {
+            file: &self.file,
+            header: HeaderReport {
+                magic: &self.magic,
+                version: header.version(),
+                flags: header.flags,
+                lz4: header.flags & FLAG_LZ4_PAGES != 0,
+                file_len: header.file_len,
+                header_checksum: header.header_checksum(),
+                metadata_offset: HEADER_LEN,
+                metadata_len: header.metadata_len,
+                metadata_checksum: header.metadata_checksum(),
+                index_offset: header.index_offset,
+                index_len: header.index_len,
+                index_checksum: header.index_checksum(),
+                pages_offset: header.pages_offset,
+                pages_len: header.file_len - header.pages_offset,
             },
-            "clip": {
-                "name": meta.name,
-                "sample_rate": meta.sample_rate,
-                "samples": meta.num_samples(),
-                "segments": meta.segments.count(),
-                "duration_s": meta.duration(),
-                "loop": loop_name(meta.loop_mode),
-                "unit": meta.unit.to_string(),
-                "cm_per_unit": meta.unit.cm_per_unit(),
-                "threshold_cm": meta.threshold_cm,
-                "shell_cm": meta.shell_cm,
-                "bones": meta.num_bones(),
+            clip: ClipReport {
+                name: &meta.name,
+                sample_rate: meta.sample_rate,
+                samples: meta.num_samples(),
+                segments: meta.segments.count(),
+                duration_s: meta.duration(),
+                r#loop: loop_name(meta.loop_mode),
+                unit: meta.unit.to_string(),
+                cm_per_unit: meta.unit.cm_per_unit(),
+                threshold_cm: meta.threshold_cm,
+                shell_cm: meta.shell_cm,
+                bones: meta.num_bones(),
             },
-            "skeleton": meta.skeleton.bones().iter().enumerate().map(|(i, b)| json!({
-                "index": i,
-                "name": b.name,
-                "parent": b.parent,
-            })).collect::<Vec<_>>(),
-            "tracks": {
-                "rotation": usage[0].json(),
-                "translation": usage[1].json(),
-                "scale": usage[2].json(),
-                "total": usage[3].json(),
-                "per_bone": meta.kinds.iter().enumerate().map(|(i, k)| json!({
-                    "bone": i,
-                    "rotation": k[0].name(),
-                    "translation": k[1].name(),
-                    "scale": k[2].name(),
-                })).collect::<Vec<_>>(),
-            },
-            "segments": self.segments.iter().enumerate().map(|(i, s)| json!({
-                "index": i,
-                "first_sample": s.first_sample,
-                "samples": s.samples,
-                "page": s.page,
-                "offset": s.offset,
-                "len": s.len,
-                "key_bits_per_sample": s.sample_bits,
-            })).collect::<Vec<_>>(),
-            "pages": index.pages().iter().enumerate().map(|(i, p)| {
-                let held = index.page_segments(i);
-                let samples = index.page_samples(i);
-                json!({
-                    "index": i,
-                    "offset": p.offset,
-                    "stored_len": p.stored_len,
-                    "decoded_len": p.decoded_len,
-                    "compression": compression_name(p.compression),
-                    "checksum": p.checksum,
-                    "first_segment": held.start,
-                    "segment_count": held.len(),
-                    "first_sample": samples.start,
-                    "sample_count": samples.len(),
+            skeleton: meta
+                .skeleton
+                .bones()
+                .iter()
+                .enumerate()
+                .map(|(index, b)| BoneReport {
+                    index,
+                    name: &b.name,
+                    parent: b.parent,
                 })
-            }).collect::<Vec<_>>(),
-            "bit_rates": {
-                "bits": BIT_RATES.to_vec(),
-                "all": self.all_rates.json(),
-                "rotation": self.rates[0].json(),
-                "translation": self.rates[1].json(),
-                "scale": self.rates[2].json(),
+                .collect(),
+            tracks: TracksReport {
+                rotation: &usage[0],
+                translation: &usage[1],
+                scale: &usage[2],
+                total: &usage[3],
+                per_bone: meta
+                    .kinds
+                    .iter()
+                    .enumerate()
+                    .map(|(bone, k)| BoneKindsReport {
+                        bone,
+                        rotation: k[0].name(),
+                        translation: k[1].name(),
+                        scale: k[2].name(),
+                    })
+                    .collect(),
             },
-            "sizes": {
-                "file_bytes": header.file_len,
-                "header_bytes": HEADER_LEN,
-                "metadata_bytes": header.metadata_len,
-                "index_bytes": header.index_len,
-                "page_stored_bytes": sizes.stored,
-                "page_decoded_bytes": sizes.decoded,
-                "segment_header_bytes": sizes.segment_headers,
-                "key_bytes": sizes.decoded - sizes.segment_headers,
-                "padding_bytes": sizes.padding,
-                "lz4_pages": sizes.lz4_pages,
-                "bytes_per_second": self.per_second(header.file_len),
-                "page_bytes_per_second": self.per_second(sizes.stored),
+            segments: self
+                .segments
+                .iter()
+                .enumerate()
+                .map(|(index, s)| SegmentReport {
+                    index,
+                    first_sample: s.first_sample,
+                    samples: s.samples,
+                    page: s.page,
+                    offset: s.offset,
+                    len: s.len,
+                    key_bits_per_sample: s.sample_bits,
+                })
+                .collect(),
+            pages: index
+                .pages()
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let held = index.page_segments(i);
+                    let samples = index.page_samples(i);
+                    PageReport {
+                        index: i,
+                        offset: p.offset,
+                        stored_len: p.stored_len,
+                        decoded_len: p.decoded_len,
+                        compression: compression_name(p.compression),
+                        checksum: p.checksum,
+                        first_segment: held.start,
+                        segment_count: held.len(),
+                        first_sample: samples.start,
+                        sample_count: samples.len(),
+                    }
+                })
+                .collect(),
+            bit_rates: BitRatesReport {
+                bits: &BIT_RATES,
+                all: self.all_rates.report(),
+                rotation: self.rates[0].report(),
+                translation: self.rates[1].report(),
+                scale: self.rates[2].report(),
             },
-        })
+            sizes: SizesReport {
+                file_bytes: header.file_len,
+                header_bytes: HEADER_LEN,
+                metadata_bytes: header.metadata_len,
+                index_bytes: header.index_len,
+                page_stored_bytes: sizes.stored,
+                page_decoded_bytes: sizes.decoded,
+                segment_header_bytes: sizes.segment_headers,
+                key_bytes: sizes.decoded - sizes.segment_headers,
+                padding_bytes: sizes.padding,
+                lz4_pages: sizes.lz4_pages,
+                bytes_per_second: self.per_second(header.file_len),
+                page_bytes_per_second: self.per_second(sizes.stored),
+            },
+        }
     }
 
     fn print_text(&self, args: &Args) {

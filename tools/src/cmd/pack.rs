@@ -11,9 +11,9 @@ use cinestream::container::{write_stream, WriteOptions, WriteSummary};
 use cinestream::import::{self, ImportOptions, InputFile};
 use cinestream::{Clip, LengthUnit};
 use rayon::prelude::*;
-use serde_json::json;
+use serde::Serialize;
 
-use super::common::{check_jobs, same_place, CodecArgs, ImportArgs, InputSet};
+use super::common::{check_jobs, print_json, same_place, CodecArgs, ImportArgs, InputSet};
 use crate::{plot, progress};
 
 /// Compress BVH or glTF clips and write them as .cine streaming containers.
@@ -125,25 +125,59 @@ impl Packed {
         self.stats.raw_bytes as f64 / self.file.file_bytes.max(1) as f64
     }
 
-    fn json(&self) -> serde_json::Value {
-        json!({
-            "output": self.output.display().to_string(),
-            "clip": self.clip,
-            "source_clips": self.source_clips,
-            "bones": self.bones,
-            "samples": self.samples,
-            "sample_rate": self.sample_rate,
-            "source_unit": self.unit.to_string(),
-            "raw_bytes": self.stats.raw_bytes,
-            "file_bytes": self.file.file_bytes,
-            "ratio": self.ratio(),
-            "max_error_cm": self.stats.error.max_cm,
-            "p99_error_cm": self.stats.error.percentiles_cm.p99,
-            "pages": self.file.pages,
-            "lz4_pages": self.file.lz4_pages,
-            "seconds": self.stats.seconds,
-        })
+    fn report(&self) -> PackedReport<'_> {
+        PackedReport {
+            output: self.output.display().to_string(),
+            clip: &self.clip,
+            source_clips: self.source_clips,
+            bones: self.bones,
+            samples: self.samples,
+            sample_rate: self.sample_rate,
+            source_unit: self.unit.to_string(),
+            raw_bytes: self.stats.raw_bytes,
+            file_bytes: self.file.file_bytes,
+            ratio: self.ratio(),
+            max_error_cm: self.stats.error.max_cm,
+            p99_error_cm: self.stats.error.percentiles_cm.p99,
+            pages: self.file.pages,
+            lz4_pages: self.file.lz4_pages,
+            seconds: self.stats.seconds,
+        }
     }
+}
+
+/// One written file of the `--json` output.
+#[derive(Serialize)]
+struct PackedReport<'a> {
+    output: String,
+    clip: &'a str,
+    source_clips: usize,
+    bones: usize,
+    samples: usize,
+    sample_rate: f32,
+    source_unit: String,
+    raw_bytes: usize,
+    file_bytes: usize,
+    ratio: f64,
+    max_error_cm: f64,
+    p99_error_cm: f64,
+    pages: usize,
+    lz4_pages: usize,
+    seconds: f64,
+}
+
+/// The `--json` output when several files are written: totals, then each file.
+#[derive(Serialize)]
+struct ManyReport<'a> {
+    output: String,
+    clips: usize,
+    files_written: usize,
+    total_raw_bytes: usize,
+    total_file_bytes: usize,
+    ratio: f64,
+    max_error_cm: f64,
+    clips_over_threshold: usize,
+    files: Vec<PackedReport<'a>>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -252,25 +286,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .filter(|p| p.stats.error.max_cm > threshold)
         .count();
     if args.json {
-        let object = match packed.as_slice() {
-            [one] if !many => one.json(),
+        match packed.as_slice() {
+            [one] if !many => print_json(&one.report())?,
             all => {
                 let raw: usize = all.iter().map(|p| p.stats.raw_bytes).sum();
                 let bytes: usize = all.iter().map(|p| p.file.file_bytes).sum();
-                json!({
-                    "output": args.output.display().to_string(),
-                    "clips": all.len(),
-                    "files_written": all.len(),
-                    "total_raw_bytes": raw,
-                    "total_file_bytes": bytes,
-                    "ratio": raw as f64 / bytes.max(1) as f64,
-                    "max_error_cm": all.iter().map(|p| p.stats.error.max_cm).fold(0.0, f64::max),
-                    "clips_over_threshold": over,
-                    "files": all.iter().map(Packed::json).collect::<Vec<_>>(),
-                })
+                print_json(&ManyReport {
+                    output: args.output.display().to_string(),
+                    clips: all.len(),
+                    files_written: all.len(),
+                    total_raw_bytes: raw,
+                    total_file_bytes: bytes,
+                    ratio: raw as f64 / bytes.max(1) as f64,
+                    max_error_cm: all.iter().map(|p| p.stats.error.max_cm).fold(0.0, f64::max),
+                    clips_over_threshold: over,
+                    files: all.iter().map(Packed::report).collect(),
+                })?;
             }
-        };
-        println!("{object}");
+        }
     } else {
         print_table(&packed, many);
     }

@@ -11,9 +11,9 @@ use cinestream::stream::{
     drop_from_os_cache, slow_read_time, FileSource, MissingPage, SlowSource, Stream, StreamOptions,
     MAX_LOOKAHEAD_SECONDS,
 };
-use serde_json::json;
+use serde::Serialize;
 
-use super::common::{check_count, check_real, InputSet};
+use super::common::{check_count, check_real, print_json, InputSet};
 use crate::{plot, progress};
 
 /// Play a .cine file in the access patterns of a cinematic and time each frame.
@@ -111,6 +111,43 @@ pub const LATENCY_MS_RANGE: RangeInclusive<f64> = 0.0..=10_000.0;
 
 /// `--seconds` of play per pattern: from 10 ms to a day.
 pub const SECONDS_RANGE: RangeInclusive<f64> = 0.01..=24.0 * 3600.0;
+
+/// One access pattern's line of `--json` output.
+#[derive(Serialize)]
+struct PatternReport<'a> {
+    file: String,
+    pattern: &'static str,
+    frames: usize,
+    fps: f64,
+    realtime: bool,
+    cold: bool,
+    throttle_mbps: Option<f64>,
+    latency_ms: Option<f64>,
+    budget_bytes: u64,
+    p50_us: f64,
+    p99_us: f64,
+    p999_us: f64,
+    max_us: f64,
+    p99_over_p50: f64,
+    runs: u32,
+    stalls: u64,
+    stall_ms: f64,
+    stall_frames: &'a [usize],
+    max_stalls_in_a_frame: u64,
+    not_ready_frames: usize,
+    worst_wait_frames: usize,
+    worst_wait_s: f64,
+    worst_wait_wall_ms: f64,
+    preroll_ms: f64,
+    page_load_ms: Option<f64>,
+    bytes_read: u64,
+    page_loads: u64,
+    prefetch_loads: u64,
+    evictions: u64,
+    hits: u64,
+    misses: u64,
+    peak_resident_bytes: u64,
+}
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.plot {
@@ -254,47 +291,47 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let l = r.latency_us;
         let s = r.stats;
         let stall_ms = s.stall_ns as f64 / 1e6;
-        bar.suspend(|| {
+        bar.suspend(|| -> anyhow::Result<()> {
             if args.json {
-                let object = json!({
-                    "file": args.file.display().to_string(),
-                    "pattern": pattern.name(),
-                    "frames": r.frames,
-                    "fps": args.fps,
-                    "realtime": realtime,
-                    "cold": args.cold,
-                    "throttle_mbps": args.throttle_mbps,
-                    "latency_ms": args.latency_ms,
-                    "budget_bytes": options.budget_bytes,
-                    "p50_us": l.p50,
-                    "p99_us": l.p99,
-                    "p999_us": l.p999,
-                    "max_us": l.max,
-                    "p99_over_p50": r.spike_ratio,
-                    "runs": args.repeat,
-                    "stalls": s.stalls,
-                    "stall_ms": stall_ms,
-                    "stall_frames": r.stall_frames,
-                    "max_stalls_in_a_frame": r.max_stalls_in_a_frame,
-                    "not_ready_frames": r.not_ready_frames,
-                    "worst_wait_frames": r.worst_wait_frames,
-                    "worst_wait_s": r.worst_wait_s,
-                    "worst_wait_wall_ms": r.worst_wait_wall_ms,
-                    "preroll_ms": r.preroll_ms,
-                    "page_load_ms": page_load.map(|d| d.as_secs_f64() * 1e3),
-                    "bytes_read": s.bytes_read,
-                    "page_loads": s.page_loads,
-                    "prefetch_loads": s.prefetch_loads,
-                    "evictions": s.evictions,
-                    "hits": s.hits,
-                    "misses": s.misses,
-                    "peak_resident_bytes": s.peak_resident_bytes,
-                });
-                println!("{object}");
+                print_json(&PatternReport {
+                    file: args.file.display().to_string(),
+                    pattern: pattern.name(),
+                    frames: r.frames,
+                    fps: args.fps,
+                    realtime,
+                    cold: args.cold,
+                    throttle_mbps: args.throttle_mbps,
+                    latency_ms: args.latency_ms,
+                    budget_bytes: options.budget_bytes,
+                    p50_us: l.p50,
+                    p99_us: l.p99,
+                    p999_us: l.p999,
+                    max_us: l.max,
+                    p99_over_p50: r.spike_ratio,
+                    runs: args.repeat,
+                    stalls: s.stalls,
+                    stall_ms,
+                    stall_frames: &r.stall_frames,
+                    max_stalls_in_a_frame: r.max_stalls_in_a_frame,
+                    not_ready_frames: r.not_ready_frames,
+                    worst_wait_frames: r.worst_wait_frames,
+                    worst_wait_s: r.worst_wait_s,
+                    worst_wait_wall_ms: r.worst_wait_wall_ms,
+                    preroll_ms: r.preroll_ms,
+                    page_load_ms: page_load.map(|d| d.as_secs_f64() * 1e3),
+                    bytes_read: s.bytes_read,
+                    page_loads: s.page_loads,
+                    prefetch_loads: s.prefetch_loads,
+                    evictions: s.evictions,
+                    hits: s.hits,
+                    misses: s.misses,
+                    peak_resident_bytes: s.peak_resident_bytes,
+                })?;
             } else {
                 println!("{}", table_row(&r, args.non_blocking));
             }
-        });
+            Ok(())
+        })?;
         rows.push(plot::PlayRow {
             name: pattern.name().to_string(),
             frame_us: r.frame_us,

@@ -4,9 +4,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use cinestream::import;
-use serde_json::json;
+use serde::Serialize;
 
-use super::common::{ImportArgs, Usage};
+use super::common::{print_json, ImportArgs, Usage};
 
 /// Print bones, samples, rate, duration and track usage of BVH and glTF clips.
 ///
@@ -25,6 +25,21 @@ pub struct Args {
     json: bool,
     #[command(flatten)]
     import: ImportArgs,
+}
+
+/// One clip's line of `--json` output.
+#[derive(Serialize)]
+struct ClipReport<'a> {
+    file: String,
+    clip: &'a str,
+    bones: usize,
+    samples: usize,
+    sample_rate: f32,
+    duration_s: f64,
+    unit: String,
+    rotation: &'a Usage,
+    translation: &'a Usage,
+    scale: &'a Usage,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -58,19 +73,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let kinds = clip.exact_track_kinds();
             let usage = [0, 1, 2].map(|channel| Usage::of(&kinds, channel));
             if args.json {
-                let object = json!({
-                    "file": file.path.display().to_string(),
-                    "clip": clip.name(),
-                    "bones": clip.num_bones(),
-                    "samples": clip.num_samples(),
-                    "sample_rate": clip.sample_rate(),
-                    "duration_s": clip.duration(),
-                    "unit": clip.unit().to_string(),
-                    "rotation": usage[0].json(),
-                    "translation": usage[1].json(),
-                    "scale": usage[2].json(),
-                });
-                println!("{object}");
+                print_json(&ClipReport {
+                    file: file.path.display().to_string(),
+                    clip: clip.name(),
+                    bones: clip.num_bones(),
+                    samples: clip.num_samples(),
+                    sample_rate: clip.sample_rate(),
+                    duration_s: clip.duration(),
+                    unit: clip.unit().to_string(),
+                    rotation: &usage[0],
+                    translation: &usage[1],
+                    scale: &usage[2],
+                })?;
             } else {
                 println!(
                     "{:<40} {:>5} {:>7} {:>7} {:>9.3} {:>4}  {:>9} {:>9} {:>9}",

@@ -10,9 +10,9 @@ use cinestream::container::StreamReader;
 use cinestream::import::{self, ImportOptions};
 use cinestream::metric::{measure_error, ErrorReport, MetricSettings};
 use cinestream::Clip;
-use serde_json::json;
+use serde::Serialize;
 
-use super::common::{load_one_clip, ImportArgs};
+use super::common::{load_one_clip, print_json, ImportArgs};
 
 /// Check a .cine file's checksums and pages (and its error, with --against).
 ///
@@ -97,6 +97,28 @@ struct PartError {
     max_cm: f64,
 }
 
+/// The `--json` output.
+#[derive(Serialize)]
+struct VerifyReport<'a> {
+    file: String,
+    ok: bool,
+    pages: usize,
+    corrupt_pages: usize,
+    max_error_cm: Option<f64>,
+    p99_error_cm: Option<f64>,
+    threshold_cm: f64,
+    source_unit: Option<String>,
+    layout: Option<&'static str>,
+    parts: Vec<PartReport<'a>>,
+}
+
+/// One source clip's error in the `--json` output.
+#[derive(Serialize)]
+struct PartReport<'a> {
+    clip: &'a str,
+    max_error_cm: f64,
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(threshold) = args.threshold_cm {
         super::common::check_threshold(threshold)?;
@@ -137,25 +159,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 Some(sources.layout.name()),
                 parts
                     .iter()
-                    .map(|p| json!({"clip": p.name, "max_error_cm": p.max_cm}))
+                    .map(|p| PartReport {
+                        clip: &p.name,
+                        max_error_cm: p.max_cm,
+                    })
                     .collect::<Vec<_>>(),
             ),
             None => (None, Vec::new()),
         };
         let error = measured.as_ref().map(|(_, e, _)| e);
-        let object = json!({
-            "file": args.file.display().to_string(),
-            "ok": ok,
-            "pages": report.pages,
-            "corrupt_pages": report.corrupt_pages.len(),
-            "max_error_cm": error.map(|e| e.max_cm),
-            "p99_error_cm": error.map(|e| e.percentiles_cm.p99),
-            "threshold_cm": threshold,
-            "source_unit": measured.as_ref().map(|(s, _, _)| s.clip.unit().to_string()),
-            "layout": layout,
-            "parts": parts,
-        });
-        println!("{object}");
+        print_json(&VerifyReport {
+            file: args.file.display().to_string(),
+            ok,
+            pages: report.pages,
+            corrupt_pages: report.corrupt_pages.len(),
+            max_error_cm: error.map(|e| e.max_cm),
+            p99_error_cm: error.map(|e| e.percentiles_cm.p99),
+            threshold_cm: threshold,
+            source_unit: measured.as_ref().map(|(s, _, _)| s.clip.unit().to_string()),
+            layout,
+            parts,
+        })?;
     } else {
         println!(
             "{}: '{}', {} bones, {} samples, {} segments in {} pages",

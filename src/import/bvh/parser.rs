@@ -1,217 +1,27 @@
-//! BVH (Biovision hierarchy) import: BVH text into a [`Clip`].
-//!
-//! This module owns the BVH grammar as found in the wild and how its channels
-//! map onto the clip model:
-//!
-//! - Every `ROOT` and `JOINT` is a bone, in file order, so parents precede
-//!   their children; a file may have several roots. `End Site` blocks are not
-//!   bones: their `OFFSET` is parsed and dropped.
-//! - A joint's rotation at a frame is the product of its rotation channels in
-//!   the order listed: `Zrotation Xrotation Yrotation` gives `Rz * Rx * Ry`
-//!   (column vectors). Angles are degrees; the product is computed in `f64`.
-//! - A joint's translation is its `OFFSET`, with each position channel
-//!   overriding its component. Scale is always one. The bind pose is the
-//!   `OFFSET` with no rotation.
-//! - Lengths are taken as-is in the caller's [`LengthUnit`]: BVH does not say.
-//! - The sample rate is `1 / Frame Time`, snapped to a whole number of hertz
-//!   when the frame time is within 1e-4 s of one (`0.0333333` is exactly 30 Hz).
-//! - Keywords are matched ignoring ASCII case; a joint name is the rest of its
-//!   line. Lines end in `\n`, `\r\n` or `\r`.
-//! - Every problem is an [`Error::Bvh`] with a 1-based line number; frames
-//!   are numbered from 1 in messages.
-//! - Leniency ([`ImportOptions::lenient`]) covers one exporter bug: frame
-//!   lines that differ in number from the `Frames:` count. Strict reading
-//!   refuses the file; lenient reading keeps every frame line present (more
-//!   than declared: all of them, since they are the motion and the count is
-//!   what is wrong; fewer: those present, at least one) and emits a
-//!   `tracing` warning giving both numbers. Every frame line must still be
-//!   a whole, valid frame.
+//! The BVH grammar: the HIERARCHY section into joints and their channels,
+//! the MOTION section into poses, and every error message with its line.
 
-use std::path::Path;
-use std::sync::Arc;
+use glam::DVec3;
 
-use glam::{DQuat, DVec3, Quat, Vec3};
-
-use super::ImportOptions;
-use crate::clip::{Bone, Clip, LengthUnit, Skeleton, Transform, MAX_BONES};
+use super::build::{evaluate, sample_rate_from_frame_time};
+use super::lexer::Lexer;
+use crate::clip::{Transform, MAX_BONES};
 use crate::error::{Error, Result};
-
-/// Exporters write 1/30 s as `0.0333333`; frame times this close (in seconds)
-/// to `1/N` are taken as exactly `N` Hz.
-const RATE_SNAP_TOLERANCE: f64 = 1e-4;
 
 /// Three positions and three rotations, each at most once.
 const MAX_JOINT_CHANNELS: usize = 6;
 
 /// Longest excerpt of the source quoted in an error message.
 const QUOTE_CHARS: usize = 40;
-
-/// Parses BVH text into a clip, strictly. `source_name` labels errors and
-/// names the clip.
-///
-/// Translations are taken as-is in `unit`.
-pub fn parse_bvh(text: &str, source_name: &str, unit: LengthUnit) -> Result<Clip> {
-    parse_bvh_with(
-        text,
-        source_name,
-        &ImportOptions::default().with_bvh_unit(unit),
-    )
-}
-
-/// Parses BVH text into a clip with `options`: the length unit
-/// ([`ImportOptions::bvh_unit`]) and whether a frame count that disagrees
-/// with the frame lines is accepted with a warning
-/// ([`ImportOptions::lenient`]).
-pub fn parse_bvh_with(text: &str, source_name: &str, options: &ImportOptions) -> Result<Clip> {
-    // Windows tools sometimes write a byte-order mark; it is not part of the grammar.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut parser = Parser {
-        source_name,
-        lex: Lexer::new(text),
-        lenient: options.lenient,
-    };
-    let joints = parser.parse_hierarchy()?;
-    let motion = parser.parse_motion(&joints)?;
-    build_clip(source_name, options.bvh_unit, &joints, motion)
-}
-
-/// Reads and parses a BVH file, strictly. The clip is named after the file
-/// stem and errors after the file name. Text that is not UTF-8 is an error.
-pub fn load_bvh(path: &Path, unit: LengthUnit) -> Result<Clip> {
-    load_bvh_with(path, &ImportOptions::default().with_bvh_unit(unit))
-}
-
-/// [`load_bvh`] with `options`, as [`parse_bvh_with`] takes them.
-pub fn load_bvh_with(path: &Path, options: &ImportOptions) -> Result<Clip> {
-    let bytes = super::read_file(path)?;
-    let source_name = super::source_name(path);
-    let text = std::str::from_utf8(&bytes).map_err(|e| {
-        let valid = bytes
-            .get(..e.valid_up_to())
-            .and_then(|b| std::str::from_utf8(b).ok())
-            .unwrap_or("");
-        let mut lines = Lines::new(valid);
-        while lines.next_line().is_some() {}
-        Error::Bvh {
-            source_name: source_name.clone(),
-            line: lines.line,
-            message: format!(
-                "invalid UTF-8 at byte {}: expected ASCII or UTF-8 text",
-                e.valid_up_to()
-            ),
-        }
-    })?;
-    let clip = parse_bvh_with(text, &source_name, options)?;
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or(source_name);
-    Ok(clip.with_name(stem))
-}
-
-/// Splits text into numbered lines, accepting `\n`, `\r\n` and lone `\r`.
-struct Lines<'a> {
-    text: &'a str,
-    pos: usize,
-    /// Number of the line starting at `pos`; once exhausted, the line the end
-    /// of the file is on.
-    line: usize,
-}
-
-impl<'a> Lines<'a> {
-    fn new(text: &'a str) -> Self {
-        Lines {
-            text,
-            pos: 0,
-            line: 1,
-        }
-    }
-
-    fn next_line(&mut self) -> Option<(usize, &'a str)> {
-        let rest = self.text.get(self.pos..).filter(|r| !r.is_empty())?;
-        let number = self.line;
-        let bytes = rest.as_bytes();
-        match bytes.iter().position(|&b| b == b'\n' || b == b'\r') {
-            Some(end) => {
-                let crlf = bytes.get(end) == Some(&b'\r') && bytes.get(end + 1) == Some(&b'\n');
-                self.pos += end + if crlf { 2 } else { 1 };
-                self.line += 1;
-                // `end` is at an ASCII byte, hence a char boundary.
-                Some((number, rest.get(..end).unwrap_or(rest)))
-            }
-            None => {
-                self.pos = self.text.len();
-                Some((number, rest))
-            }
-        }
-    }
-
-    fn next_nonblank(&mut self) -> Option<(usize, &'a str)> {
-        loop {
-            let (number, line) = self.next_line()?;
-            if !line.trim().is_empty() {
-                return Some((number, line));
-            }
-        }
-    }
-
-    /// Bytes not yet consumed.
-    fn remaining(&self) -> usize {
-        self.text.len().saturating_sub(self.pos)
-    }
-}
-
-/// Whitespace-separated tokens over [`Lines`], with access to the rest of the
-/// current line for statements that are line-based (names, OFFSET, CHANNELS).
-struct Lexer<'a> {
-    lines: Lines<'a>,
-    line: usize,
-    rest: &'a str,
-}
-
-impl<'a> Lexer<'a> {
-    fn new(text: &'a str) -> Self {
-        Lexer {
-            lines: Lines::new(text),
-            line: 1,
-            rest: "",
-        }
-    }
-
-    fn token(&mut self) -> Option<(usize, &'a str)> {
-        loop {
-            let trimmed = self.rest.trim_start();
-            if !trimmed.is_empty() {
-                let end = trimmed.find(char::is_whitespace).unwrap_or(trimmed.len());
-                let (token, rest) = trimmed.split_at(end);
-                self.rest = rest;
-                return Some((self.line, token));
-            }
-            let (line, text) = self.lines.next_line()?;
-            self.line = line;
-            self.rest = text;
-        }
-    }
-
-    fn rest_of_line(&mut self) -> &'a str {
-        std::mem::take(&mut self.rest).trim()
-    }
-
-    /// The line the end of the file is on, once tokens have run out.
-    fn eof_line(&self) -> usize {
-        self.lines.line
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Axis {
+pub(super) enum Axis {
     X,
     Y,
     Z,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Channel {
+pub(super) enum Channel {
     Position(Axis),
     Rotation(Axis),
 }
@@ -242,18 +52,18 @@ impl Channel {
 }
 
 /// A ROOT or JOINT as parsed.
-struct Joint<'a> {
-    name: &'a str,
-    parent: Option<usize>,
+pub(super) struct Joint<'a> {
+    pub(super) name: &'a str,
+    pub(super) parent: Option<usize>,
     /// Line of its ROOT or JOINT keyword.
     line: usize,
-    offset: Option<DVec3>,
+    pub(super) offset: Option<DVec3>,
     /// Line of its CHANNELS statement, if any.
     channels_line: Option<usize>,
-    channels: Vec<Channel>,
+    pub(super) channels: Vec<Channel>,
     /// Index of its first channel in a frame line. Channels are numbered in
     /// the order CHANNELS statements appear in the file.
-    first_channel: usize,
+    pub(super) first_channel: usize,
 }
 
 /// A block whose closing brace has not been seen yet.
@@ -295,17 +105,17 @@ impl Keyword {
 }
 
 /// The MOTION section: values of every channel, frame after frame.
-struct Motion {
-    sample_rate: f32,
-    num_frames: usize,
-    poses: Vec<Transform>,
+pub(super) struct Motion {
+    pub(super) sample_rate: f32,
+    pub(super) num_frames: usize,
+    pub(super) poses: Vec<Transform>,
 }
 
-struct Parser<'a, 's> {
-    source_name: &'s str,
-    lex: Lexer<'a>,
+pub(super) struct Parser<'a, 's> {
+    pub(super) source_name: &'s str,
+    pub(super) lex: Lexer<'a>,
     /// Accept frame lines that disagree with `Frames:`, with a warning.
-    lenient: bool,
+    pub(super) lenient: bool,
 }
 
 impl<'a> Parser<'a, '_> {
@@ -319,7 +129,7 @@ impl<'a> Parser<'a, '_> {
 
     /// Parses from `HIERARCHY` through the `MOTION` keyword. Iterative, so
     /// deep nesting cannot overflow the stack.
-    fn parse_hierarchy(&mut self) -> Result<Vec<Joint<'a>>> {
+    pub(super) fn parse_hierarchy(&mut self) -> Result<Vec<Joint<'a>>> {
         match self.lex.token() {
             Some((_, t)) if t.eq_ignore_ascii_case("HIERARCHY") => {}
             Some((line, t)) => {
@@ -615,7 +425,7 @@ impl<'a> Parser<'a, '_> {
     }
 
     /// Parses the MOTION section (after its keyword) and evaluates every frame.
-    fn parse_motion(&mut self, joints: &[Joint<'a>]) -> Result<Motion> {
+    pub(super) fn parse_motion(&mut self, joints: &[Joint<'a>]) -> Result<Motion> {
         let motion_line = self.lex.line;
         let trailing = self.lex.rest_of_line();
         if !trailing.is_empty() {
@@ -824,88 +634,6 @@ impl<'a> Parser<'a, '_> {
     }
 }
 
-/// One joint's local transform at a frame, from the frame's channel values.
-fn evaluate(joint: &Joint<'_>, values: &[f64]) -> Transform {
-    let mut translation = joint.offset.unwrap_or(DVec3::ZERO);
-    let mut rotation = DQuat::IDENTITY;
-    let first = joint.first_channel;
-    let own = values
-        .get(first..first + joint.channels.len())
-        .unwrap_or(&[]);
-    for (&channel, &value) in joint.channels.iter().zip(own) {
-        match channel {
-            Channel::Position(Axis::X) => translation.x = value,
-            Channel::Position(Axis::Y) => translation.y = value,
-            Channel::Position(Axis::Z) => translation.z = value,
-            Channel::Rotation(axis) => {
-                let angle = value.to_radians();
-                rotation *= match axis {
-                    Axis::X => DQuat::from_rotation_x(angle),
-                    Axis::Y => DQuat::from_rotation_y(angle),
-                    Axis::Z => DQuat::from_rotation_z(angle),
-                };
-            }
-        }
-    }
-    Transform {
-        rotation: rotation.as_quat(),
-        translation: translation.as_vec3(),
-        scale: Vec3::ONE,
-    }
-}
-
-fn build_clip(
-    source_name: &str,
-    unit: LengthUnit,
-    joints: &[Joint<'_>],
-    motion: Motion,
-) -> Result<Clip> {
-    let invalid = |source| Error::InvalidClip {
-        source_name: source_name.to_string(),
-        source,
-    };
-    let bones = joints
-        .iter()
-        .map(|j| Bone {
-            name: j.name.to_string(),
-            parent: j.parent,
-            bind: Transform::from_rotation_translation(
-                Quat::IDENTITY,
-                j.offset.unwrap_or(DVec3::ZERO).as_vec3(),
-            ),
-        })
-        .collect();
-    let skeleton = Skeleton::new(bones).map_err(invalid)?;
-    let clip = Clip::from_poses(
-        source_name,
-        Arc::new(skeleton),
-        motion.sample_rate,
-        unit,
-        motion.poses,
-    )
-    .map_err(invalid)?;
-    tracing::debug!(
-        source = source_name,
-        bones = joints.len(),
-        frames = motion.num_frames,
-        rate = motion.sample_rate,
-        "imported BVH"
-    );
-    Ok(clip)
-}
-
-/// `1 / seconds`, snapped to a whole number of hertz when `seconds` is
-/// within [`RATE_SNAP_TOLERANCE`] of its reciprocal.
-fn sample_rate_from_frame_time(seconds: f64) -> f64 {
-    let rate = 1.0 / seconds;
-    let whole = rate.round();
-    if whole >= 1.0 && (seconds - 1.0 / whole).abs() <= RATE_SNAP_TOLERANCE {
-        whole
-    } else {
-        rate
-    }
-}
-
 /// Parses a number that must also fit the clip's `f32` storage.
 fn parse_number(token: &str) -> std::result::Result<f64, String> {
     let value = token
@@ -991,7 +719,11 @@ fn internal(parser: &Parser<'_, '_>, line: usize) -> Error {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{parse_bvh, parse_bvh_with};
     use super::*;
+    use crate::clip::{Clip, LengthUnit};
+    use crate::import::ImportOptions;
+    use glam::{Quat, Vec3};
 
     fn parse(text: &str) -> Result<Clip> {
         parse_bvh(text, "test.bvh", LengthUnit::CENTIMETRE)
@@ -1121,244 +853,6 @@ mod tests {
         let metre = parse_bvh(SMALL, "m", LengthUnit::METRE).unwrap();
         assert_eq!(metre.unit(), LengthUnit::METRE);
         assert_eq!(metre.pose(1)[0].translation, Vec3::new(1.5, 2.0, 3.0));
-    }
-
-    // ---- Euler angle correctness against an independent matrix path ----
-
-    type M3 = [[f64; 3]; 3];
-    type M4 = [[f64; 4]; 4];
-
-    fn axis_matrix(axis: char, degrees: f64) -> M3 {
-        let (s, c) = degrees.to_radians().sin_cos();
-        match axis {
-            'X' => [[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]],
-            'Y' => [[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]],
-            'Z' => [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]],
-            _ => unreachable!(),
-        }
-    }
-
-    fn mul3(a: &M3, b: &M3) -> M3 {
-        let mut r = [[0.0; 3]; 3];
-        for (i, row) in r.iter_mut().enumerate() {
-            for (j, cell) in row.iter_mut().enumerate() {
-                *cell = (0..3).map(|k| a[i][k] * b[k][j]).sum();
-            }
-        }
-        r
-    }
-
-    fn mul4(a: &M4, b: &M4) -> M4 {
-        let mut r = [[0.0; 4]; 4];
-        for (i, row) in r.iter_mut().enumerate() {
-            for (j, cell) in row.iter_mut().enumerate() {
-                *cell = (0..4).map(|k| a[i][k] * b[k][j]).sum();
-            }
-        }
-        r
-    }
-
-    fn homogeneous(r: &M3, t: [f64; 3]) -> M4 {
-        let mut m = [[0.0; 4]; 4];
-        for ((row, r_row), t_i) in m.iter_mut().zip(r).zip(t) {
-            row[..3].copy_from_slice(r_row);
-            row[3] = t_i;
-        }
-        m[3][3] = 1.0;
-        m
-    }
-
-    /// A deterministic angle in [-180, 180], hitting the extremes and gimbal lock.
-    fn angle(seed: u64) -> f64 {
-        match seed % 11 {
-            0 => 180.0,
-            1 => -180.0,
-            2 => 90.0,
-            3 => -90.0,
-            _ => {
-                let x = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                ((x >> 11) as f64 / (1u64 << 53) as f64) * 360.0 - 180.0
-            }
-        }
-    }
-
-    #[test]
-    fn object_positions_match_matrix_reference_in_every_euler_order() {
-        const ORDERS: [&str; 6] = ["XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"];
-        // Root: 6 channels with positions interleaved. Then one joint per Euler
-        // order in a chain, plus a side branch with position channels.
-        struct Spec {
-            parent: Option<usize>,
-            offset: [f64; 3],
-            channels: Vec<String>,
-        }
-        let mut specs = vec![Spec {
-            parent: None,
-            offset: [3.0, 90.0, -2.0],
-            channels: [
-                "Zrotation",
-                "Xposition",
-                "Yrotation",
-                "Yposition",
-                "Xrotation",
-                "Zposition",
-            ]
-            .map(String::from)
-            .to_vec(),
-        }];
-        for (i, order) in ORDERS.iter().enumerate() {
-            specs.push(Spec {
-                parent: Some(i),
-                offset: [10.0 + i as f64, -7.5 * i as f64, 4.0 - i as f64 * 3.0],
-                channels: order.chars().map(|a| format!("{a}rotation")).collect(),
-            });
-        }
-        specs.push(Spec {
-            parent: Some(2),
-            offset: [-20.0, 5.0, 1.0],
-            channels: [
-                "Yposition",
-                "Zrotation",
-                "Zposition",
-                "Yrotation",
-                "Xposition",
-                "Xrotation",
-            ]
-            .map(String::from)
-            .to_vec(),
-        });
-        specs.push(Spec {
-            parent: Some(7),
-            offset: [0.0, 0.0, 33.0],
-            channels: vec![],
-        });
-
-        // Write the BVH text: bone order is file order, so children must be
-        // nested; emit recursively by parent.
-        fn emit(specs: &[Spec], index: usize, depth: usize, out: &mut String) {
-            let pad = "  ".repeat(depth);
-            let s = &specs[index];
-            let kw = if s.parent.is_none() { "ROOT" } else { "JOINT" };
-            out.push_str(&format!("{pad}{kw} j{index}\n{pad}{{\n"));
-            out.push_str(&format!(
-                "{pad}  OFFSET {} {} {}\n",
-                s.offset[0], s.offset[1], s.offset[2]
-            ));
-            out.push_str(&format!(
-                "{pad}  CHANNELS {} {}\n",
-                s.channels.len(),
-                s.channels.join(" ")
-            ));
-            for child in (0..specs.len()).filter(|&c| specs[c].parent == Some(index)) {
-                emit(specs, child, depth + 1, out);
-            }
-            out.push_str(&format!(
-                "{pad}  End Site\n{pad}  {{\n{pad}    OFFSET 0 1 0\n{pad}  }}\n"
-            ));
-            out.push_str(&format!("{pad}}}\n"));
-        }
-        let mut text = String::from("HIERARCHY\n");
-        emit(&specs, 0, 0, &mut text);
-        // File order of bones (pre-order) is what the importer assigns.
-        let mut order = Vec::new();
-        fn preorder(specs: &[Spec], index: usize, out: &mut Vec<usize>) {
-            out.push(index);
-            for child in (0..specs.len()).filter(|&c| specs[c].parent == Some(index)) {
-                preorder(specs, child, out);
-            }
-        }
-        preorder(&specs, 0, &mut order);
-
-        let frames = 40;
-        let mut data: Vec<Vec<Vec<f64>>> = Vec::new(); // [frame][spec][channel]
-        let mut seed = 0u64;
-        text.push_str(&format!(
-            "MOTION\nFrames: {frames}\nFrame Time: 0.0333333\n"
-        ));
-        for _ in 0..frames {
-            let mut frame = vec![Vec::new(); specs.len()];
-            for &s in &order {
-                for ch in &specs[s].channels {
-                    seed += 1;
-                    let v = if ch.ends_with("position") {
-                        angle(seed) * 0.5
-                    } else {
-                        angle(seed)
-                    };
-                    frame[s].push(v);
-                    text.push_str(&format!("{v} "));
-                }
-            }
-            text.push('\n');
-            data.push(frame);
-        }
-
-        let clip = parse(&text).unwrap();
-        assert_eq!(clip.num_bones(), specs.len());
-        assert_eq!(clip.num_samples(), frames);
-
-        for (f, frame) in data.iter().enumerate() {
-            // Reference: matrices from cos/sin, multiplied down the hierarchy.
-            let mut world: Vec<M4> = vec![[[0.0; 4]; 4]; specs.len()];
-            for &s in &order {
-                let spec = &specs[s];
-                let mut r: M3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
-                let mut t = spec.offset;
-                for (ch, &v) in spec.channels.iter().zip(&frame[s]) {
-                    let axis = ch.chars().next().unwrap();
-                    let k = (axis as u8 - b'X') as usize;
-                    if ch.ends_with("position") {
-                        t[k] = v;
-                    } else {
-                        r = mul3(&r, &axis_matrix(axis, v));
-                    }
-                }
-                let local = homogeneous(&r, t);
-                world[s] = match spec.parent {
-                    Some(p) => mul4(&world[p], &local),
-                    None => local,
-                };
-            }
-
-            // Imported clip: compose quaternions and translations down the hierarchy.
-            let pose = clip.pose(f);
-            let bones = clip.skeleton().bones();
-            let mut object: Vec<(DQuat, DVec3)> = Vec::with_capacity(bones.len());
-            for (b, bone) in bones.iter().enumerate() {
-                let local = pose[b];
-                let rot = local.rotation.as_dquat();
-                let t = local.translation.as_dvec3();
-                object.push(match bone.parent {
-                    Some(p) => {
-                        let (prot, ppos) = object[p];
-                        let pscale = pose[p].scale.as_dvec3();
-                        (prot * rot, prot * (pscale * t) + ppos)
-                    }
-                    None => (rot, t),
-                });
-            }
-
-            for (b, &s) in order.iter().enumerate() {
-                assert_eq!(bones[b].name, format!("j{s}"));
-                let reference = DVec3::new(world[s][0][3], world[s][1][3], world[s][2][3]);
-                let got = object[b].1;
-                assert!(
-                    (reference - got).length() <= 1e-4,
-                    "frame {f} bone j{s}: reference {reference}, clip {got}"
-                );
-                // The rotations must agree too, checked through a probe vector.
-                let probe = DVec3::new(0.3, -1.7, 2.9);
-                let w = &world[s];
-                let rotated = DVec3::new(
-                    w[0][0] * probe.x + w[0][1] * probe.y + w[0][2] * probe.z,
-                    w[1][0] * probe.x + w[1][1] * probe.y + w[1][2] * probe.z,
-                    w[2][0] * probe.x + w[2][1] * probe.y + w[2][2] * probe.z,
-                );
-                assert!((rotated - object[b].0 * probe).length() <= 1e-5);
-            }
-        }
     }
 
     // ---- Frame time ----

@@ -1,0 +1,446 @@
+//! glTF 2.0 import: every skin's joints and every animated node, and the
+//! node animations that move them, sampled into one [`Clip`] per animation.
+//!
+//! This module owns reading the document (`.gltf` JSON or `.glb`), resolving
+//! its buffers (GLB `BIN` chunk, base64 `data:` URIs, files next to the
+//! document), choosing the skeleton, choosing each animation's rate and
+//! sampling. Conventions:
+//!
+//! - **Bones** are the joints of every skin, every node a translation,
+//!   rotation or scale channel of any animation targets (props, cameras),
+//!   and every ancestor of those up to a root, so no such channel is ever
+//!   dropped. A node is one bone however many skins list it. Bones are
+//!   ordered depth first from the roots, in node index order, and rest at
+//!   the node's local TRS (a matrix is decomposed). The node hierarchy is
+//!   kept as it is: several characters stand side by side under their own
+//!   roots (or a shared one), with no scene bone added.
+//! - **Characters.** Skins whose joints meet (a node listed by both, or a
+//!   joint of one below a joint of the other, as a body and a face skin of
+//!   one rig) are one character. With one character, bones are named after
+//!   their node (`node{index}` when unnamed). With several, each bone that
+//!   belongs to one character is named `{character}/{node name}`, the way
+//!   [`Clip::actors`] names `actor{i}/{bone}`: the character is the name of
+//!   its lowest-index skin (`skin{k}` when unnamed, `{name}#{k}` when two
+//!   characters' skins share a name). A bone belongs to a character when it
+//!   is one of its joints, when every joint below it is that character's
+//!   (its armature node), or when it has no joint below it and its parent
+//!   belongs to the character (a prop in a hand). Other bones (a root shared
+//!   by two characters, a camera) keep their plain node name.
+//! - **Timing**, per animation, from the key times of all its samplers (the
+//!   glTF timeline starts at 0; a clip runs from 0 to the animation's last
+//!   key):
+//!   - `--rate` ([`ImportOptions::gltf_sample_rate`]) given: sampled at that
+//!     rate.
+//!   - Otherwise, when every key lies on one grid `k / R` from time 0 (within
+//!     the tolerance: a few f32 ulps of the time, at least 1e-4 of an
+//!     interval), `R` is the clip's rate. `R` comes from the smallest key
+//!     interval of any sampler, tried as a whole number of hertz first, then
+//!     as an NTSC rate (24000/1001, 30000/1001, 48000/1001, 60000/1001,
+//!     120000/1001), then as measured over the whole animation. A grid
+//!     coarser than 20 Hz is sparse keys rather than a frame rate (two keys a
+//!     second apart): it is sampled at the smallest whole multiple of `R`
+//!     that reaches [`DEFAULT_SAMPLE_RATE`], so every key still falls on a
+//!     sample. A grid finer than 240 Hz is taken as uneven keys.
+//!   - Keys on no such grid are uneven: sampled at [`DEFAULT_SAMPLE_RATE`]
+//!     with a `tracing` warning naming the animation and the rate (no
+//!     warning when the keys all lie on that rate's grid anyway).
+//!   - On a grid, the sample count is `round(end * R) + 1`: the last sample
+//!     is the last key, nothing past it. Resampled, samples are taken at
+//!     `k / rate` up to the first at or after the last key, and that last
+//!     one holds the pose at the last key (the final pose is kept; the clip
+//!     runs less than one interval longer than the keys).
+//!   - A sample time within the tolerance of a key time is that key: a
+//!     STEP key takes effect on its own sample, LINEAR and CUBICSPLINE give
+//!     the key's value there exactly, although f32 key times are rarely
+//!     exactly `k / R`.
+//!   - Before its first key a channel holds the first key's value, after its
+//!     last the last's. Bones without a channel keep their rest TRS.
+//! - **Refused, or skipped with `--lenient`** ([`ImportOptions::lenient`],
+//!   each with a `tracing` warning naming every JSON path skipped): channels
+//!   of morph-target `weights` or an unknown path (not imported yet), a
+//!   second channel on the same node and path (the later one wins), and
+//!   negative key times (the part before 0 is not sampled).
+//! - Each animation becomes a clip named after it (`{stem}#{index}` when
+//!   unnamed). Lengths are metres, as glTF specifies.
+//! - Every index, offset and length from the file is checked against the bytes
+//!   actually present before anything is read or allocated, and every error
+//!   names the JSON path of the offending element.
+//! - **Buffers are confined.** A buffer URI is percent-decoded, then must be
+//!   a relative path that stays inside the document's directory once `..`
+//!   and every link are resolved (absolute paths, `..` escapes and links to
+//!   outside are refused), and must name a regular file (never a FIFO,
+//!   device or directory, opened non-blocking on Linux so nothing can
+//!   block). A `byteLength` over [`MAX_BUFFER_BYTES`] is refused, a file
+//!   shorter than its `byteLength` is refused before it is read, only
+//!   `byteLength` bytes of a longer one are read, and a `data:` URI whose
+//!   payload encodes more than its `byteLength` is refused before it is
+//!   decoded. Images are never read.
+//!
+//! [`DEFAULT_SAMPLE_RATE`]: super::DEFAULT_SAMPLE_RATE
+
+mod buffers;
+mod document;
+mod resample;
+mod skeleton;
+#[cfg(test)]
+mod test_doc;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use gltf::json::animation::Property;
+use gltf::json::validation::Checked;
+
+use super::{read_file, ImportOptions};
+use crate::clip::{Clip, ClipError, LengthUnit};
+use crate::error::{Error, Result};
+
+/// Most transforms (samples times bones) one document's animations may
+/// expand to together: about 400 MB of poses. A file claiming more is far
+/// more likely corrupt than a real cinematic, and failing beats attempting
+/// the allocation.
+const MAX_TRANSFORMS: usize = 10_000_000;
+
+/// Largest buffer, in bytes, a document may declare (its `byteLength`):
+/// 1 GiB, more than twice the ten million poses an import may expand to, as f32
+/// keys at every sample. A buffer is checked against it before it is read,
+/// and a `data:` URI before it is decoded.
+pub const MAX_BUFFER_BYTES: u64 = 1 << 30;
+
+/// Parses a glTF document (JSON or GLB bytes) into one clip per animation.
+/// `base_dir` resolves relative buffer URIs; `None` allows only embedded data.
+///
+/// Uses [`ImportOptions::gltf_sample_rate`] (finite and positive when set)
+/// and [`ImportOptions::lenient`]; see the module docs for how each
+/// animation's rate is chosen. A document whose animations would expand to
+/// more than ten million transforms in all (samples times bones, summed over
+/// animations) is rejected rather than allocated.
+pub fn parse_gltf(
+    bytes: &[u8],
+    base_dir: Option<&Path>,
+    source_name: &str,
+    options: &ImportOptions,
+) -> Result<Vec<Clip>> {
+    let cx = Context {
+        source_name,
+        lenient: options.lenient,
+    };
+    if let Some(rate) = options.gltf_sample_rate {
+        if !(rate.is_finite() && rate > 0.0) {
+            return Err(cx.invalid_clip(ClipError::BadSampleRate(rate)));
+        }
+    }
+    let document = cx.parse_document(bytes)?;
+    let root = document.document.as_json();
+    if root.animations.is_empty() {
+        return Err(cx.error("animations", "document has no animations"));
+    }
+    let (skeleton, node_bones) = cx.build_skeleton(&document.document)?;
+    let skeleton = Arc::new(skeleton);
+    let buffers = cx.load_buffers(root, document.blob.as_deref(), base_dir)?;
+    let stem = Path::new(source_name)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| source_name.to_string());
+    let mut budget = MAX_TRANSFORMS;
+    root.animations
+        .iter()
+        .enumerate()
+        .map(|(index, animation)| {
+            let name = match animation.name.as_deref() {
+                Some(name) if !name.is_empty() => name.to_string(),
+                _ => format!("{stem}#{index}"),
+            };
+            let (rate, poses) = cx.resample(
+                root,
+                &buffers,
+                index,
+                &name,
+                &skeleton,
+                &node_bones,
+                options.gltf_sample_rate,
+                &mut budget,
+            )?;
+            let clip = Clip::from_poses(name, skeleton.clone(), rate, LengthUnit::METRE, poses)
+                .map_err(|e| cx.invalid_clip(e))?;
+            tracing::debug!(
+                source = source_name,
+                animation = clip.name(),
+                bones = clip.num_bones(),
+                samples = clip.num_samples(),
+                rate = clip.sample_rate(),
+                "imported glTF animation"
+            );
+            Ok(clip)
+        })
+        .collect()
+}
+
+/// Reads and parses a `.gltf` or `.glb` file (see [`parse_gltf`]).
+pub fn load_gltf(path: &Path, options: &ImportOptions) -> Result<Vec<Clip>> {
+    let bytes = read_file(path)?;
+    parse_gltf(
+        &bytes,
+        Some(path.parent().unwrap_or(Path::new(""))),
+        &super::source_name(path),
+        options,
+    )
+}
+
+/// The source label every error carries, and whether known exporter faults
+/// are skipped with a warning instead of refused.
+struct Context<'a> {
+    source_name: &'a str,
+    lenient: bool,
+}
+
+/// What an animation channel drives.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Translation,
+    Rotation,
+    Scale,
+}
+
+impl Target {
+    /// The glTF path name.
+    fn name(self) -> &'static str {
+        match self {
+            Target::Translation => "translation",
+            Target::Rotation => "rotation",
+            Target::Scale => "scale",
+        }
+    }
+}
+
+impl Context<'_> {
+    fn error(&self, location: impl Into<String>, message: impl Into<String>) -> Error {
+        Error::Gltf {
+            source_name: self.source_name.to_string(),
+            location: location.into(),
+            message: message.into(),
+        }
+    }
+
+    fn invalid_clip(&self, source: ClipError) -> Error {
+        Error::InvalidClip {
+            source_name: self.source_name.to_string(),
+            source,
+        }
+    }
+}
+
+fn target_of(path: &Checked<Property>) -> Option<Target> {
+    match path {
+        Checked::Valid(Property::Translation) => Some(Target::Translation),
+        Checked::Valid(Property::Rotation) => Some(Target::Rotation),
+        Checked::Valid(Property::Scale) => Some(Target::Scale),
+        Checked::Valid(Property::MorphTargetWeights) | Checked::Invalid => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+
+    use glam::{Quat, Vec3};
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::test_doc::*;
+    use super::*;
+
+    use crate::import::ImportOptions;
+
+    #[test]
+    fn each_animation_is_a_clip_and_every_moved_node_a_bone() {
+        let mut doc = Doc::with_nodes(json!([
+            {"name": "hips", "children": [1], "translation": [0.0, 1.0, 0.0]},
+            {"name": "spine", "rotation": [0.0, 0.0, 0.6, 0.8], "scale": [1.0, 2.0, 1.0]},
+            {"name": "face"}
+        ]));
+        doc.skins.push(json!({"joints": [0, 1]}));
+        doc.channel(
+            0,
+            0,
+            "translation",
+            "LINEAR",
+            &[0.0, 1.0],
+            &[0.0, 1.0, 0.0, 1.0, 1.0, 0.0],
+        );
+        // Morph target weights (refused, or skipped when lenient), and a
+        // node outside the skin (a bone all the same).
+        doc.channel(0, 2, "weights", "LINEAR", &[0.0, 1.0], &[0.0, 1.0]);
+        doc.channel(
+            0,
+            2,
+            "translation",
+            "LINEAR",
+            &[0.0, 1.0],
+            &[0.0, 0.0, 0.0, 0.0, 0.0, 2.0],
+        );
+        doc.channel(
+            1,
+            0,
+            "rotation",
+            "STEP",
+            &[0.0, 0.5],
+            &[0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0],
+        );
+        doc.animations[0]["name"] = json!("walk");
+
+        let (at, message) = gltf_error(doc.parse());
+        assert_eq!(at, "animations[0].channels[1].target.path");
+        assert!(message.contains("--lenient"), "{message}");
+        let bytes = serde_json::to_vec(&doc.json()).unwrap();
+        let lenient = ImportOptions::default().with_lenient(true);
+        let clips = parse_gltf(&bytes, None, "test.gltf", &lenient).unwrap();
+        assert_eq!(clips.len(), 2);
+        assert_eq!(clips[0].name(), "walk");
+        assert_eq!(clips[1].name(), "test#1");
+        assert_eq!(clips[0].num_samples(), 31);
+        assert_eq!(clips[1].num_samples(), 16);
+        let names: Vec<&str> = clips[0]
+            .skeleton()
+            .bones()
+            .iter()
+            .map(|b| b.name.as_str())
+            .collect();
+        assert_eq!(names, ["hips", "spine", "face"]);
+        assert_vec3(
+            clips[0].pose(15)[2].translation,
+            Vec3::new(0.0, 0.0, 1.0),
+            "face",
+        );
+        assert!(Arc::ptr_eq(clips[0].skeleton(), clips[1].skeleton()));
+        assert_vec3(
+            clips[0].pose(15)[0].translation,
+            Vec3::new(0.5, 1.0, 0.0),
+            "hips",
+        );
+        assert_quat(
+            clips[1].pose(15)[0].rotation,
+            Quat::from_rotation_y(std::f32::consts::PI),
+            "hips",
+        );
+        let rest = clips[0].skeleton().bones()[1].bind;
+        assert_vec3(rest.scale, Vec3::new(1.0, 2.0, 1.0), "spine rest scale");
+        for clip in &clips {
+            assert!(
+                clip.bone_track(1).all(|t| *t == rest),
+                "spine keeps its rest TRS"
+            );
+        }
+    }
+
+    #[test]
+    fn an_unknown_channel_path_is_refused_unless_lenient() {
+        let mut doc = one_channel(&[0.0, 1.0], &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
+        doc.channel(0, 0, "weights", "LINEAR", &[0.0, 2.0], &[0.0, 1.0]);
+        doc.animations[0]["channels"][1]["target"]["path"] = json!("pointer");
+        let (at, message) = gltf_error(doc.parse());
+        assert_eq!(at, "animations[0].channels[1].target.path");
+        assert!(message.contains("unknown path"), "{message}");
+        let bytes = serde_json::to_vec(&doc.json()).unwrap();
+        let lenient = ImportOptions::default().with_lenient(true);
+        let clips = parse_gltf(&bytes, None, "t.gltf", &lenient).unwrap();
+        // The skipped channel's sampler still sets the animation's end.
+        assert_eq!(clips[0].num_samples(), 61);
+        assert_vec3(clips[0].pose(60)[0].translation, Vec3::X, "held");
+    }
+
+    #[test]
+    fn a_second_channel_on_one_target_is_refused_unless_lenient() {
+        let mut doc = one_channel(&[0.0, 1.0], &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
+        doc.channel(
+            0,
+            0,
+            "translation",
+            "LINEAR",
+            &[0.0, 1.0],
+            &[0.0, 0.0, 0.0, 0.0, 4.0, 0.0],
+        );
+        let (at, message) = gltf_error(doc.parse());
+        assert_eq!(at, "animations[0].channels[1]");
+        assert!(message.contains("channels[0]"), "{message}");
+        let bytes = serde_json::to_vec(&doc.json()).unwrap();
+        let lenient = ImportOptions::default().with_lenient(true);
+        let clips = parse_gltf(&bytes, None, "t.gltf", &lenient).unwrap();
+        assert_vec3(
+            clips[0].pose(30)[0].translation,
+            Vec3::new(0.0, 4.0, 0.0),
+            "later wins",
+        );
+    }
+
+    #[test]
+    fn negative_key_times_are_refused_unless_lenient() {
+        let doc = one_channel(&[-1.0, 1.0], &[0.0, 0.0, 0.0, 2.0, 0.0, 0.0]);
+        let (at, message) = gltf_error(doc.parse());
+        assert_eq!(at, "animations[0].samplers[0].input");
+        assert!(message.contains("negative"), "{message}");
+        let bytes = serde_json::to_vec(&doc.json()).unwrap();
+        let lenient = ImportOptions::default().with_lenient(true);
+        let clips = parse_gltf(&bytes, None, "t.gltf", &lenient).unwrap();
+        // From 0 (halfway between the keys) to 1 s, on the 2-second key grid
+        // sampled at 30 Hz.
+        assert_eq!(clips[0].num_samples(), 31);
+        assert_vec3(
+            clips[0].pose(0)[0].translation,
+            Vec3::new(1.0, 0.0, 0.0),
+            "t = 0",
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        #[test]
+        fn corrupted_glb_bytes_never_panic(
+            edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8)
+        ) {
+            let mut bytes = sample_doc().glb();
+            for (at, byte) in edits {
+                let at = at.index(bytes.len());
+                bytes[at] = byte;
+            }
+            let _ = parse_gltf(&bytes, None, "fuzz.glb", &ImportOptions::default());
+        }
+
+        #[test]
+        fn corrupted_json_numbers_never_panic(
+            edits in prop::collection::vec((0..16usize, 0..4usize, prop_oneof![
+                Just(0u64), Just(1), Just(3), Just(4), Just(7), Just(12), Just(255),
+                Just(1 << 31), Just(1 << 32), Just(u64::MAX), any::<u32>().prop_map(u64::from)
+            ]), 1..4)
+        ) {
+            let mut root = sample_doc().json();
+            for (field, item, value) in edits {
+                let value = json!(value);
+                match field {
+                    0 => root["accessors"][item]["count"] = value,
+                    1 => root["accessors"][item]["byteOffset"] = value,
+                    2 => root["bufferViews"][item]["byteOffset"] = value,
+                    3 => root["bufferViews"][item]["byteLength"] = value,
+                    4 => root["bufferViews"][item]["byteStride"] = value,
+                    5 => root["buffers"][0]["byteLength"] = value,
+                    6 => root["accessors"][item]["bufferView"] = value,
+                    7 => root["bufferViews"][item]["buffer"] = value,
+                    8 => root["animations"][0]["samplers"][item % 2]["input"] = value,
+                    9 => root["animations"][0]["samplers"][item % 2]["output"] = value,
+                    10 => root["animations"][0]["channels"][item % 2]["sampler"] = value,
+                    11 => root["animations"][0]["channels"][item % 2]["target"]["node"] = value,
+                    12 => root["nodes"][item % 2]["children"] = json!([value]),
+                    13 => root["skins"][0]["joints"][item % 2] = value,
+                    14 => root["accessors"][item]["componentType"] = value,
+                    _ => root["accessors"][item]["type"] = json!(["SCALAR", "VEC2", "VEC3", "VEC4"][item]),
+                }
+            }
+            let _ = parse_gltf(
+                &serde_json::to_vec(&root).unwrap(),
+                None,
+                "fuzz.gltf",
+                &ImportOptions::default().with_lenient(true),
+            );
+        }
+    }
+}
