@@ -4,8 +4,6 @@
 // Test helpers may unwrap: a failure there is a failed test.
 #![allow(clippy::unwrap_used)]
 
-// Test helpers may unwrap: a failure there is a failed test.
-#![allow(clippy::unwrap_used)]
 
 use cinestream::metric::measure_error;
 use cinestream::procedural::coiled_chain;
