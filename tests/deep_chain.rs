@@ -4,7 +4,6 @@
 // Test helpers may unwrap: a failure there is a failed test.
 #![allow(clippy::unwrap_used)]
 
-
 use cinestream::metric::measure_error;
 use cinestream::procedural::coiled_chain;
 use cinestream::{compress, CompressSettings};
