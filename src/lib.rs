@@ -1,20 +1,29 @@
 //! cinestream compresses skeletal animation and streams it from disk while a
 //! cinematic plays.
 //!
-//! The pipeline, one module each:
+//! The pipeline, one module each, from the bottom layer up. A module uses
+//! only modules of its own layer or below (no import circle):
 //!
-//! - [`import`]: BVH and glTF 2.0 files into clips ([`files`] opens every file a user names);
-//! - [`clip`]: the clip model every other part shares;
-//! - [`metric`]: the object-space error every codec decision is judged by;
-//! - [`compress`](mod@compress): the variable-bit-rate codec, clip in, [`CompressedClip`] out;
-//! - [`compressed`]: the compressed clip shared by compressor, container and sampler;
-//! - [`container`]: the streaming file: metadata up front, segments in checksummed pages;
-//! - [`sample`]: the stateless sampler and the decode kernel it shares with the compressor;
-//! - [`stream`]: pages resident under a memory budget, the prefetch thread, the missing-page policy;
-//! - [`play`]: a playhead over a stream, and the seek-spike harness;
-//! - [`export`]: a decoded clip written back out as BVH or JSON;
-//! - [`procedural`]: a built-in humanoid cinematic, so nothing outside the
-//!   repository is needed to try or test cinestream.
+//! 1. [`clip`]: the clip model every other part shares.
+//! 2. [`format`]: what a compressed clip's bytes mean (rates, key layout,
+//!    ranges, tracks, metadata, segments); [`procedural`]: a built-in
+//!    humanoid cinematic and deep chains, so nothing outside the repository
+//!    is needed to try or test cinestream.
+//! 3. [`sample`]: the stateless sampler, its decode plan and tables, and the
+//!    decode kernel it shares with the compressor.
+//! 4. [`error`]: the crate's error, with the container's and the sampler's.
+//! 5. [`files`]: opens every file a user names; [`metric`]: the
+//!    object-space error every codec decision is judged by.
+//! 6. [`compressed`]: a compressed clip in memory; [`import`]: BVH and
+//!    glTF 2.0 files into clips.
+//! 7. [`compress`](mod@compress): the variable-bit-rate codec, clip in,
+//!    [`CompressedClip`] out.
+//! 8. [`container`]: the streaming file: metadata up front, segments in
+//!    checksummed pages.
+//! 9. [`stream`]: pages resident under a memory budget, the prefetch
+//!    thread, the missing-page policy; [`export`]: a decoded clip written
+//!    back out as BVH, JSON or glTF.
+//! 10. [`play`]: a playhead over a stream, and the seek-spike harness.
 #![deny(missing_docs)]
 // The only unsafe code is the memory map in `container::mmap` and the cache
 // prefetch hint in `sample::prefetch`, allowed there.

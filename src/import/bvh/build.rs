@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use glam::{DQuat, DVec3, Quat, Vec3};
 
-use super::parser::{Axis, Channel, Joint, Motion};
+use super::joints::{Axis, Channel, Joint, Motion};
 use crate::clip::{Bone, Clip, LengthUnit, Skeleton, Transform};
 use crate::error::{Error, Result};
 

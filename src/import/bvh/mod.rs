@@ -28,6 +28,7 @@
 //!   a whole, valid frame.
 
 mod build;
+mod joints;
 mod lexer;
 mod parser;
 

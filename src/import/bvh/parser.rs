@@ -4,6 +4,7 @@
 use glam::DVec3;
 
 use super::build::{evaluate, sample_rate_from_frame_time};
+use super::joints::{Channel, Joint, Motion};
 use super::lexer::Lexer;
 use crate::clip::{Transform, MAX_BONES};
 use crate::error::{Error, Result};
@@ -13,59 +14,6 @@ const MAX_JOINT_CHANNELS: usize = 6;
 
 /// Longest excerpt of the source quoted in an error message.
 const QUOTE_CHARS: usize = 40;
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Axis {
-    X,
-    Y,
-    Z,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Channel {
-    Position(Axis),
-    Rotation(Axis),
-}
-
-impl Channel {
-    const ALL: [(&'static str, Channel); 6] = [
-        ("Xposition", Channel::Position(Axis::X)),
-        ("Yposition", Channel::Position(Axis::Y)),
-        ("Zposition", Channel::Position(Axis::Z)),
-        ("Xrotation", Channel::Rotation(Axis::X)),
-        ("Yrotation", Channel::Rotation(Axis::Y)),
-        ("Zrotation", Channel::Rotation(Axis::Z)),
-    ];
-
-    fn parse(name: &str) -> Option<Channel> {
-        Channel::ALL
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|&(_, c)| c)
-    }
-
-    fn name(self) -> &'static str {
-        Channel::ALL
-            .iter()
-            .find(|&&(_, c)| c == self)
-            .map_or("?", |&(n, _)| n)
-    }
-}
-
-/// A ROOT or JOINT as parsed.
-pub(super) struct Joint<'a> {
-    pub(super) name: &'a str,
-    pub(super) parent: Option<usize>,
-    /// Line of its ROOT or JOINT keyword.
-    line: usize,
-    pub(super) offset: Option<DVec3>,
-    /// Line of its CHANNELS statement, if any.
-    channels_line: Option<usize>,
-    pub(super) channels: Vec<Channel>,
-    /// Index of its first channel in a frame line. Channels are numbered in
-    /// the order CHANNELS statements appear in the file.
-    pub(super) first_channel: usize,
-}
-
 /// A block whose closing brace has not been seen yet.
 #[derive(Clone, Copy)]
 enum Open {
@@ -102,13 +50,6 @@ impl Keyword {
             .find(|(w, _)| w.eq_ignore_ascii_case(token))
             .map(|&(_, k)| k)
     }
-}
-
-/// The MOTION section: values of every channel, frame after frame.
-pub(super) struct Motion {
-    pub(super) sample_rate: f32,
-    pub(super) num_frames: usize,
-    pub(super) poses: Vec<Transform>,
 }
 
 pub(super) struct Parser<'a, 's> {
