@@ -5,7 +5,7 @@
 //! only modules of its own layer or below (no import circle):
 //!
 //! 1. [`clip`]: the clip model every other part shares.
-//! 2. [`format`]: what a compressed clip's bytes mean (rates, key layout,
+//! 2. [`format`](mod@format): what a compressed clip's bytes mean (rates, key layout,
 //!    ranges, tracks, metadata, segments); [`procedural`]: a built-in
 //!    humanoid cinematic and deep chains, so nothing outside the repository
 //!    is needed to try or test cinestream.
