@@ -30,27 +30,35 @@
 #![deny(unsafe_code)]
 
 pub mod clip;
+#[cfg(feature = "pipeline")]
 pub mod compress;
+#[cfg(feature = "pipeline")]
 pub mod compressed;
 pub mod container;
 pub mod error;
+#[cfg(feature = "pipeline")]
 pub mod export;
 pub mod files;
 pub mod format;
+#[cfg(feature = "pipeline")]
 pub mod import;
+#[cfg(feature = "pipeline")]
 pub mod metric;
 pub mod play;
+#[cfg(feature = "pipeline")]
 pub mod procedural;
 pub mod sample;
 pub mod stream;
 
 pub use clip::{Bone, Clip, ClipError, LengthUnit, LoopMode, Skeleton, TrackKind, Transform};
+#[cfg(feature = "pipeline")]
 pub use compress::{compress, CompressSettings, CompressStats, LoopPolicy};
+#[cfg(feature = "pipeline")]
 pub use compressed::CompressedClip;
 pub use error::{Error, Result};
 pub use sample::Sampling;
 
 // The README's examples are compiled and run as doctests.
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "pipeline"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;

@@ -1,5 +1,7 @@
 //! BVH import through files: names, non-UTF-8 input, a Windows exporter's
 //! CRLF, tabs and miscounted frames, and the Bandai Namco corpus.
+// Needs the pipeline (compress, import, metric): not built by the runtime alone.
+#![cfg(feature = "pipeline")]
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -26,6 +26,8 @@
 //! `CINESTREAM_WRITE_FUZZ_SEEDS=<dir> cargo test --release --test
 //! container_fuzz write_fuzz_seeds` writes the valid files to `<dir>` as the
 //! seed corpus of the `fuzz/` target.
+// Needs the pipeline (compress, import, metric): not built by the runtime alone.
+#![cfg(feature = "pipeline")]
 
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};

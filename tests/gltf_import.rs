@@ -2,6 +2,8 @@
 //! STEP, LINEAR and CUBICSPLINE samplers, two skins as two characters, two
 //! named animations, `--rate` and `--lenient`. Every expected value is
 //! computed in the test from the key index, not from the importer's times.
+// Needs the pipeline (compress, import, metric): not built by the runtime alone.
+#![cfg(feature = "pipeline")]
 
 use std::io::Write;
 use std::path::PathBuf;

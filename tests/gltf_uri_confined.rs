@@ -4,6 +4,8 @@
 //! than their `byteLength`, or declare more than the cap are refused with
 //! the URI and the rule named, before anything is read. None of these may
 //! block or allocate what the file claims.
+// Needs the pipeline (compress, import, metric): not built by the runtime alone.
+#![cfg(feature = "pipeline")]
 // Test helpers may unwrap: a failure there is a failed test.
 #![allow(clippy::unwrap_used)]
 

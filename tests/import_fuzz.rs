@@ -12,6 +12,8 @@
 //! import_fuzz write_import_fuzz_seeds` writes the valid files to
 //! `<dir>/import_bvh` and `<dir>/import_gltf`, the seed corpora of the
 //! `fuzz/` targets.
+// Needs the pipeline (compress, import, metric): not built by the runtime alone.
+#![cfg(feature = "pipeline")]
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

@@ -15,7 +15,8 @@
 //! The clip is built here: every bone turns, most travel, and scales grow
 //! and shrink, uniformly on some bones and per axis on others, each by far
 //! more per sample than the keys are off, so a blend that is skipped shows.
-
+// Needs the pipeline (compress, import, metric): not built by the runtime alone.
+#![cfg(feature = "pipeline")]
 // Test helpers may unwrap: a failure there is a failed test.
 #![allow(clippy::unwrap_used)]
 

@@ -8,6 +8,8 @@
 //! on plain and lz4 streams. Counting is armed per thread, so the test
 //! harness's own threads cannot disturb the count, and the counter is shown
 //! to count, so the test cannot pass vacuously.
+// Needs the pipeline (compress, import, metric): not built by the runtime alone.
+#![cfg(feature = "pipeline")]
 
 use cinestream::Sampling;
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -2,6 +2,8 @@
 //! any work, with an error naming the setting, the range and the value:
 //! values that overflowed further down (a lookahead of 1e18 seconds, a
 //! threshold below what `f32` resolves, a shell of 4e9 cm) are refused.
+// Needs the pipeline (compress, import, metric): not built by the runtime alone.
+#![cfg(feature = "pipeline")]
 // Test helpers may unwrap: a failure there is a failed test.
 #![allow(clippy::unwrap_used)]
 

@@ -16,6 +16,8 @@
 //! stream_fuzz write_stream_fuzz_seeds` writes the hand-written scripts (and
 //! their embedded-container forms) to `<dir>/stream_players`, the seed
 //! corpus of the `fuzz/` target.
+// Needs the pipeline (compress, import, metric): not built by the runtime alone.
+#![cfg(feature = "pipeline")]
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

@@ -11,14 +11,17 @@
 
 pub mod bytes;
 #[doc(hidden)]
+#[cfg(feature = "pipeline")]
 pub mod fuzzing;
 pub mod index;
 pub mod mmap;
 pub mod read;
+#[cfg(feature = "pipeline")]
 pub mod write;
 
 pub use index::{ContainerError, ContainerIndex, Header, PageEntry, SegmentEntry};
 pub use read::{PageState, StreamReader, VerifyReport};
+#[cfg(feature = "pipeline")]
 pub use write::{encode_stream, write_stream, WriteOptions, WriteSummary};
 
 /// The first eight bytes of every file.
@@ -64,6 +67,7 @@ pub const BIND_SCALE: u8 = 4;
 pub const MAX_PAGE_LEN: usize = 1 << 30;
 
 /// Rounds `n` up to a multiple of [`ALIGN`].
+#[cfg(feature = "pipeline")]
 pub(crate) fn align(n: usize) -> usize {
     n.div_ceil(ALIGN) * ALIGN
 }
@@ -74,4 +78,5 @@ pub fn crc32(bytes: &[u8]) -> u32 {
 }
 
 #[cfg(test)]
+#[cfg(feature = "pipeline")]
 mod tests;

@@ -21,7 +21,6 @@ use std::sync::OnceLock;
 
 use super::index::{CheckedPage, ContainerIndex};
 use super::mmap::MappedFile;
-use crate::clip::Transform;
 use crate::error::{Error, Result};
 use crate::format::{ClipMeta, SegmentView};
 pub use crate::sample::Sampling;
@@ -340,6 +339,7 @@ impl<D: AsRef<[u8]>> Sampling for StreamReader<D> {
     }
 }
 
+#[cfg(feature = "pipeline")]
 impl<D: AsRef<[u8]>> crate::metric::PoseSource for StreamReader<D> {
     fn num_samples(&self) -> usize {
         self.meta().num_samples()
@@ -351,7 +351,7 @@ impl<D: AsRef<[u8]>> crate::metric::PoseSource for StreamReader<D> {
 
     /// Poses of corrupt pages come out as NaN, which the metric counts as an
     /// infinite error: a broken file cannot pass as accurate.
-    fn sample_pose(&self, sample: usize, out: &mut [Transform]) {
+    fn sample_pose(&self, sample: usize, out: &mut [crate::clip::Transform]) {
         crate::sample::decode_for_metric(self, sample, out);
     }
 }

@@ -12,6 +12,7 @@
 //! players through the access patterns of a cinematic and measures each
 //! frame.
 
+#[cfg(feature = "pipeline")]
 pub mod harness;
 
 use crate::sample::{SampleRounding, Sampling};
@@ -301,6 +302,7 @@ impl Drop for Player<'_> {
 }
 
 #[cfg(test)]
+#[cfg(feature = "pipeline")]
 mod tests {
     use std::sync::Arc;
 

@@ -573,6 +573,7 @@ pub fn local_to_object(skeleton: &Skeleton, local: &[Transform], object: &mut [T
 /// not decode (a corrupt page, a pose of the wrong length) comes out as NaN,
 /// which the metric counts as an infinite error: a broken source cannot pass
 /// as accurate.
+#[cfg(feature = "pipeline")]
 pub(crate) fn decode_for_metric<S: Sampling>(source: &S, sample: usize, out: &mut [Transform]) {
     if source.decode_sample(sample, out).is_err() {
         out.fill(Transform {

@@ -32,6 +32,7 @@
 //! `stall` (debug), `evict` (debug) events; the worker runs in a `prefetch` span.
 
 pub mod cache;
+#[cfg(feature = "pipeline")]
 pub mod fuzzing;
 mod playhead;
 pub mod prefetch;
@@ -627,4 +628,5 @@ impl SegmentSource for Stream {
 }
 
 #[cfg(test)]
+#[cfg(feature = "pipeline")]
 mod tests;
