@@ -38,9 +38,14 @@ pub struct Advance {
 }
 
 /// A playhead over a stream.
+///
+/// A player owns a handle to its stream (see [`Stream`]: a clone shares the
+/// cache and the prefetch thread), so it can be kept in an engine's
+/// component and moved to another thread; dropping it takes its playhead
+/// out of the prefetcher's plans.
 #[derive(Debug)]
-pub struct Player<'a> {
-    stream: &'a Stream,
+pub struct Player {
+    stream: Stream,
     id: u64,
     time: f64,
     rate: f64,
@@ -63,13 +68,14 @@ pub struct Player<'a> {
     warmed_samples: std::ops::Range<usize>,
 }
 
-impl<'a> Player<'a> {
-    /// A player at time 0, rate 1, looping as the clip says. Its pose is the
-    /// base pose until the first [`Player::seek`] or [`Player::advance`].
-    pub fn new(stream: &'a Stream) -> Self {
+impl Player {
+    /// A player at time 0, rate 1, looping as the clip says, holding a
+    /// handle to `stream`. Its pose is the base pose until the first
+    /// [`Player::seek`] or [`Player::advance`].
+    pub fn new(stream: &Stream) -> Self {
         let meta = stream.meta();
         Player {
-            stream,
+            stream: stream.clone(),
             id: stream.new_player_id(),
             time: 0.0,
             rate: 1.0,
@@ -100,6 +106,11 @@ impl<'a> Player<'a> {
     /// Playback rate.
     pub fn rate(&self) -> f64 {
         self.rate
+    }
+
+    /// The stream this player plays (a handle; clone it to keep one).
+    pub fn stream(&self) -> &Stream {
+        &self.stream
     }
 
     /// Playhead in seconds.
@@ -295,7 +306,7 @@ impl<'a> Player<'a> {
     }
 }
 
-impl Drop for Player<'_> {
+impl Drop for Player {
     fn drop(&mut self) {
         self.stream.leave(self.id);
     }
@@ -313,6 +324,46 @@ mod tests {
     use crate::compress::{compress, CompressSettings, LoopPolicy};
     use crate::container::{encode_stream, WriteOptions};
     use crate::stream::StreamOptions;
+
+    /// What an engine keeps in a component: a player, nothing borrowed.
+    struct CutsceneComponent {
+        player: Player,
+    }
+
+    fn assert_send<T: Send>() {}
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn a_player_owns_its_stream_moves_across_threads_and_outlives_the_variable() {
+        assert_send::<Player>();
+        assert_send_sync::<Stream>();
+        let stream = walking_stream();
+        let mut expected = vec![Transform::IDENTITY; 2];
+        stream.sample(0.5, &mut expected).unwrap();
+        let mut component = CutsceneComponent {
+            player: Player::new(&stream),
+        };
+        // The only handle left is the player's.
+        drop(stream);
+        let component = std::thread::spawn(move || {
+            component.player.seek(0.5).unwrap();
+            component
+        })
+        .join()
+        .unwrap();
+        assert_eq!(component.player.pose(), &expected[..]);
+        assert_eq!(component.player.time(), 0.5);
+        assert!(component.player.stream().prefetcher_running());
+        // A second player shares the first one's stream.
+        let other = Player::new(component.player.stream());
+        let shared = other.stream().clone();
+        drop(component);
+        drop(other);
+        // Only `shared` holds the stream now: it still samples.
+        let mut pose = vec![Transform::IDENTITY; 2];
+        shared.sample(0.5, &mut pose).unwrap();
+        assert_eq!(pose, expected);
+    }
 
     /// A root walking 10 cm/s along x for one second (31 samples), with a child.
     fn walking_stream() -> Stream {

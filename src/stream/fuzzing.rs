@@ -350,7 +350,7 @@ pub fn exercise(data: &[u8]) -> Outcome {
         scratch: vec![Transform::IDENTITY; reader.meta().num_bones()],
         expected: vec![Transform::IDENTITY; reader.meta().num_bones()],
     };
-    let mut players: Vec<Option<Player<'_>>> = (0..MAX_PLAYERS).map(|_| None).collect();
+    let mut players: Vec<Option<Player>> = (0..MAX_PLAYERS).map(|_| None).collect();
     while run.outcome.ops < MAX_OPS && !input.is_empty() {
         run.outcome.ops += 1;
         run.op(&mut input, &mut players);
@@ -386,7 +386,7 @@ struct Run<'s, 'r> {
 }
 
 impl<'s> Run<'s, '_> {
-    fn op(&mut self, input: &mut Input<'_>, players: &mut [Option<Player<'s>>]) {
+    fn op(&mut self, input: &mut Input<'_>, players: &mut [Option<Player>]) {
         let meta = self.stream.meta();
         let (duration, rate) = (meta.duration(), meta.sample_rate as f64);
         let code = input.byte();
@@ -493,7 +493,7 @@ impl<'s> Run<'s, '_> {
     /// reader samples at its playhead, or (not ready) kept its pose.
     fn after_player(
         &mut self,
-        player: &mut Player<'_>,
+        player: &mut Player,
         ready: crate::Result<bool>,
         before: &[Transform],
     ) {

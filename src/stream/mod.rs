@@ -21,7 +21,7 @@
 //!   now than the budget holds, they take turns, and every player that
 //!   keeps asking gets its page within a few loads and frames.
 //!
-//! The prefetch worker ([`prefetch`]) follows the [`Hint`]s players send
+//! The prefetch worker ([`prefetch`]) follows the hints players send
 //! (time, rate, loop mode) and loads the pages covering the next
 //! [`StreamOptions::lookahead_seconds`] of play, times the rate, in the
 //! direction of play, wrapping around loops. The cache ([`cache`]) evicts the
@@ -53,7 +53,7 @@ pub use crate::sample::Sampling;
 use crate::sample::{self, SampleRounding, SegmentHandle, SegmentRef, SegmentSource};
 pub use cache::StreamStats;
 use cache::{Admission, Counters, PageCache, ResidentPage};
-pub use playhead::Hint;
+pub(crate) use playhead::Hint;
 use prefetch::{Prefetcher, Request};
 pub use source::{
     drop_from_os_cache, slow_read_time, FileSource, MappedSource, MemorySource, PageData,
@@ -281,7 +281,18 @@ impl Shared {
 ///
 /// `Send + Sync`: any number of threads may sample one stream, and every
 /// player of the stream shares its cache.
+///
+/// A `Stream` is a handle: cloning it is cheap and every clone is the same
+/// stream (one cache, one prefetch thread). The prefetch thread stops when
+/// the last clone, or the last [`Player`](crate::play::Player) holding one,
+/// is dropped.
+#[derive(Clone)]
 pub struct Stream {
+    inner: Arc<StreamInner>,
+}
+
+/// What the handles of one stream share.
+struct StreamInner {
     shared: Arc<Shared>,
     options: StreamOptions,
     prefetcher: Option<Prefetcher>,
@@ -291,9 +302,9 @@ pub struct Stream {
 impl std::fmt::Debug for Stream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Stream")
-            .field("source", &self.shared.describe)
-            .field("pages", &self.shared.index.pages().len())
-            .field("options", &self.options)
+            .field("source", &self.inner.shared.describe)
+            .field("pages", &self.inner.shared.index.pages().len())
+            .field("options", &self.inner.options)
             .finish()
     }
 }
@@ -387,51 +398,53 @@ impl Stream {
             false => None,
         };
         Ok(Stream {
-            shared,
-            options,
-            prefetcher,
-            next_player: AtomicU64::new(0),
+            inner: Arc::new(StreamInner {
+                shared,
+                options,
+                prefetcher,
+                next_player: AtomicU64::new(0),
+            }),
         })
     }
 
     /// The clip metadata.
     pub fn meta(&self) -> &ClipMeta {
-        self.shared.index.meta()
+        self.inner.shared.index.meta()
     }
 
     /// The table of contents.
     pub fn index(&self) -> &ContainerIndex {
-        &self.shared.index
+        &self.inner.shared.index
     }
 
     /// The options it was opened with.
     pub fn options(&self) -> &StreamOptions {
-        &self.options
+        &self.inner.options
     }
 
     /// The cache counters now.
     pub fn stats(&self) -> StreamStats {
-        self.shared.cache.counters.snapshot()
+        self.inner.shared.cache.counters.snapshot()
     }
 
     /// Zeroes the event counters (the peak restarts from what is resident).
     pub fn reset_stats(&self) {
-        self.shared.cache.counters.reset();
+        self.inner.shared.cache.counters.reset();
     }
 
     /// True when `page` is resident.
     pub fn is_resident(&self, page: usize) -> bool {
-        page < self.shared.index.pages().len() && self.shared.cache.is_resident(page)
+        page < self.inner.shared.index.pages().len() && self.inner.shared.cache.is_resident(page)
     }
 
     /// The pages resident now.
     pub fn resident_pages(&self) -> Vec<usize> {
-        self.shared.cache.resident_pages()
+        self.inner.shared.cache.resident_pages()
     }
 
     /// Evicts every page.
     pub fn evict_all(&self) {
-        self.shared.cache.clear();
+        self.inner.shared.cache.clear();
     }
 
     /// Loads the pages holding the keys around `time` and waits, without
@@ -439,8 +452,8 @@ impl Stream {
     pub fn preload(&self, time: f32) -> Result<()> {
         let keys = sample::locate(self.meta(), time, SampleRounding::None);
         for sample in [keys.a, keys.b] {
-            let page = self.shared.index.page_of_sample(sample);
-            self.shared.load(page, Admission::Demand, false)?;
+            let page = self.inner.shared.index.page_of_sample(sample);
+            self.inner.shared.load(page, Admission::Demand, false)?;
         }
         Ok(())
     }
@@ -448,8 +461,9 @@ impl Stream {
     /// Loads every page, first to last, as far as the budget holds them
     /// without evicting; returns how many are resident.
     pub fn preload_all(&self) -> Result<usize> {
-        for page in 0..self.shared.index.pages().len() {
+        for page in 0..self.inner.shared.index.pages().len() {
             if self
+                .inner
                 .shared
                 .load(page, Admission::Prefetch(0), false)?
                 .is_none()
@@ -462,33 +476,37 @@ impl Stream {
 
     /// Errors the prefetcher met since the last call (each page's once).
     pub fn prefetch_errors(&self) -> Vec<Error> {
-        self.prefetcher
+        self.inner
+            .prefetcher
             .as_ref()
             .map_or_else(Vec::new, Prefetcher::take_errors)
     }
 
     /// True while the prefetch thread runs.
     pub fn prefetcher_running(&self) -> bool {
-        self.prefetcher.as_ref().is_some_and(Prefetcher::is_running)
+        self.inner
+            .prefetcher
+            .as_ref()
+            .is_some_and(Prefetcher::is_running)
     }
 
     /// A new player id for [`Stream::hint`].
-    pub fn new_player_id(&self) -> u64 {
-        self.next_player.fetch_add(1, Ordering::Relaxed)
+    pub(crate) fn new_player_id(&self) -> u64 {
+        self.inner.next_player.fetch_add(1, Ordering::Relaxed)
     }
 
     /// Tells the prefetcher where a playhead is and where it goes. Never
     /// blocks; without a prefetcher it does nothing.
     #[inline]
-    pub fn hint(&self, hint: Hint) {
-        if let Some(p) = &self.prefetcher {
+    pub(crate) fn hint(&self, hint: Hint) {
+        if let Some(p) = &self.inner.prefetcher {
             p.send(Request::Hint(hint));
         }
     }
 
     /// The pages under a hint's playhead and at the end of its lookahead:
     /// while both stay the same, a newer hint would not change the plan.
-    pub fn hint_pages(&self, hint: &Hint) -> (usize, usize) {
+    pub(crate) fn hint_pages(&self, hint: &Hint) -> (usize, usize) {
         let meta = self.meta();
         let n = meta.num_samples() as f64;
         let rate = meta.sample_rate as f64;
@@ -498,10 +516,10 @@ impl Stream {
                 false => samples.clamp(0.0, n - 1.0),
             };
             // Finite and inside the clip here; `as` saturates anyway.
-            self.shared.index.page_of_sample(s as usize)
+            self.inner.shared.index.page_of_sample(s as usize)
         };
         let now = hint.time * rate;
-        let ahead = self.options.lookahead_seconds * hint.rate * rate;
+        let ahead = self.inner.options.lookahead_seconds * hint.rate * rate;
         if !(now.is_finite() && ahead.is_finite()) {
             return (0, 0);
         }
@@ -509,8 +527,8 @@ impl Stream {
     }
 
     /// Tells the prefetcher a player is gone.
-    pub fn leave(&self, player: u64) {
-        if let Some(p) = &self.prefetcher {
+    pub(crate) fn leave(&self, player: u64) {
+        if let Some(p) = &self.inner.prefetcher {
             p.send(Request::Leave(player));
         }
     }
@@ -518,10 +536,10 @@ impl Stream {
     /// The resident page `page`, loading it by the missing-page policy.
     #[inline]
     fn pin(&self, page: usize) -> Result<Guard<Option<Arc<ResidentPage>>>> {
-        let resident = self.shared.cache.get(page);
+        let resident = self.inner.shared.cache.get(page);
         if let Some(held) = &*resident {
             held.served();
-            Counters::add(&self.shared.cache.counters.hits, 1);
+            Counters::add(&self.inner.shared.cache.counters.hits, 1);
             return Ok(resident);
         }
         self.miss(page)
@@ -530,14 +548,14 @@ impl Stream {
     #[cold]
     #[inline(never)]
     fn miss(&self, page: usize) -> Result<Guard<Option<Arc<ResidentPage>>>> {
-        let counters = &self.shared.cache.counters;
+        let counters = &self.inner.shared.cache.counters;
         Counters::add(&counters.misses, 1);
-        if self.options.missing_page == MissingPage::NotReady {
-            if let Some(e) = self.shared.corrupt[page].get() {
+        if self.inner.options.missing_page == MissingPage::NotReady {
+            if let Some(e) = self.inner.shared.corrupt[page].get() {
                 return Err(e.clone().into());
             }
             Counters::add(&counters.not_ready, 1);
-            if let Some(p) = &self.prefetcher {
+            if let Some(p) = &self.inner.prefetcher {
                 p.send(Request::Load(page));
             }
             return Err(Error::PageNotReady { page });
@@ -546,7 +564,7 @@ impl Stream {
         // The load hands back the page it made resident, held: another
         // thread's load may evict it from the cache at once, but not from
         // under this decode.
-        let Some(resident) = self.shared.load(page, Admission::Demand, false)? else {
+        let Some(resident) = self.inner.shared.load(page, Admission::Demand, false)? else {
             return Err(Error::Internal {
                 message: format!("a demand load of page {page} was refused room"),
             });
@@ -593,11 +611,11 @@ impl SegmentHandle for PinnedSegment<'_> {
 
 impl Sampling for Stream {
     fn clip_meta(&self) -> &ClipMeta {
-        self.shared.index.meta()
+        self.inner.shared.index.meta()
     }
 
     fn decode_plan(&self) -> &crate::sample::plan::DecodePlan {
-        self.shared.index.decode_plan()
+        self.inner.shared.index.decode_plan()
     }
 }
 
@@ -607,21 +625,21 @@ impl SegmentSource for Stream {
 
     #[inline]
     fn segment(&self, segment: usize) -> Result<PinnedSegment<'_>> {
-        let index = &self.shared.index;
+        let index = &self.inner.shared.index;
         Ok(PinnedSegment {
             page: self.pin(index.page_of(segment))?,
-            shared: &self.shared,
+            shared: &self.inner.shared,
             segment,
         })
     }
 
     /// The segment if its page is resident, without counting a hit or a miss.
     fn resident_segment(&self, segment: usize) -> Option<PinnedSegment<'_>> {
-        let index = &self.shared.index;
-        let page = self.shared.cache.get(index.page_of(segment));
+        let index = &self.inner.shared.index;
+        let page = self.inner.shared.cache.get(index.page_of(segment));
         page.is_some().then_some(PinnedSegment {
             page,
-            shared: &self.shared,
+            shared: &self.inner.shared,
             segment,
         })
     }

@@ -2,7 +2,7 @@
 //! next few seconds of play resident, ahead of every playhead in its
 //! direction of play.
 //!
-//! Players send [`Hint`]s over a bounded crossbeam channel; a send never
+//! Players send hints over a bounded crossbeam channel; a send never
 //! blocks and never allocates, so a frame pays a few atomic operations for
 //! it. While players are active the worker wakes every tick, takes the
 //! latest hint of each (older ones are stale and dropped), and loads the

@@ -212,7 +212,7 @@ fn a_player_holds_its_last_pose_while_not_ready() {
 #[test]
 fn eviction_takes_pages_behind_the_playhead_first() {
     let (stream, budget) = without_prefetch(4);
-    let shared = &stream.shared;
+    let shared = &stream.inner.shared;
     let at_page = |page: usize| stream.index().page_samples(page).start as f64 / 30.0;
     let hint = |page: usize, rate: f64| Hint {
         player: 0,
@@ -368,7 +368,7 @@ fn dropping_the_stream_stops_its_worker() {
     let stream = Stream::open(source, StreamOptions::default()).unwrap();
     assert!(stream.prefetcher_running());
     let pages = stream.index().pages().len();
-    let shared = Arc::downgrade(&stream.shared);
+    let shared = Arc::downgrade(&stream.inner.shared);
     {
         let mut player = Player::new(&stream);
         player.seek(1.0).unwrap();
@@ -508,7 +508,7 @@ fn a_budget_below_two_pages_is_refused() {
 #[test]
 fn a_demand_load_with_every_page_in_use_goes_over_budget_and_counts_it() {
     let (stream, budget) = without_prefetch(2);
-    let shared = &stream.shared;
+    let shared = &stream.inner.shared;
     let cost = |page: usize| stream.index().resident_cost(page) as u64;
     shared.load(0, Admission::Demand, false).unwrap();
     shared.load(1, Admission::Demand, false).unwrap();
@@ -736,6 +736,7 @@ fn a_demand_load_pins_its_page_however_soon_another_load_evicts_it() {
     // from the page it loaded, one load a page.
     let (stream, _) = without_prefetch(2);
     stream
+        .inner
         .shared
         .evict_on_install
         .store(true, std::sync::atomic::Ordering::Relaxed);
@@ -995,6 +996,7 @@ fn three_stopped_players_on_a_two_page_budget_each_get_their_page_in_turn() {
     });
     let rounds = || {
         stream
+            .inner
             .shared
             .worker_rounds
             .load(std::sync::atomic::Ordering::SeqCst)
