@@ -12,6 +12,7 @@ pub mod decode;
 pub mod plan;
 pub mod prefetch;
 pub mod tables;
+pub mod writer;
 
 use glam::Vec4;
 
@@ -19,6 +20,7 @@ use crate::clip::{LoopMode, Skeleton, Transform};
 use crate::format::{Channel, ClipMeta, SegmentFault};
 use decode::{KeyDecoder, KeyLanes, RotationGroupDecoder, RotationLanes};
 use plan::{DecodePlan, TrackSlot};
+pub use writer::{map_by_name, PoseWriter, Remap};
 
 /// How a time between two samples is turned into a pose.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -240,6 +242,18 @@ pub trait Sampling: SegmentSource + Sized {
         )
     }
 
+    /// Samples every bone the writer wants at `time` into the caller's own
+    /// types (see [`PoseWriter`]). On an error nothing is written.
+    fn sample_into<W: PoseWriter + ?Sized>(
+        &self,
+        time: f32,
+        writer: &mut W,
+    ) -> Result<(), Self::Error> {
+        let meta = self.clip_meta();
+        let keys = locate(meta, time, SampleRounding::None);
+        decode_keys_into(meta, self.decode_plan(), self, keys, writer)
+    }
+
     /// Samples one bone's local transform at `time`, decoding only its tracks.
     fn sample_bone(&self, bone: usize, time: f32) -> Result<Transform, Self::Error> {
         sample_bone(
@@ -439,6 +453,66 @@ pub fn decode_keys<S: SegmentSource>(
             vb,
             keys.alpha,
         );
+    }
+    Ok(())
+}
+
+/// Decodes the pose blended between two samples (see [`locate`]) into
+/// `writer`: each channel of each bone it wants, once. On an error (a
+/// segment unavailable or corrupt) nothing is written.
+pub fn decode_keys_into<S: SegmentSource, W: PoseWriter + ?Sized>(
+    meta: &ClipMeta,
+    plan: &DecodePlan,
+    source: &S,
+    keys: KeyPair,
+    writer: &mut W,
+) -> Result<(), S::Error> {
+    if !meta.animated.is_empty() {
+        // Segments first: if one is unavailable, nothing is written.
+        let (bracket, handle_a, handle_b) = bracketing_segments(meta, source, keys)?;
+        let (a, bit_a, b, bit_b) = bracket.resolve(&handle_a, &handle_b);
+        check_tables(plan, bracket.segment_a, &a, &b)?;
+        prefetch_keys_of(&a, bit_a, handle_b.is_some().then_some(&b), bit_b);
+        for ((group, group_a), group_b) in plan.rotation_groups().iter().zip(a.groups).zip(b.groups)
+        {
+            let lanes_a = group_a.read(a.keys, bit_a);
+            let lanes_b = group_b.read(b.keys, bit_b);
+            let rotations = blend_lanes(&lanes_a, &lanes_b, keys.alpha, &group.reference);
+            for lane in 0..group.len {
+                let bone = group.bones[lane] as usize;
+                if writer.wants(bone) {
+                    writer.rotation(bone, rotations[lane]);
+                }
+            }
+        }
+        for ((&t, vector_a), vector_b) in plan.vector_tracks().iter().zip(a.vectors).zip(b.vectors)
+        {
+            let track = &meta.animated[t as usize];
+            let bone = track.bone as usize;
+            if !writer.wants(bone) {
+                continue;
+            }
+            let va = vector_a.read(a.keys, bit_a);
+            let vb = vector_b.read(b.keys, bit_b);
+            let v = (va + (vb - va) * keys.alpha).truncate();
+            match track.channel {
+                Channel::Translation => writer.translation(bone, v),
+                Channel::Scale => writer.scale(bone, v),
+                Channel::Rotation => {}
+            }
+        }
+    }
+    let base = meta.base_pose();
+    for &(bone, channel) in plan.static_channels() {
+        let bone = bone as usize;
+        if writer.wants(bone) {
+            let t = &base[bone];
+            match channel {
+                Channel::Rotation => writer.rotation(bone, t.rotation),
+                Channel::Translation => writer.translation(bone, t.translation),
+                Channel::Scale => writer.scale(bone, t.scale),
+            }
+        }
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! one by one). Built once from the clip's metadata by whatever holds the
 //! clip for sampling.
 
+use crate::clip::TrackKind;
 use crate::format::{Channel, ClipMeta};
 use crate::sample::decode::RotationLanes;
 
@@ -47,6 +48,9 @@ pub struct DecodePlan {
     vector_tracks: Vec<u32>,
     /// Where each animated track's decoder sits in a segment's tables.
     track_slots: Vec<TrackSlot>,
+    /// The channels no track animates (default or constant), bone by bone:
+    /// their values are the base pose's.
+    static_channels: Vec<(u16, Channel)>,
 }
 
 impl DecodePlan {
@@ -87,10 +91,22 @@ impl DecodePlan {
                 vector_tracks.push(t as u32);
             }
         }
+        let static_channels = meta
+            .kinds
+            .iter()
+            .enumerate()
+            .flat_map(|(bone, kinds)| {
+                Channel::ALL
+                    .into_iter()
+                    .filter(move |&c| kinds[c as usize] != TrackKind::Animated)
+                    .map(move |c| (bone as u16, c))
+            })
+            .collect();
         DecodePlan {
             rotation_groups,
             vector_tracks,
             track_slots,
+            static_channels,
         }
     }
 
@@ -102,6 +118,11 @@ impl DecodePlan {
     /// Indices of the translation and scale tracks.
     pub fn vector_tracks(&self) -> &[u32] {
         &self.vector_tracks
+    }
+
+    /// The channels no track animates, as (bone, channel).
+    pub fn static_channels(&self) -> &[(u16, Channel)] {
+        &self.static_channels
     }
 
     /// Where animated track `track`'s decoder sits in a segment's tables.

@@ -1,0 +1,122 @@
+//! Poses into the caller's own types: a [`PoseWriter`] receives each bone's
+//! rotation, translation and scale as the sampler decodes them (ACL's
+//! `track_writer` habit), so an engine fills its own transforms with no
+//! intermediate pose, skips the bones it does not need, and maps the clip's
+//! bones onto its own skeleton with [`Remap`].
+
+use glam::{Quat, Vec3};
+
+use crate::clip::{Skeleton, Transform};
+
+/// Receives a sampled pose, one channel of one bone at a time.
+///
+/// Every channel of every bone the writer [`wants`](PoseWriter::wants) is
+/// written exactly once per call: animated channels with their decoded
+/// value, the others with their constant or bind value. The order is not
+/// specified.
+pub trait PoseWriter {
+    /// Whether the caller needs `bone` (default: every bone). A bone it
+    /// does not need is not written; its keys may still be decoded with
+    /// the three others sharing its rotation group.
+    #[inline(always)]
+    fn wants(&self, bone: usize) -> bool {
+        let _ = bone;
+        true
+    }
+
+    /// The local rotation of `bone`, normalized.
+    fn rotation(&mut self, bone: usize, rotation: Quat);
+
+    /// The local translation of `bone`, in the clip's unit.
+    fn translation(&mut self, bone: usize, translation: Vec3);
+
+    /// The local scale of `bone`.
+    fn scale(&mut self, bone: usize, scale: Vec3);
+}
+
+/// The default writer: a slice of [`Transform`], one per bone of the clip.
+impl PoseWriter for [Transform] {
+    #[inline(always)]
+    fn rotation(&mut self, bone: usize, rotation: Quat) {
+        if let Some(t) = self.get_mut(bone) {
+            t.rotation = rotation;
+        }
+    }
+
+    #[inline(always)]
+    fn translation(&mut self, bone: usize, translation: Vec3) {
+        if let Some(t) = self.get_mut(bone) {
+            t.translation = translation;
+        }
+    }
+
+    #[inline(always)]
+    fn scale(&mut self, bone: usize, scale: Vec3) {
+        if let Some(t) = self.get_mut(bone) {
+            t.scale = scale;
+        }
+    }
+}
+
+/// A writer that hands clip bone `b` to `writer` as bone `map[b]`, and skips
+/// the clip's bones that map to `None` (or lie past the map).
+#[derive(Debug)]
+pub struct Remap<'a, W: ?Sized> {
+    /// The caller's writer, indexed by the caller's bones.
+    pub writer: &'a mut W,
+    /// For each clip bone, the caller's bone.
+    pub map: &'a [Option<usize>],
+}
+
+impl<W: PoseWriter + ?Sized> Remap<'_, W> {
+    #[inline(always)]
+    fn target(&self, bone: usize) -> Option<usize> {
+        self.map.get(bone).copied().flatten()
+    }
+}
+
+impl<W: PoseWriter + ?Sized> PoseWriter for Remap<'_, W> {
+    #[inline(always)]
+    fn wants(&self, bone: usize) -> bool {
+        self.target(bone).is_some_and(|b| self.writer.wants(b))
+    }
+
+    #[inline(always)]
+    fn rotation(&mut self, bone: usize, rotation: Quat) {
+        if let Some(b) = self.target(bone) {
+            self.writer.rotation(b, rotation);
+        }
+    }
+
+    #[inline(always)]
+    fn translation(&mut self, bone: usize, translation: Vec3) {
+        if let Some(b) = self.target(bone) {
+            self.writer.translation(b, translation);
+        }
+    }
+
+    #[inline(always)]
+    fn scale(&mut self, bone: usize, scale: Vec3) {
+        if let Some(b) = self.target(bone) {
+            self.writer.scale(b, scale);
+        }
+    }
+}
+
+/// The map [`Remap`] takes from the clip's skeleton to a caller's bones
+/// named `names` (the caller's bone `i` is `names[i]`): each clip bone maps
+/// to the caller's bone of the same name, or to `None`. Names match exactly.
+pub fn map_by_name(clip: &Skeleton, names: &[&str]) -> Vec<Option<usize>> {
+    let mut ours: Vec<(&str, usize)> = names.iter().enumerate().map(|(i, &n)| (n, i)).collect();
+    // The first of a repeated name wins.
+    ours.sort_by(|a, b| a.0.cmp(b.0).then(a.1.cmp(&b.1)));
+    ours.dedup_by(|b, a| a.0 == b.0);
+    (0..clip.len())
+        .map(|bone| {
+            let name = clip.bones()[bone].name.as_str();
+            ours.binary_search_by(|(n, _)| (*n).cmp(name))
+                .ok()
+                .map(|i| ours[i].1)
+        })
+        .collect()
+}
