@@ -26,6 +26,7 @@ struct EnginePose {
     bones: Vec<EngineTransform>,
     writes: Vec<[u32; 3]>,
     wanted: Option<fn(usize) -> bool>,
+    still_channels: bool,
 }
 
 impl EnginePose {
@@ -34,6 +35,7 @@ impl EnginePose {
             bones: vec![EngineTransform::default(); bones],
             writes: vec![[0; 3]; bones],
             wanted: None,
+            still_channels: true,
         }
     }
 }
@@ -41,6 +43,9 @@ impl EnginePose {
 impl PoseWriter for EnginePose {
     fn wants(&self, bone: usize) -> bool {
         self.wanted.is_none_or(|w| w(bone))
+    }
+    fn wants_still_channels(&self) -> bool {
+        self.still_channels
     }
     fn rotation(&mut self, bone: usize, rotation: Quat) {
         self.bones[bone].rotation_xyzw = rotation.to_array();
@@ -172,4 +177,22 @@ fn a_remap_by_name_puts_each_bone_where_the_engine_has_it() {
     }
     // The engine's own bone is left alone.
     assert_eq!(ours.writes[engine_names.len() - 1], [0, 0, 0]);
+}
+
+#[test]
+fn a_writer_that_keeps_the_still_channels_gets_only_the_animated_ones() {
+    let clip = compressed();
+    let meta = clip.meta();
+    let mut ours = EnginePose::new(meta.num_bones());
+    ours.still_channels = false;
+    clip.sample_into(0.4, &mut ours).unwrap();
+    let mut animated = vec![[0u32; 3]; meta.num_bones()];
+    for track in &meta.animated {
+        animated[track.bone as usize][track.channel as usize] = 1;
+    }
+    assert_eq!(ours.writes, animated);
+    assert!(
+        animated.iter().flatten().any(|&w| w == 0),
+        "the clip has still channels"
+    );
 }

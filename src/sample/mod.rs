@@ -502,15 +502,16 @@ pub fn decode_keys_into<S: SegmentSource, W: PoseWriter + ?Sized>(
             }
         }
     }
-    let base = meta.base_pose();
-    for &(bone, channel) in plan.static_channels() {
-        let bone = bone as usize;
+    if !writer.wants_still_channels() {
+        return Ok(());
+    }
+    for s in plan.static_channels() {
+        let bone = s.bone as usize;
         if writer.wants(bone) {
-            let t = &base[bone];
-            match channel {
-                Channel::Rotation => writer.rotation(bone, t.rotation),
-                Channel::Translation => writer.translation(bone, t.translation),
-                Channel::Scale => writer.scale(bone, t.scale),
+            match s.channel {
+                Channel::Rotation => writer.rotation(bone, glam::Quat::from_vec4(s.value)),
+                Channel::Translation => writer.translation(bone, s.value.truncate()),
+                Channel::Scale => writer.scale(bone, s.value.truncate()),
             }
         }
     }

@@ -3,6 +3,8 @@
 //! one by one). Built once from the clip's metadata by whatever holds the
 //! clip for sampling.
 
+use glam::Vec4;
+
 use crate::clip::TrackKind;
 use crate::format::{Channel, ClipMeta};
 use crate::sample::decode::RotationLanes;
@@ -38,6 +40,18 @@ pub struct RotationGroup {
     pub reference: RotationLanes,
 }
 
+/// A channel no track animates, and its value (a rotation's x, y, z, w; a
+/// translation's or scale's x, y, z).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StaticChannel {
+    /// The bone.
+    pub bone: u32,
+    /// Its channel.
+    pub channel: Channel,
+    /// The value.
+    pub value: Vec4,
+}
+
 /// How a clip's animated tracks are decoded: its rotation groups, its
 /// vector tracks, and where each track sits among them.
 #[derive(Clone, Debug, PartialEq)]
@@ -48,9 +62,9 @@ pub struct DecodePlan {
     vector_tracks: Vec<u32>,
     /// Where each animated track's decoder sits in a segment's tables.
     track_slots: Vec<TrackSlot>,
-    /// The channels no track animates (default or constant), bone by bone:
-    /// their values are the base pose's.
-    static_channels: Vec<(u16, Channel)>,
+    /// The channels no track animates (default or constant), bone by bone,
+    /// with their values (the base pose's): a writer gets them as they are.
+    static_channels: Vec<StaticChannel>,
 }
 
 impl DecodePlan {
@@ -91,6 +105,7 @@ impl DecodePlan {
                 vector_tracks.push(t as u32);
             }
         }
+        let base = meta.base_pose();
         let static_channels = meta
             .kinds
             .iter()
@@ -99,7 +114,18 @@ impl DecodePlan {
                 Channel::ALL
                     .into_iter()
                     .filter(move |&c| kinds[c as usize] != TrackKind::Animated)
-                    .map(move |c| (bone as u16, c))
+                    .map(move |channel| {
+                        let t = &base[bone];
+                        StaticChannel {
+                            bone: bone as u32,
+                            channel,
+                            value: match channel {
+                                Channel::Rotation => Vec4::from(t.rotation),
+                                Channel::Translation => t.translation.extend(0.0),
+                                Channel::Scale => t.scale.extend(0.0),
+                            },
+                        }
+                    })
             })
             .collect();
         DecodePlan {
@@ -120,8 +146,8 @@ impl DecodePlan {
         &self.vector_tracks
     }
 
-    /// The channels no track animates, as (bone, channel).
-    pub fn static_channels(&self) -> &[(u16, Channel)] {
+    /// The channels no track animates, with their values.
+    pub fn static_channels(&self) -> &[StaticChannel] {
         &self.static_channels
     }
 

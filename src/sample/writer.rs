@@ -12,8 +12,9 @@ use crate::clip::{Skeleton, Transform};
 ///
 /// Every channel of every bone the writer [`wants`](PoseWriter::wants) is
 /// written exactly once per call: animated channels with their decoded
-/// value, the others with their constant or bind value. The order is not
-/// specified.
+/// value, the others with their constant or bind value (unless the writer
+/// declines them, [`wants_still_channels`](PoseWriter::wants_still_channels)).
+/// The order is not specified.
 pub trait PoseWriter {
     /// Whether the caller needs `bone` (default: every bone). A bone it
     /// does not need is not written; its keys may still be decoded with
@@ -21,6 +22,15 @@ pub trait PoseWriter {
     #[inline(always)]
     fn wants(&self, bone: usize) -> bool {
         let _ = bone;
+        true
+    }
+
+    /// Whether to write the channels no track animates (their bind or
+    /// constant values, the same at every time) on every call (default:
+    /// yes). A writer that keeps them from its first call returns false
+    /// after it and gets only the animated channels.
+    #[inline(always)]
+    fn wants_still_channels(&self) -> bool {
         true
     }
 
@@ -79,6 +89,11 @@ impl<W: PoseWriter + ?Sized> PoseWriter for Remap<'_, W> {
     #[inline(always)]
     fn wants(&self, bone: usize) -> bool {
         self.target(bone).is_some_and(|b| self.writer.wants(b))
+    }
+
+    #[inline(always)]
+    fn wants_still_channels(&self) -> bool {
+        self.writer.wants_still_channels()
     }
 
     #[inline(always)]
