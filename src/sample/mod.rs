@@ -478,10 +478,10 @@ pub fn decode_keys_into<S: SegmentSource, W: PoseWriter + ?Sized>(
             let lanes_a = group_a.read(a.keys, bit_a);
             let lanes_b = group_b.read(b.keys, bit_b);
             let rotations = blend_lanes(&lanes_a, &lanes_b, keys.alpha, &group.reference);
-            for lane in 0..group.len {
-                let bone = group.bones[lane] as usize;
+            for (&bone, &rotation) in group.bones[..group.len].iter().zip(&rotations) {
+                let bone = bone as usize;
                 if writer.wants(bone) {
-                    writer.rotation(bone, rotations[lane]);
+                    writer.rotation(bone, rotation);
                 }
             }
         }
