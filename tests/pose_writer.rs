@@ -4,6 +4,8 @@
 #![cfg(feature = "pipeline")]
 // Test helpers may unwrap: a failure there is a failed test.
 #![allow(clippy::unwrap_used)]
+// Bones are compared by index across two poses.
+#![allow(clippy::needless_range_loop)]
 
 use cinestream::container::{encode_stream, WriteOptions};
 use cinestream::procedural::{cinematic, CinematicSpec};
