@@ -40,7 +40,7 @@ pub mod source;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use arc_swap::Guard;
@@ -54,7 +54,9 @@ use crate::sample::{self, SampleRounding, SegmentHandle, SegmentRef, SegmentSour
 pub use cache::StreamStats;
 use cache::{Admission, Counters, PageCache, ResidentPage};
 pub(crate) use playhead::Hint;
+use playhead::Scorer;
 use prefetch::{Prefetcher, Request};
+use source::HostPrefix;
 pub use source::{
     drop_from_os_cache, slow_read_time, FileSource, MappedSource, MemorySource, PageData,
     SlowSource, Source,
@@ -66,9 +68,11 @@ pub enum MissingPage {
     /// Load it and wait (counted as a stall).
     #[default]
     Block,
-    /// Return [`Error::PageNotReady`] and ask the prefetcher for it. Needs
-    /// the prefetch thread ([`StreamOptions::prefetch`]); without it the
-    /// page comes only from [`Stream::preload`].
+    /// Return [`Error::PageNotReady`] and ask the prefetcher for it (or,
+    /// on a stream whose pages the host provides, put it first among
+    /// [`Stream::wanted_pages`]). Needs the prefetch thread
+    /// ([`StreamOptions::prefetch`]) or the host; without either the page
+    /// comes only from [`Stream::preload`].
     NotReady,
 }
 
@@ -175,6 +179,26 @@ impl StreamOptions {
     }
 }
 
+/// What a host that reads pages itself is asked for.
+#[derive(Debug, Default)]
+struct HostQueue {
+    /// The latest hint of every active player.
+    hints: Vec<Hint>,
+    /// Pages not-ready samplers asked for, in the order asked.
+    urgent: std::collections::VecDeque<usize>,
+}
+
+/// A page a host-driven stream wants: where its stored bytes are in the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageRequest {
+    /// The page, for [`Stream::provide_page`].
+    pub page: usize,
+    /// File offset of its stored bytes.
+    pub offset: u64,
+    /// Length of its stored bytes.
+    pub len: usize,
+}
+
 /// What the sampler, the prefetcher and the cache share.
 pub(crate) struct Shared {
     source: Box<dyn Source>,
@@ -182,6 +206,9 @@ pub(crate) struct Shared {
     index: ContainerIndex,
     cache: PageCache,
     playheads: playhead::Playheads,
+    /// Host-driven I/O: what the playheads and not-ready samplers ask for,
+    /// for the host to read ([`Stream::wanted_pages`]); `None` otherwise.
+    host: Option<Mutex<HostQueue>>,
     /// Pages that failed their check: they fail again without a read.
     corrupt: Vec<OnceLock<ContainerError>>,
     /// Tests: every load evicts every page as soon as it is installed.
@@ -229,6 +256,46 @@ impl Shared {
             true => self.source.read_prefetch(offset, len),
             false => self.source.read(offset, len),
         };
+        self.install_read(page, admission, cost, start, read, prefetch)
+    }
+
+    /// Makes `page` resident from bytes the host read: admitted like a load
+    /// (`None` when there is no room), then checked and installed.
+    fn install_provided(
+        &self,
+        page: usize,
+        admission: Admission,
+        data: PageData,
+    ) -> Result<Option<Arc<ResidentPage>>> {
+        if let Some(e) = self.corrupt[page].get() {
+            return Err(e.clone().into());
+        }
+        let _loading = self.cache.load_lock(page);
+        if let Some(resident) = self.cache.get_full(page) {
+            return Ok(Some(resident));
+        }
+        let cost = self.index.resident_cost(page) as u64;
+        if !self
+            .cache
+            .admit(&self.index, &self.playheads, page, cost, admission)
+        {
+            return Ok(None);
+        }
+        self.install_read(page, admission, cost, Instant::now(), Ok(data), true)
+    }
+
+    /// Checks and installs the bytes read for `page`, admitted at `cost`.
+    fn install_read(
+        &self,
+        page: usize,
+        admission: Admission,
+        cost: u64,
+        start: Instant,
+        read: std::io::Result<PageData>,
+        prefetch: bool,
+    ) -> Result<Option<Arc<ResidentPage>>> {
+        let urgent = admission == Admission::Urgent;
+        let entry = self.index.pages()[page];
         let data = match read {
             Ok(data) => data,
             Err(source) => {
@@ -344,6 +411,33 @@ impl Stream {
     /// themselves and requires the file not to change while mapped (see its
     /// contract).
     pub fn open(source: impl Source, options: StreamOptions) -> Result<Stream> {
+        Stream::open_with(source, options, false)
+    }
+
+    /// Opens a container whose pages the host reads itself (its own job
+    /// system or asset loader) instead of a prefetch thread: `prefix` is
+    /// the file's first [`Header::pages_offset`] bytes (its header,
+    /// metadata and seek index; the first [`HEADER_LEN`] bytes say how
+    /// many) and `file_len` the file's length. The stream then says which
+    /// pages it wants, most needed first ([`Stream::wanted_pages`]), and the
+    /// host hands each over when read ([`Stream::provide_page`]).
+    ///
+    /// A page not yet provided is not ready: the stream must be opened with
+    /// [`MissingPage::NotReady`], and a sampler that asks for such a page
+    /// puts it first among the wanted ones.
+    pub fn open_host(prefix: Vec<u8>, file_len: u64, options: StreamOptions) -> Result<Stream> {
+        if options.missing_page != MissingPage::NotReady {
+            return Err(Error::InvalidSettings {
+                message: "a stream whose pages the host provides needs MissingPage::NotReady: \
+                          it cannot read a missing page itself"
+                    .into(),
+            });
+        }
+        let options = options.with_prefetch(false);
+        Stream::open_with(HostPrefix { prefix, file_len }, options, true)
+    }
+
+    fn open_with(source: impl Source, options: StreamOptions, host: bool) -> Result<Stream> {
         options.check()?;
         let describe = source.describe();
         let _span = tracing::debug_span!("stream_open", source = %describe).entered();
@@ -384,6 +478,7 @@ impl Stream {
             corrupt: index.pages().iter().map(|_| OnceLock::new()).collect(),
             index,
             playheads: Default::default(),
+            host: host.then(Default::default),
             #[cfg(test)]
             evict_on_install: Default::default(),
             #[cfg(test)]
@@ -501,6 +596,13 @@ impl Stream {
     pub(crate) fn hint(&self, hint: Hint) {
         if let Some(p) = &self.inner.prefetcher {
             p.send(Request::Hint(hint));
+        } else if let Some(host) = &self.inner.shared.host {
+            let mut host = host.lock().unwrap_or_else(|e| e.into_inner());
+            match host.hints.iter_mut().find(|h| h.player == hint.player) {
+                Some(h) => *h = hint,
+                None => host.hints.push(hint),
+            }
+            self.inner.shared.playheads.set(host.hints.clone());
         }
     }
 
@@ -530,7 +632,97 @@ impl Stream {
     pub(crate) fn leave(&self, player: u64) {
         if let Some(p) = &self.inner.prefetcher {
             p.send(Request::Leave(player));
+        } else if let Some(host) = &self.inner.shared.host {
+            let mut host = host.lock().unwrap_or_else(|e| e.into_inner());
+            host.hints.retain(|h| h.player != player);
+            self.inner.shared.playheads.set(host.hints.clone());
         }
+    }
+
+    /// Host-driven I/O ([`Stream::open_host`]): the pages the stream wants
+    /// next, at most `max`, most needed first: those not-ready samplers
+    /// asked for, in the order asked, then those the playheads reach within
+    /// the lookahead, soonest first. Resident pages are left out. Empty for
+    /// a stream that reads its own pages.
+    pub fn wanted_pages(&self, max: usize) -> Vec<PageRequest> {
+        let shared = &self.inner.shared;
+        let Some(host) = &shared.host else {
+            return Vec::new();
+        };
+        let (urgent, hints) = {
+            let host = host.lock().unwrap_or_else(|e| e.into_inner());
+            (host.urgent.clone(), host.hints.clone())
+        };
+        let plan = Scorer::new(&shared.index, hints).plan(self.inner.options.lookahead_seconds);
+        let mut wanted: Vec<PageRequest> = Vec::new();
+        let candidates = urgent
+            .into_iter()
+            .chain(plan.into_iter().map(|(page, _)| page));
+        for page in candidates {
+            if wanted.len() >= max {
+                break;
+            }
+            let resident = shared.cache.is_resident(page);
+            let corrupt = shared.corrupt[page].get().is_some();
+            if resident || corrupt || wanted.iter().any(|w| w.page == page) {
+                continue;
+            }
+            let entry = shared.index.pages()[page];
+            wanted.push(PageRequest {
+                page,
+                offset: entry.offset,
+                len: entry.stored_len as usize,
+            });
+        }
+        wanted
+    }
+
+    /// Host-driven I/O: hands over the stored bytes of `page` the host read
+    /// (at the offset and length [`Stream::wanted_pages`] gave). They are
+    /// checked like any page (length, checksum, lz4, every segment) and kept
+    /// within the budget: `Ok(false)` when there is no room for them now (a
+    /// page the playheads need sooner holds it). A page a not-ready sampler
+    /// asked for is always taken, as the prefetch thread takes it.
+    pub fn provide_page(&self, page: usize, bytes: Vec<u8>) -> Result<bool> {
+        let shared = &self.inner.shared;
+        let Some(host) = &shared.host else {
+            return Err(Error::InvalidSettings {
+                message:
+                    "provide_page: this stream reads its own pages (open it with Stream::open_host)"
+                        .into(),
+            });
+        };
+        let pages = shared.index.pages().len();
+        if page >= pages {
+            return Err(Error::InvalidSettings {
+                message: format!(
+                    "provide_page: page {page} does not exist: the stream has {pages}"
+                ),
+            });
+        }
+        let urgent = {
+            let mut host = host.lock().unwrap_or_else(|e| e.into_inner());
+            match host.urgent.iter().position(|&p| p == page) {
+                Some(i) => {
+                    host.urgent.remove(i);
+                    true
+                }
+                None => false,
+            }
+        };
+        let admission = match urgent {
+            true => Admission::Urgent,
+            false => Admission::Prefetch(shared.playheads.scorer(&shared.index).score(page)),
+        };
+        let loaded = shared.install_provided(page, admission, PageData::owned(bytes));
+        if urgent && !matches!(loaded, Ok(Some(_))) {
+            // Still wanted: keep it first in line.
+            let mut host = host.lock().unwrap_or_else(|e| e.into_inner());
+            if !host.urgent.contains(&page) && loaded.is_ok() {
+                host.urgent.push_front(page);
+            }
+        }
+        Ok(loaded?.is_some())
     }
 
     /// The resident page `page`, loading it by the missing-page policy.
@@ -557,6 +749,11 @@ impl Stream {
             Counters::add(&counters.not_ready, 1);
             if let Some(p) = &self.inner.prefetcher {
                 p.send(Request::Load(page));
+            } else if let Some(host) = &self.inner.shared.host {
+                let mut host = host.lock().unwrap_or_else(|e| e.into_inner());
+                if !host.urgent.contains(&page) {
+                    host.urgent.push_back(page);
+                }
             }
             return Err(Error::PageNotReady { page });
         }

@@ -277,6 +277,42 @@ impl Source for MappedSource {
     }
 }
 
+/// The table of contents of a container whose pages a host provides
+/// ([`Stream::open_host`](super::Stream::open_host)): reads inside the
+/// prefix succeed, reads of pages fail (the host hands those over).
+#[derive(Debug)]
+pub(crate) struct HostPrefix {
+    pub prefix: Vec<u8>,
+    pub file_len: u64,
+}
+
+impl Source for HostPrefix {
+    fn len(&self) -> u64 {
+        self.file_len
+    }
+
+    fn read(&self, offset: u64, len: usize) -> io::Result<PageData> {
+        check_range(offset, len, self.file_len)?;
+        let start = offset as usize;
+        match self.prefix.get(start..start + len) {
+            Some(bytes) => Ok(PageData::owned(bytes.to_vec())),
+            None => Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "bytes {offset}..{} are past the {} bytes of table of contents the host gave; \
+                     the host provides pages with Stream::provide_page",
+                    offset + len as u64,
+                    self.prefix.len()
+                ),
+            )),
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!("host-provided pages ({} bytes)", self.file_len)
+    }
+}
+
 /// A container in memory. Reads borrow from it.
 #[derive(Clone, Debug)]
 pub struct MemorySource {

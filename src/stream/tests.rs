@@ -1142,3 +1142,88 @@ fn the_harness_reports_the_worst_wait_of_a_non_blocking_stream() {
     assert_eq!(combined.worst_wait_s, 7.0 / 30.0);
     assert_eq!(combined.worst_wait_wall_ms, 3.5);
 }
+
+/// The host's side of host-driven I/O: the file's bytes, read on request.
+fn open_by_host(options: StreamOptions) -> (Stream, &'static [u8]) {
+    let bytes = encoded(false);
+    let header = Header::parse(&bytes[..HEADER_LEN], bytes.len() as u64).unwrap();
+    let prefix = bytes[..header.pages_offset as usize].to_vec();
+    let stream = Stream::open_host(prefix, bytes.len() as u64, options).unwrap();
+    (stream, bytes)
+}
+
+#[test]
+fn a_host_brings_the_pages_the_stream_asks_for_and_every_pose_is_right() {
+    let options = StreamOptions::default().with_missing_page(MissingPage::NotReady);
+    let (stream, bytes) = open_by_host(options);
+    let reader = StreamReader::open(bytes.to_vec()).unwrap();
+    assert!(!stream.prefetcher_running());
+    assert_eq!(stream.stats().page_loads, 0);
+    let mut player = Player::new(&stream);
+    let mut expected = vec![Transform::IDENTITY; reader.meta().num_bones()];
+    let (mut ready, mut waiting, mut provided) = (0, 0, 0);
+    for frame in 0..600 {
+        if frame == 300 {
+            // A jump: the stream asks for the pages of the new place.
+            player.seek(17.0).unwrap();
+        }
+        let step = player.advance(1.0 / 30.0).unwrap();
+        if step.ready {
+            ready += 1;
+            reader.sample(player.time() as f32, &mut expected).unwrap();
+            assert_eq!(player.pose(), &expected[..], "frame {frame}");
+        } else {
+            waiting += 1;
+        }
+        // The host's loop: read what the stream wants, hand it over.
+        for want in stream.wanted_pages(2) {
+            let stored = &bytes[want.offset as usize..want.offset as usize + want.len];
+            if stream.provide_page(want.page, stored.to_vec()).unwrap() {
+                provided += 1;
+            }
+        }
+    }
+    // The first frame waits for the host; after that the wanted pages
+    // come ahead of the playhead, and the jump costs at most a frame or two.
+    assert!(waiting <= 4, "{waiting} frames waited for the host");
+    assert_eq!(ready + waiting, 600);
+    assert!(provided >= 2, "{provided} pages provided");
+    assert_eq!(stream.stats().page_loads, provided as u64);
+}
+
+#[test]
+fn host_driven_io_refuses_what_it_cannot_do_in_words() {
+    let bytes = encoded(false);
+    let header = Header::parse(&bytes[..HEADER_LEN], bytes.len() as u64).unwrap();
+    let prefix = bytes[..header.pages_offset as usize].to_vec();
+    // Blocking would need a read the stream cannot make.
+    let e = Stream::open_host(prefix.clone(), bytes.len() as u64, StreamOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("NotReady"), "{e}");
+    // Too short a prefix names what is missing.
+    let options = StreamOptions::default().with_missing_page(MissingPage::NotReady);
+    let e = Stream::open_host(prefix[..100].to_vec(), bytes.len() as u64, options.clone())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("table of contents"), "{e}");
+    let (stream, bytes) = open_by_host(options);
+    let pages = stream.index().pages().len();
+    let e = stream
+        .provide_page(pages, vec![0; 8])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains(&format!("page {pages} does not exist")), "{e}");
+    // Wrong bytes are a corrupt page, named, and never decoded.
+    let entry = stream.index().pages()[0];
+    let mut wrong = bytes[entry.offset as usize..][..entry.stored_len as usize].to_vec();
+    wrong[5] ^= 0xff;
+    let e = stream.provide_page(0, wrong).unwrap_err().to_string();
+    assert!(e.contains("page 0") && e.contains("checksum"), "{e}");
+    let mut pose = vec![Transform::IDENTITY; stream.meta().num_bones()];
+    assert!(stream.sample(0.0, &mut pose).is_err());
+    // A stream that reads its own pages has nothing to ask a host for.
+    let own = open(false, StreamOptions::default());
+    assert!(own.wanted_pages(8).is_empty());
+    assert!(own.provide_page(0, vec![]).is_err());
+}
