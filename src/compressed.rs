@@ -18,7 +18,7 @@ pub use crate::format::{
 };
 
 /// A compressed clip held in memory: metadata and segment bytes.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct CompressedClip {
     meta: ClipMeta,
     plan: DecodePlan,
@@ -27,6 +27,19 @@ pub struct CompressedClip {
     /// Decode tables of every segment.
     tables: DecodeTables,
     data: Vec<u8>,
+}
+
+// Sizes, not bytes: the metadata's name and counts, the segments' length.
+impl std::fmt::Debug for CompressedClip {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompressedClip")
+            .field("name", &self.meta.name)
+            .field("bones", &self.meta.num_bones())
+            .field("samples", &self.meta.num_samples())
+            .field("segments", &self.meta.segments.count())
+            .field("segment_bytes", &self.data.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl CompressedClip {

@@ -341,10 +341,7 @@ fn version_1_golden_files_read_bit_for_bit() {
             "{name}"
         );
         // The same file through the streaming reader, which loads its own pages.
-        let options = StreamOptions {
-            prefetch: false,
-            ..StreamOptions::default()
-        };
+        let options = StreamOptions::default().with_prefetch(false);
         let stream = Stream::open_file(&path, options).unwrap();
         let mut pose = vec![Transform::IDENTITY; bones];
         let mut streamed = vec![Transform::IDENTITY; bones];

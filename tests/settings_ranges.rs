@@ -84,10 +84,7 @@ fn stream_options_out_of_range_are_refused_at_open() {
         open(StreamOptions::default().with_lookahead_seconds(-1.0)),
         &["lookahead_seconds"],
     );
-    let options = StreamOptions {
-        tick: Duration::ZERO,
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::default().with_tick(Duration::ZERO);
     refused(open(options), &["tick must be in"]);
     open(StreamOptions::default().with_lookahead_seconds(MAX_LOOKAHEAD_SECONDS)).unwrap();
 }

@@ -437,12 +437,20 @@ impl ContainerIndex {
 
 /// What checking a page produced: its decoded bytes when it was lz4 (a raw
 /// page's decoded bytes are its stored bytes) and its decode tables.
-#[derive(Debug)]
 pub struct CheckedPage {
     /// The decoded bytes of an lz4 page; `None` for a raw page.
     pub decoded: Option<Vec<u8>>,
     /// Decoders and sample bits of the page's segments.
     pub tables: PageTables,
+}
+
+// Sizes, not bytes.
+impl std::fmt::Debug for CheckedPage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CheckedPage")
+            .field("decoded_bytes", &self.decoded.as_ref().map(Vec::len))
+            .finish_non_exhaustive()
+    }
 }
 
 /// The decode tables of every segment of one page.

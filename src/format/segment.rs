@@ -41,11 +41,20 @@ impl std::fmt::Display for SegmentFault {
 }
 
 /// A segment's bytes checked against the clip metadata, ready to decode.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct SegmentView<'a> {
     bytes: &'a [u8],
     tracks: usize,
     sample_bits: usize,
+}
+
+// Sizes, not bytes: a segment's bytes say nothing in a debug print.
+impl std::fmt::Debug for SegmentView<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SegmentView")
+            .field("bytes", &self.bytes.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'a> SegmentView<'a> {

@@ -63,6 +63,7 @@ impl Pattern {
 
 /// How to play a stream.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct PlayConfig {
     /// How the playhead moves.
     pub pattern: Pattern,

@@ -43,7 +43,6 @@ pub struct Advance {
 /// cache and the prefetch thread), so it can be kept in an engine's
 /// component and moved to another thread; dropping it takes its playhead
 /// out of the prefetcher's plans.
-#[derive(Debug)]
 pub struct Player {
     stream: Stream,
     id: u64,
@@ -66,6 +65,19 @@ pub struct Player {
     last_hint: Option<((usize, usize), f64, bool)>,
     /// Samples of the segments last warmed for the next update.
     warmed_samples: std::ops::Range<usize>,
+}
+
+// The playhead, not the pose: a pose of hundreds of bones says nothing here.
+impl std::fmt::Debug for Player {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Player")
+            .field("time", &self.time)
+            .field("rate", &self.rate)
+            .field("loop_mode", &self.loop_mode)
+            .field("bones", &self.pose.len())
+            .field("stream", &self.stream)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Player {

@@ -99,7 +99,7 @@ pub fn locate(meta: &ClipMeta, time: f32, rounding: SampleRounding) -> KeyPair {
 
 /// A segment ready to decode: its key bytes, the bits of one sample's keys,
 /// and its decode tables (see [`tables`]).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct SegmentRef<'a> {
     /// The key bytes (after the rates and range slots).
     pub keys: &'a [u8],
@@ -110,6 +110,18 @@ pub struct SegmentRef<'a> {
     /// One decoder per translation or scale track, in
     /// [`DecodePlan::vector_tracks`] order.
     pub vectors: &'a [KeyDecoder],
+}
+
+// Sizes, not bytes.
+impl std::fmt::Debug for SegmentRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SegmentRef")
+            .field("key_bytes", &self.keys.len())
+            .field("sample_bits", &self.sample_bits)
+            .field("groups", &self.groups.len())
+            .field("vectors", &self.vectors.len())
+            .finish()
+    }
 }
 
 impl SegmentRef<'_> {

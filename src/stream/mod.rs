@@ -89,6 +89,7 @@ pub const TICK_RANGE: std::ops::RangeInclusive<Duration> =
 
 /// How a stream holds and fetches pages.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct StreamOptions {
     /// Most bytes of resident pages (decoded bytes plus decode tables). Must
     /// hold at least two of the stream's largest pages. A prefetch never
@@ -148,6 +149,12 @@ impl StreamOptions {
     /// Turns the prefetch thread on or off.
     pub fn with_prefetch(mut self, prefetch: bool) -> Self {
         self.prefetch = prefetch;
+        self
+    }
+
+    /// Sets how often an active prefetcher looks at the playheads.
+    pub fn with_tick(mut self, tick: Duration) -> Self {
+        self.tick = tick;
         self
     }
 

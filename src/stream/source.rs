@@ -63,8 +63,15 @@ pub trait Source: Send + Sync + 'static {
 }
 
 /// Bytes read from a [`Source`].
-#[derive(Debug)]
 pub struct PageData(Repr);
+
+impl std::fmt::Debug for PageData {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PageData")
+            .field("bytes", &self.len())
+            .finish()
+    }
+}
 
 #[derive(Debug)]
 enum Repr {
@@ -280,10 +287,19 @@ impl Source for MappedSource {
 /// The table of contents of a container whose pages a host provides
 /// ([`Stream::open_host`](super::Stream::open_host)): reads inside the
 /// prefix succeed, reads of pages fail (the host hands those over).
-#[derive(Debug)]
 pub(crate) struct HostPrefix {
     pub prefix: Vec<u8>,
     pub file_len: u64,
+}
+
+// Sizes, not bytes (here and for the sources below).
+impl std::fmt::Debug for HostPrefix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostPrefix")
+            .field("prefix_bytes", &self.prefix.len())
+            .field("file_len", &self.file_len)
+            .finish()
+    }
 }
 
 impl Source for HostPrefix {
@@ -314,9 +330,17 @@ impl Source for HostPrefix {
 }
 
 /// A container in memory. Reads borrow from it.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct MemorySource {
     bytes: Arc<[u8]>,
+}
+
+impl std::fmt::Debug for MemorySource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemorySource")
+            .field("bytes", &self.bytes.len())
+            .finish()
+    }
 }
 
 impl MemorySource {
