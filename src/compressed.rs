@@ -5,17 +5,11 @@
 //! The format of its parts is [`crate::format`].
 
 use crate::clip::Transform;
-use crate::format::RANGE_SLOT_BYTES;
+use crate::format::{Channel, ClipMeta, SegmentFault, SegmentView, RANGE_SLOT_BYTES};
 use crate::metric::PoseSource;
 use crate::sample::plan::DecodePlan;
 use crate::sample::tables::DecodeTables;
 use crate::sample::{decode_for_metric, SampleError, Sampling, SegmentRef, SegmentSource};
-
-// The format's types, where they have always been found.
-pub use crate::format::{
-    constant_rotation, AnimatedTrack, Channel, ClipMeta, ConstantTrack, SegmentFault,
-    SegmentLayout, SegmentView,
-};
 
 /// A compressed clip held in memory: metadata and segment bytes.
 #[derive(Clone, PartialEq)]

@@ -22,8 +22,8 @@
 
 use std::sync::Arc;
 
-use cinestream::compressed::Channel;
 use cinestream::container::{encode_stream, StreamReader, WriteOptions};
+use cinestream::format::Channel;
 use cinestream::{
     compress, Bone, Clip, CompressSettings, CompressedClip, LengthUnit, LoopMode, LoopPolicy,
     Sampling, Skeleton, Transform,

@@ -18,12 +18,7 @@ use crate::format::{
     component_bits, rotation_from_xyz, AnimatedTrack, Channel, INV_MAX, RANGE_SLOT_BYTES,
     RATE_CONSTANT, RATE_FULL_PRECISION,
 };
-// The format's key layout, where the decoders have always been found.
-pub use crate::format::{
-    bits_of, finish_rotation, key_bits, max_quantized, read_bits, unit_from_quantized, write_bits,
-    ClipRange, BIT_RATES, CONSTANT_VALUE_BITS, NO_EXTENT, NUM_RATES, RATE_HIGHEST_QUANTIZED,
-    SEGMENT_RANGE_BITS,
-};
+use crate::format::{max_quantized, unit_from_quantized, CONSTANT_VALUE_BITS};
 
 /// Reads the bits selected by `mask` (all low bits) starting at bit `bit`.
 #[inline(always)]
@@ -590,6 +585,7 @@ mod tests {
     use glam::Vec3;
 
     use super::*;
+    use crate::format::{bits_of, read_bits, write_bits, ClipRange};
 
     #[test]
     fn bits_round_trip_at_every_offset_and_width() {

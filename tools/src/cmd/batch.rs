@@ -160,7 +160,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .filter(|s| s.error.max_cm > args.threshold_cm)
         .count();
-    let mut histogram = [0u64; cinestream::sample::decode::NUM_RATES as usize];
+    let mut histogram = [0u64; cinestream::format::NUM_RATES as usize];
     for s in &results {
         for (h, v) in histogram.iter_mut().zip(s.rate_histogram) {
             *h += v;
@@ -254,7 +254,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "time                 {seconds:.2} s on {} threads, {kib_per_s:.0} raw KiB/s",
             pool.current_num_threads()
         );
-        let rates = cinestream::sample::decode::BIT_RATES;
+        let rates = cinestream::format::BIT_RATES;
         let total: u64 = histogram.iter().sum();
         let line: Vec<String> = rates
             .iter()

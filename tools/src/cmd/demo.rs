@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use cinestream::compress::{compress, CompressSettings};
 use cinestream::container::{write_stream, WriteOptions};
+use cinestream::format::BIT_RATES;
 use cinestream::play::harness::{self, Pattern, PlayConfig};
 use cinestream::procedural::{cinematic, CinematicSpec};
-use cinestream::sample::decode::BIT_RATES;
 use cinestream::stream::StreamOptions;
 use cinestream::CompressedClip;
 

@@ -3,11 +3,11 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use cinestream::compressed::Channel;
 use cinestream::container::{
     ContainerIndex, StreamReader, COMPRESSION_LZ4, FLAG_LZ4_PAGES, HEADER_LEN,
 };
-use cinestream::sample::decode::{key_bits, BIT_RATES, NUM_RATES};
+use cinestream::format::Channel;
+use cinestream::format::{key_bits, BIT_RATES, NUM_RATES};
 use cinestream::LoopMode;
 use serde::Serialize;
 

@@ -582,7 +582,7 @@ fn pack_clip(args: &Args, clip: &Clip, output: PathBuf, sources: usize) -> anyho
 
 /// The bit rates and errors of every packed clip, in one picture.
 fn draw(path: &Path, packed: &[Packed]) -> anyhow::Result<()> {
-    let mut rates = [0u64; cinestream::sample::decode::NUM_RATES as usize];
+    let mut rates = [0u64; cinestream::format::NUM_RATES as usize];
     let mut errors = Vec::new();
     for p in packed {
         for (total, n) in rates.iter_mut().zip(p.stats.rate_histogram) {

@@ -5,8 +5,8 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use cinestream::compressed::ClipMeta;
 use cinestream::container::StreamReader;
+use cinestream::format::ClipMeta;
 use cinestream::import::{self, ImportOptions};
 use cinestream::metric::{measure_error, ErrorReport, MetricSettings};
 use cinestream::Clip;

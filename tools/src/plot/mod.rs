@@ -93,7 +93,7 @@ pub struct PackFigure<'a> {
     /// Headline over both panels.
     pub title: String,
     /// Animated (track, segment) pairs at each index of
-    /// [`BIT_RATES`](cinestream::sample::decode::BIT_RATES).
+    /// [`BIT_RATES`](cinestream::format::BIT_RATES).
     pub rate_counts: &'a [u64],
     /// Decoded object-space error of every bone at every sample, in cm.
     pub errors_cm: &'a [f64],
@@ -202,7 +202,7 @@ fn encode_png(rgb: &[u8], width: u32, height: u32) -> anyhow::Result<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
-    use cinestream::sample::decode::BIT_RATES;
+    use cinestream::format::BIT_RATES;
 
     use super::*;
 

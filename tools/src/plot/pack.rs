@@ -3,8 +3,8 @@
 
 use std::ops::Range;
 
+use cinestream::format::BIT_RATES;
 use cinestream::metric::Percentiles;
-use cinestream::sample::decode::BIT_RATES;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
