@@ -15,7 +15,7 @@
 #[cfg(feature = "pipeline")]
 pub mod harness;
 
-use crate::sample::{SampleRounding, Sampling};
+use crate::sample::{KeyPair, SampleRounding, Sampling};
 use glam::Vec3;
 
 use crate::clip::{LoopMode, Transform};
@@ -65,6 +65,10 @@ pub struct Player {
     last_hint: Option<((usize, usize), f64, bool)>,
     /// Samples of the segments last warmed for the next update.
     warmed_samples: std::ops::Range<usize>,
+    /// The keys of the time the last update warmed for the next one: when
+    /// the next update lands there (a steady step), it decodes them without
+    /// locating again.
+    next_keys: Option<(f64, KeyPair)>,
 }
 
 // The playhead, not the pose: a pose of hundreds of bones says nothing here.
@@ -100,6 +104,7 @@ impl Player {
             anchor: Some(0.0),
             last_hint: None,
             warmed_samples: 0..0,
+            next_keys: None,
         }
     }
 
@@ -261,7 +266,11 @@ impl Player {
 
     /// Samples at the playhead; false when the page is not resident yet.
     fn sample(&mut self) -> Result<bool> {
-        match self.stream.sample(self.time as f32, &mut self.pose) {
+        let keys = match self.next_keys.take() {
+            Some((time, keys)) if time == self.time => keys,
+            _ => crate::sample::locate(self.stream.meta(), self.time as f32, SampleRounding::None),
+        };
+        match self.stream.sample_keys(keys, &mut self.pose) {
             Ok(()) => {
                 self.root_now = self.pose[self.root_bone].translation;
                 self.anchor = None;
@@ -279,11 +288,12 @@ impl Player {
         let meta = self.stream.meta();
         let next = self.place(self.time + dt * self.rate).0;
         let keys = crate::sample::locate(meta, next as f32, SampleRounding::None);
+        self.next_keys = Some((next, keys));
         let warmed = self.warmed_samples.clone();
         if warmed.contains(&keys.a) && warmed.contains(&keys.b) {
             return;
         }
-        self.stream.warm(next as f32);
+        self.stream.warm_keys(keys);
         let samples_of = |sample: usize| {
             let (start, len) = meta.segments.segment(meta.segments.locate(sample).0);
             start..start + len
@@ -336,6 +346,22 @@ mod tests {
     use crate::compress::{compress, CompressSettings, LoopPolicy};
     use crate::container::{encode_stream, WriteOptions};
     use crate::stream::StreamOptions;
+
+    #[test]
+    fn a_steady_frame_locates_its_time_once() {
+        let stream = walking_stream();
+        stream.preload_all().unwrap();
+        let mut player = Player::new(&stream);
+        player.advance(1.0 / 60.0).unwrap();
+        let before = crate::sample::LOCATES.with(|n| n.get());
+        for _ in 0..20 {
+            assert!(player.advance(1.0 / 60.0).unwrap().ready);
+        }
+        let locates = crate::sample::LOCATES.with(|n| n.get()) - before;
+        // One per frame: the warm-up's locate of the next time is the next
+        // frame's decode. (Three before: decode, warm-up plan, warm.)
+        assert_eq!(locates, 20, "{locates} locates in 20 frames");
+    }
 
     /// What an engine keeps in a component: a player, nothing borrowed.
     struct CutsceneComponent {

@@ -52,8 +52,16 @@ pub struct KeyPair {
 /// `i` exactly.
 const SNAP: f64 = 1.0e-4;
 
+#[cfg(test)]
+thread_local! {
+    /// Tests: how many times this thread located a time.
+    pub(crate) static LOCATES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// The two samples around `time` (seconds) and the blend between them.
 pub fn locate(meta: &ClipMeta, time: f32, rounding: SampleRounding) -> KeyPair {
+    #[cfg(test)]
+    LOCATES.with(|n| n.set(n.get() + 1));
     let n = meta.num_samples();
     let last = n - 1;
     let mut position = time as f64 * meta.sample_rate as f64;
@@ -284,11 +292,15 @@ pub trait Sampling: SegmentSource + Sized {
     /// enters a new segment, so that the frame that does finds the segment's
     /// tables and keys in cache.
     fn warm(&self, time: f32) {
+        self.warm_keys(locate(self.clip_meta(), time, SampleRounding::None));
+    }
+
+    /// [`Sampling::warm`] for keys already located (see [`locate`]).
+    fn warm_keys(&self, keys: KeyPair) {
         let meta = self.clip_meta();
         if meta.animated.is_empty() {
             return;
         }
-        let keys = locate(meta, time, SampleRounding::None);
         let (segment_a, local_a) = meta.segments.locate(keys.a);
         let (segment_b, local_b) = meta.segments.locate(keys.b);
         let Some(handle_a) = self.resident_segment(segment_a) else {
@@ -309,6 +321,13 @@ pub trait Sampling: SegmentSource + Sized {
             // The second key's segment is not resident: warm the first alone.
             (None, false) => prefetch_keys_of(&a, bit_a, None, bit_a),
         }
+    }
+
+    /// Samples every bone between two keys already located (see
+    /// [`locate`]): what [`Sampling::sample`] does after locating. A caller
+    /// that located a time to warm it decodes it with no second locate.
+    fn sample_keys(&self, keys: KeyPair, pose: &mut [Transform]) -> Result<(), Self::Error> {
+        decode_keys(self.clip_meta(), self.decode_plan(), self, keys, pose)
     }
 
     /// Decodes the stored sample `index` (clamped to the last) exactly.
