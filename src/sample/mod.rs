@@ -454,38 +454,10 @@ pub fn decode_keys<S: SegmentSource>(
         }
         .into());
     }
-    if meta.animated.is_empty() {
-        pose.copy_from_slice(meta.base_pose());
-        return Ok(());
-    }
-    // Segments first: if one is unavailable, `pose` keeps what it held.
-    let (bracket, handle_a, handle_b) = bracketing_segments(meta, source, keys)?;
-    let (a, bit_a, b, bit_b) = bracket.resolve(&handle_a, &handle_b);
-    check_tables(plan, bracket.segment_a, &a, &b)?;
-    prefetch_keys_of(&a, bit_a, handle_b.is_some().then_some(&b), bit_b);
-    pose.copy_from_slice(meta.base_pose());
-    // Rotations four at a time, side by side.
-    for ((group, group_a), group_b) in plan.rotation_groups().iter().zip(a.groups).zip(b.groups) {
-        let lanes_a = group_a.read(a.keys, bit_a);
-        let lanes_b = group_b.read(b.keys, bit_b);
-        let rotations = blend_lanes(&lanes_a, &lanes_b, keys.alpha, &group.reference);
-        for lane in 0..group.len {
-            pose[group.bones[lane] as usize].rotation = rotations[lane];
-        }
-    }
-    for ((&t, vector_a), vector_b) in plan.vector_tracks().iter().zip(a.vectors).zip(b.vectors) {
-        let track = &meta.animated[t as usize];
-        let va = vector_a.read(a.keys, bit_a);
-        let vb = vector_b.read(b.keys, bit_b);
-        blend_vector(
-            &mut pose[track.bone as usize],
-            track.channel,
-            va,
-            vb,
-            keys.alpha,
-        );
-    }
-    Ok(())
+    // The base pose in one copy, then the animated channels over it.
+    decode_with(meta, plan, source, keys, &mut OverBase(pose), |w| {
+        w.0.copy_from_slice(meta.base_pose())
+    })
 }
 
 /// Decodes the pose blended between two samples (see [`locate`]) into
@@ -498,12 +470,56 @@ pub fn decode_keys_into<S: SegmentSource, W: PoseWriter + ?Sized>(
     keys: KeyPair,
     writer: &mut W,
 ) -> Result<(), S::Error> {
-    if !meta.animated.is_empty() {
-        // Segments first: if one is unavailable, nothing is written.
+    decode_with(meta, plan, source, keys, writer, |_| {})
+}
+
+/// A pose whose still channels come from one copy of the base pose
+/// ([`decode_keys`]): it takes only the animated channels from the decode.
+struct OverBase<'a>(&'a mut [Transform]);
+
+impl PoseWriter for OverBase<'_> {
+    #[inline(always)]
+    fn wants_still_channels(&self) -> bool {
+        false
+    }
+
+    #[inline(always)]
+    fn rotation(&mut self, bone: usize, rotation: glam::Quat) {
+        self.0.rotation(bone, rotation);
+    }
+
+    #[inline(always)]
+    fn translation(&mut self, bone: usize, translation: glam::Vec3) {
+        self.0.translation(bone, translation);
+    }
+
+    #[inline(always)]
+    fn scale(&mut self, bone: usize, scale: glam::Vec3) {
+        self.0.scale(bone, scale);
+    }
+}
+
+/// The one decode of a pose: fetches and checks both keys' segments (on an
+/// error nothing is written), calls `start`, then writes the animated
+/// channels and, if the writer wants them, the still ones.
+#[inline(always)]
+fn decode_with<S: SegmentSource, W: PoseWriter + ?Sized>(
+    meta: &ClipMeta,
+    plan: &DecodePlan,
+    source: &S,
+    keys: KeyPair,
+    writer: &mut W,
+    start: impl FnOnce(&mut W),
+) -> Result<(), S::Error> {
+    if meta.animated.is_empty() {
+        start(writer);
+    } else {
         let (bracket, handle_a, handle_b) = bracketing_segments(meta, source, keys)?;
         let (a, bit_a, b, bit_b) = bracket.resolve(&handle_a, &handle_b);
         check_tables(plan, bracket.segment_a, &a, &b)?;
         prefetch_keys_of(&a, bit_a, handle_b.is_some().then_some(&b), bit_b);
+        start(writer);
+        // Rotations four at a time, side by side.
         for ((group, group_a), group_b) in plan.rotation_groups().iter().zip(a.groups).zip(b.groups)
         {
             let lanes_a = group_a.read(a.keys, bit_a);
@@ -525,10 +541,11 @@ pub fn decode_keys_into<S: SegmentSource, W: PoseWriter + ?Sized>(
             }
             let va = vector_a.read(a.keys, bit_a);
             let vb = vector_b.read(b.keys, bit_b);
-            let v = (va + (vb - va) * keys.alpha).truncate();
+            let v = lerp_vector(va, vb, keys.alpha);
             match track.channel {
                 Channel::Translation => writer.translation(bone, v),
                 Channel::Scale => writer.scale(bone, v),
+                // Rotations are decoded four at a time above.
                 Channel::Rotation => {}
             }
         }
@@ -645,10 +662,17 @@ fn blend_lanes(
     .to_quats()
 }
 
+/// Lerps a translation or scale key pair: one arithmetic for poses, one
+/// bone and writers.
+#[inline(always)]
+fn lerp_vector(a: Vec4, b: Vec4, alpha: f32) -> glam::Vec3 {
+    (a + (b - a) * alpha).truncate()
+}
+
 /// Lerps a translation or scale key pair into its channel.
 #[inline(always)]
 fn blend_vector(out: &mut Transform, channel: Channel, a: Vec4, b: Vec4, alpha: f32) {
-    let v = (a + (b - a) * alpha).truncate();
+    let v = lerp_vector(a, b, alpha);
     match channel {
         Channel::Translation => out.translation = v,
         Channel::Scale => out.scale = v,
