@@ -847,7 +847,7 @@ impl Gate {
         let start = Instant::now();
         while state.2 == mine {
             // A hang guard, not a speed test.
-            if start.elapsed() > Duration::from_secs(60) {
+            if start.elapsed() > Duration::from_secs(120) {
                 state.1 -= 1;
                 self.broken.store(true, std::sync::atomic::Ordering::SeqCst);
                 return;
