@@ -287,6 +287,33 @@ impl SplitMix64 {
 /// tests use. It coils rather than runs straight because `f32` rotations
 /// composed down a straight chain metres long cannot keep 0.01 cm.
 pub fn coiled_chain(bones: usize, samples: usize) -> Clip {
+    chain("chain", bones, samples, |t, phase| {
+        Quat::from_euler(
+            EulerRot::XYZ,
+            0.02 * (1.3 * t + phase).sin(),
+            0.01 * (0.7 * t + 2.0 * phase).cos(),
+            0.3 + 0.015 * (1.9 * t + phase).sin(),
+        )
+    })
+}
+
+/// A straight chain of `bones` bones of 1 cm, each turning a few
+/// thousandths of a radian: five metres at 500 bones, where the rounding of
+/// every rotation adds up at the tip (the root still travels 10 cm/s).
+pub fn straight_chain(bones: usize, samples: usize) -> Clip {
+    chain("straight", bones, samples, |t, phase| {
+        Quat::from_euler(
+            EulerRot::XYZ,
+            0.002 * (1.3 * t + phase).sin(),
+            0.001 * (0.7 * t + 2.0 * phase).cos(),
+            0.0015 * (1.9 * t + phase).sin(),
+        )
+    })
+}
+
+/// A chain of bones 1 cm apart whose bone `b` turns by `rotation(t, 0.37 b)`
+/// at time `t`, its root travelling 10 cm/s along x.
+fn chain(name: &str, bones: usize, samples: usize, rotation: impl Fn(f32, f32) -> Quat) -> Clip {
     let bones = bones.max(1);
     let chain: Vec<Bone> = (0..bones)
         .map(|b| Bone {
@@ -306,18 +333,12 @@ pub fn coiled_chain(bones: usize, samples: usize) -> Clip {
         let t = s as f32 / 30.0;
         let mut pose = skeleton.bind_pose();
         for (b, local) in pose.iter_mut().enumerate() {
-            let phase = b as f32 * 0.37;
-            local.rotation = Quat::from_euler(
-                EulerRot::XYZ,
-                0.02 * (1.3 * t + phase).sin(),
-                0.01 * (0.7 * t + 2.0 * phase).cos(),
-                0.3 + 0.015 * (1.9 * t + phase).sin(),
-            );
+            local.rotation = rotation(t, b as f32 * 0.37);
         }
         pose[0].translation = Vec3::new(10.0 * t, 0.0, 0.0);
         poses.extend(pose);
     }
-    Clip::from_poses("chain", skeleton, 30.0, LengthUnit::CENTIMETRE, poses)
+    Clip::from_poses(name, skeleton, 30.0, LengthUnit::CENTIMETRE, poses)
         .unwrap_or_else(|e| unreachable!("procedural motion is finite and well formed: {e}"))
 }
 

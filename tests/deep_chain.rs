@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 use cinestream::metric::measure_error;
-use cinestream::procedural::coiled_chain;
+use cinestream::procedural::{coiled_chain, straight_chain};
 use cinestream::{compress, CompressSettings};
 
 #[test]
@@ -29,40 +29,6 @@ fn a_300_bone_chain_keeps_the_threshold_at_every_bone_and_sample() {
     // from the root and every bone's error is real.
     assert!(report.max_cm > 0.001, "{}", report.max_cm);
     assert!(stats.ratio() > 5.0, "ratio {}", stats.ratio());
-}
-
-/// A straight chain of `bones` bones of 1 cm, each turning a little.
-fn straight_chain(bones: usize, samples: usize) -> cinestream::Clip {
-    use cinestream::{Bone, Clip, LengthUnit, Skeleton, Transform};
-    use glam::{EulerRot, Quat, Vec3};
-    let chain: Vec<Bone> = (0..bones)
-        .map(|b| Bone {
-            name: format!("b{b}"),
-            parent: b.checked_sub(1),
-            bind: Transform::from_rotation_translation(
-                Quat::IDENTITY,
-                Vec3::new(0.0, if b == 0 { 0.0 } else { 1.0 }, 0.0),
-            ),
-        })
-        .collect();
-    let skeleton = std::sync::Arc::new(Skeleton::new(chain).expect("a chain is a skeleton"));
-    let mut poses = Vec::new();
-    for s in 0..samples {
-        let t = s as f32 / 30.0;
-        let mut pose = skeleton.bind_pose();
-        for (b, local) in pose.iter_mut().enumerate() {
-            let phase = b as f32 * 0.37;
-            local.rotation = Quat::from_euler(
-                EulerRot::XYZ,
-                0.002 * (1.3 * t + phase).sin(),
-                0.001 * (0.7 * t + 2.0 * phase).cos(),
-                0.0015 * (1.9 * t + phase).sin(),
-            );
-        }
-        poses.extend(pose);
-    }
-    Clip::from_poses("straight", skeleton, 30.0, LengthUnit::CENTIMETRE, poses)
-        .expect("the motion is finite")
 }
 
 #[test]
