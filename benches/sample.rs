@@ -84,21 +84,22 @@ fn fixtures() -> [Fixture; 2] {
 }
 
 /// `count` times in `[0, duration]` from a xorshift generator.
-fn random_times(duration: f32, count: usize) -> Vec<f32> {
+fn random_times(duration: f64, count: usize) -> Vec<f64> {
     let mut state = 0x9E37_79B9_7F4A_7C15u64;
     (0..count)
         .map(|_| {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
-            (state >> 40) as f32 / (1u64 << 24) as f32 * duration
+            (state >> 40) as f64 / (1u64 << 24) as f64 * duration
         })
         .collect()
 }
 
 /// Samples the uncompressed poses at `time` (clamped): lerp for translation
 /// and scale, normalized lerp along the shortest arc for rotation.
-fn raw_sample(clip: &Clip, time: f32, pose: &mut [Transform]) {
+fn raw_sample(clip: &Clip, time: f64, pose: &mut [Transform]) {
+    let time = time as f32;
     let bones = clip.num_bones();
     let last = clip.num_samples() - 1;
     let position = (time * clip.sample_rate()).clamp(0.0, last as f32);
@@ -125,7 +126,7 @@ fn bench_sampling(c: &mut Criterion, fixtures: &[Fixture]) {
     for f in fixtures {
         let reader = &f.reader;
         let bones = reader.meta().num_bones();
-        let duration = reader.meta().duration() as f32;
+        let duration = reader.meta().duration();
         let times = random_times(duration, RANDOM_TIMES);
         let mut pose = vec![Transform::IDENTITY; bones];
         let mut group = c.benchmark_group(format!("sample/{}", f.label));

@@ -149,7 +149,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 // The engine holds last frame's pose; the page is on its way.
                 waited += 1;
             } else {
-                let time = component.player.time() as f32;
+                let time = component.player.time();
                 let mut writer = Remap {
                     writer: &mut component.pose,
                     map: &component.map,

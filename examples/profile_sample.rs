@@ -13,14 +13,14 @@ fn main() -> Result<(), cinestream::Error> {
     let reader = StreamReader::open_file(std::path::Path::new(&path))?;
     assert!(reader.verify().is_sound());
     let mut pose = vec![Transform::IDENTITY; reader.meta().num_bones()];
-    let duration = reader.meta().duration() as f32;
+    let duration = reader.meta().duration();
     let mut x = 12345u32;
     let start = std::time::Instant::now();
     for _ in 0..n {
         x ^= x << 13;
         x ^= x >> 17;
         x ^= x << 5;
-        reader.sample((x as f32 / u32::MAX as f32) * duration, &mut pose)?;
+        reader.sample((x as f64 / u32::MAX as f64) * duration, &mut pose)?;
         std::hint::black_box(&pose);
     }
     println!(

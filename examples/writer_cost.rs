@@ -62,14 +62,14 @@ fn main() -> Result<(), cinestream::Error> {
     let reader = StreamReader::open(bytes)?;
     assert!(reader.verify().is_sound());
     let bones = reader.meta().num_bones();
-    let duration = reader.meta().duration() as f32;
+    let duration = reader.meta().duration();
     let mut x = 12345u32;
-    let times: Vec<f32> = (0..20_000)
+    let times: Vec<f64> = (0..20_000)
         .map(|_| {
             x ^= x << 13;
             x ^= x >> 17;
             x ^= x << 5;
-            (x as f32 / u32::MAX as f32) * duration
+            (x as f64 / u32::MAX as f64) * duration
         })
         .collect();
     let mut pose = vec![Transform::IDENTITY; bones];

@@ -221,7 +221,7 @@ fn write_golden_files() {
         }
         let mut between_poses = Vec::new();
         for &time in &between {
-            reader.sample(time, &mut pose).unwrap();
+            reader.sample(f64::from(time), &mut pose).unwrap();
             between_poses.push(record(time, &pose, None));
         }
         let expected = json!({
@@ -361,15 +361,15 @@ fn version_1_golden_files_read_bit_for_bit() {
                     .collect();
                 assert_eq!(want.len(), bones, "{name}: {part} at {time}");
                 let mut got: Vec<(&str, Vec<String>)> = Vec::new();
-                reader.sample(time, &mut pose).unwrap();
+                reader.sample(f64::from(time), &mut pose).unwrap();
                 got.push(("sample", pose.iter().map(hex).collect()));
                 got.push((
                     "sample_bone",
                     (0..bones)
-                        .map(|b| hex(&reader.sample_bone(b, time).unwrap()))
+                        .map(|b| hex(&reader.sample_bone(b, f64::from(time)).unwrap()))
                         .collect(),
                 ));
-                stream.sample(time, &mut streamed).unwrap();
+                stream.sample(f64::from(time), &mut streamed).unwrap();
                 got.push(("stream", streamed.iter().map(hex).collect()));
                 if let Some(key) = field(entry, "key").as_u64() {
                     reader.decode_sample(key as usize, &mut pose).unwrap();

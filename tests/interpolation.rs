@@ -110,8 +110,8 @@ fn moving_clip(samples: usize) -> Clip {
 /// Where the sampler should blend for `time`: the two stored samples and
 /// the weight of the second, computed here in `f64` from the definition
 /// (sample position `time * rate`, clamped or wrapped).
-fn bracket(time: f32, samples: usize, mode: LoopMode) -> (usize, usize, f64) {
-    let position = time as f64 * RATE as f64;
+fn bracket(time: f64, samples: usize, mode: LoopMode) -> (usize, usize, f64) {
+    let position = time * RATE as f64;
     let last = samples - 1;
     match mode {
         LoopMode::Clamp => {
@@ -129,7 +129,7 @@ fn bracket(time: f32, samples: usize, mode: LoopMode) -> (usize, usize, f64) {
 
 /// Times between samples: each step at each of [`FRACTIONS`]; past both
 /// ends; and, wrapping, across the loop and a few loops away.
-fn times(samples: usize, mode: LoopMode) -> Vec<f32> {
+fn times(samples: usize, mode: LoopMode) -> Vec<f64> {
     let steps = match mode {
         LoopMode::Clamp => samples - 1,
         // The last step runs from the last stored sample back to the first.
@@ -138,19 +138,17 @@ fn times(samples: usize, mode: LoopMode) -> Vec<f32> {
     let mut out = Vec::new();
     for step in 0..steps {
         for f in FRACTIONS {
-            out.push(((step as f64 + f) / RATE as f64) as f32);
+            out.push((step as f64 + f) / RATE as f64);
         }
     }
     let period = samples as f64 / RATE as f64;
     match mode {
-        LoopMode::Clamp => {
-            out.extend([-0.4, -1.0 / RATE, 1e3, ((steps as f64 + 0.5) / 30.0) as f32])
-        }
+        LoopMode::Clamp => out.extend([-0.4, -1.0 / RATE as f64, 1e3, (steps as f64 + 0.5) / 30.0]),
         LoopMode::Wrap => {
             for f in FRACTIONS {
                 for loops in [-2.0, -1.0, 1.0, 3.0] {
                     for step in [0.0, 7.0, samples as f64 - 1.0] {
-                        out.push((loops * period + (step + f) / RATE as f64) as f32);
+                        out.push(loops * period + (step + f) / RATE as f64);
                     }
                 }
             }
@@ -232,7 +230,7 @@ fn decoded_keys(source: &CompressedClip) -> Vec<Vec<Transform>> {
     (0..samples)
         .map(|i| {
             let mut pose = vec![Transform::IDENTITY; bones];
-            source.sample(i as f32 / RATE, &mut pose).unwrap();
+            source.sample(i as f64 / RATE as f64, &mut pose).unwrap();
             let mut stored = vec![Transform::IDENTITY; bones];
             source.decode_sample(i, &mut stored).unwrap();
             for (bone, (p, s)) in pose.iter().zip(&stored).enumerate() {

@@ -76,10 +76,10 @@ fn compressed() -> CompressedClip {
     compress(&clip, &CompressSettings::default()).unwrap().0
 }
 
-fn times(duration: f64) -> Vec<f32> {
+fn times(duration: f64) -> Vec<f64> {
     (0..97)
-        .map(|i| (i as f64 * duration / 90.0 - 0.1) as f32)
-        .chain([f32::NAN, -5.0, 1e9])
+        .map(|i| i as f64 * duration / 90.0 - 0.1)
+        .chain([f64::NAN, -5.0, 1e9])
         .collect()
 }
 

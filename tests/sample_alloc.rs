@@ -77,14 +77,14 @@ fn allocations_in(f: impl FnOnce()) -> usize {
 }
 
 /// Pseudo-random times in `[0, duration]` (and a little outside), xorshift.
-fn random_times(duration: f32, count: usize) -> Vec<f32> {
+fn random_times(duration: f64, count: usize) -> Vec<f64> {
     let mut state = 0x2545_F491_4F6C_DD1Du64;
     (0..count)
         .map(|_| {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
-            ((state >> 40) as f32 / (1u64 << 24) as f32) * (duration + 0.2) - 0.1
+            ((state >> 40) as f64 / (1u64 << 24) as f64) * (duration + 0.2) - 0.1
         })
         .collect()
 }
@@ -139,12 +139,12 @@ fn sampling_a_warm_stream_allocates_nothing() {
 
     let meta = compressed.meta();
     let bones = meta.num_bones();
-    let duration = meta.duration() as f32;
-    let step = 1.0 / meta.sample_rate;
-    let forward: Vec<f32> = (0..meta.num_samples() * 2)
-        .map(|i| i as f32 * step * 0.5)
+    let duration = meta.duration();
+    let step = 1.0 / meta.sample_rate as f64;
+    let forward: Vec<f64> = (0..meta.num_samples() * 2)
+        .map(|i| i as f64 * step * 0.5)
         .collect();
-    let backward: Vec<f32> = forward.iter().rev().copied().collect();
+    let backward: Vec<f64> = forward.iter().rev().copied().collect();
     let random = random_times(duration, 2000);
     let mut pose = vec![Transform::IDENTITY; bones];
 

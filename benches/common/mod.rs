@@ -20,7 +20,7 @@ pub const SHORT_SAMPLES: usize = 152;
 /// Samples of the long clip (the longest file of the corpus).
 pub const LONG_SAMPLES: usize = 1901;
 /// One frame of a 30 fps game loop: the step of the forward and backward walks.
-pub const STEP: f32 = 1.0 / 30.0;
+pub const STEP: f64 = 1.0 / 30.0;
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/bandai-namco-1");
 
@@ -99,12 +99,12 @@ fn procedural(samples: usize) -> Clip {
 
 /// Full poses one frame apart, `step` seconds each (negative walks backward
 /// from the end), wrapping to the other end: what playback asks of a sampler.
-pub fn walk<S>(b: &mut Bencher<'_>, sampler: &S, pose: &mut [Transform], step: f32)
+pub fn walk<S>(b: &mut Bencher<'_>, sampler: &S, pose: &mut [Transform], step: f64)
 where
     S: Sampling,
     S::Error: std::fmt::Debug,
 {
-    let duration = sampler.clip_meta().duration() as f32;
+    let duration = sampler.clip_meta().duration();
     let mut t = if step < 0.0 { duration } else { 0.0 };
     b.iter(|| {
         sampler.sample(black_box(t), pose).expect("sample");

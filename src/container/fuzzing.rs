@@ -29,15 +29,15 @@ pub fn exercise(data: &[u8]) -> Outcome {
     let meta = reader.meta();
     let bones = meta.num_bones();
     let last = meta.num_samples() - 1;
-    let duration = meta.duration() as f32;
+    let duration = meta.duration();
     let times = [
         0.0,
         duration * 0.5,
         duration,
         -1.0,
-        f32::NAN,
-        f32::INFINITY,
-        f32::MAX,
+        f64::NAN,
+        f64::INFINITY,
+        f64::MAX,
     ];
     let mut pose = vec![Transform::IDENTITY; bones];
     let sample_all = |pose: &mut [Transform]| -> Result<(), String> {
@@ -78,7 +78,7 @@ pub fn exercise(data: &[u8]) -> Outcome {
 /// A stream over the same bytes, with room for two pages only so that it
 /// evicts all along, opens when the reader does and, on a sound file,
 /// samples exactly what the reader samples.
-fn stream_like_the_reader(data: &[u8], reader: &StreamReader<&[u8]>, times: &[f32], sound: bool) {
+fn stream_like_the_reader(data: &[u8], reader: &StreamReader<&[u8]>, times: &[f64], sound: bool) {
     let index = reader.index();
     let largest = (0..index.pages().len())
         .map(|p| index.resident_cost(p) as u64)

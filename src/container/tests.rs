@@ -166,10 +166,10 @@ fn sampling_at_key_times_returns_the_decoded_keys_exactly() {
     );
     for s in 0..50 {
         reader.decode_sample(s, &mut key).unwrap();
-        reader.sample(s as f32 / 30.0, &mut sampled).unwrap();
+        reader.sample(s as f64 / 30.0, &mut sampled).unwrap();
         assert_eq!(key, sampled, "sample {s}");
         for (bone, expected) in key.iter().enumerate() {
-            let one = reader.sample_bone(bone, s as f32 / 30.0).unwrap();
+            let one = reader.sample_bone(bone, s as f64 / 30.0).unwrap();
             assert_eq!(one, *expected, "bone {bone} sample {s}");
         }
     }
@@ -181,7 +181,7 @@ fn forward_backward_and_random_order_give_identical_poses() {
     let bytes = encoded(&clip, &WriteOptions::default().with_lz4(true));
     let reader = StreamReader::open(bytes).unwrap();
     let bones = reader.meta().num_bones();
-    let times: Vec<f32> = (0..400).map(|i| i as f32 * 0.01337).collect();
+    let times: Vec<f64> = (0..400).map(|i| i as f64 * 0.01337).collect();
     let sample_all = |order: &mut dyn Iterator<Item = usize>| {
         let mut out = vec![Vec::new(); times.len()];
         let mut pose = vec![Transform::IDENTITY; bones];
@@ -319,7 +319,7 @@ fn pose_and_bone_mistakes_are_errors_not_panics() {
     assert!(reader.sample_bone(99, 0.1).is_err());
     // Times outside the clip clamp; NaN and infinities do not panic.
     let mut pose = vec![Transform::IDENTITY; 4];
-    for t in [-5.0, 1e9, f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+    for t in [-5.0, 1e9, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
         reader.sample(t, &mut pose).unwrap();
     }
 }
@@ -417,7 +417,7 @@ fn rounding_modes_pick_the_bracketing_samples() {
         p
     };
     let key = |i| pose(&|p| reader.decode_sample(i, p).unwrap());
-    let at = |t: f32, r| pose(&|p| reader.sample_rounded(t, r, p).unwrap());
+    let at = |t: f64, r| pose(&|p| reader.sample_rounded(t, r, p).unwrap());
     let t = 10.3 / 30.0;
     assert_eq!(at(t, SampleRounding::Floor), key(10));
     assert_eq!(at(t, SampleRounding::Ceil), key(11));

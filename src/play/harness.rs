@@ -236,7 +236,7 @@ pub fn run(stream: &Stream, config: &PlayConfig) -> Result<PlayReport> {
     };
     stream.reset_stats();
     let preroll = Instant::now();
-    stream.preload(start_time as f32)?;
+    stream.preload(start_time)?;
     if start_time != 0.0 {
         player.seek(start_time)?;
     }

@@ -188,7 +188,7 @@ impl Player {
         };
         let previous = match self.anchor {
             None => self.root_now,
-            Some(t) => match self.stream.sample_bone(self.root_bone, t as f32) {
+            Some(t) => match self.stream.sample_bone(self.root_bone, t) {
                 Ok(root) => root.translation,
                 Err(Error::PageNotReady { .. }) => return Ok(not_ready),
                 Err(e) => return Err(e),
@@ -254,10 +254,7 @@ impl Player {
             return Ok(ends);
         }
         let at = |t: f64| -> Result<Vec3> {
-            Ok(self
-                .stream
-                .sample_bone(self.root_bone, t as f32)?
-                .translation)
+            Ok(self.stream.sample_bone(self.root_bone, t)?.translation)
         };
         let ends = (at(0.0)?, at(self.duration())?);
         self.root_ends = Some(ends);
@@ -268,7 +265,7 @@ impl Player {
     fn sample(&mut self) -> Result<bool> {
         let keys = match self.next_keys.take() {
             Some((time, keys)) if time == self.time => keys,
-            _ => crate::sample::locate(self.stream.meta(), self.time as f32, SampleRounding::None),
+            _ => crate::sample::locate(self.stream.meta(), self.time, SampleRounding::None),
         };
         match self.stream.sample_keys(keys, &mut self.pose) {
             Ok(()) => {
@@ -287,7 +284,7 @@ impl Player {
     fn warm_next(&mut self, dt: f64) {
         let meta = self.stream.meta();
         let next = self.place(self.time + dt * self.rate).0;
-        let keys = crate::sample::locate(meta, next as f32, SampleRounding::None);
+        let keys = crate::sample::locate(meta, next, SampleRounding::None);
         self.next_keys = Some((next, keys));
         let warmed = self.warmed_samples.clone();
         if warmed.contains(&keys.a) && warmed.contains(&keys.b) {

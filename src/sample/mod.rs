@@ -59,17 +59,19 @@ thread_local! {
 }
 
 /// The two samples around `time` (seconds) and the blend between them.
-pub fn locate(meta: &ClipMeta, time: f32, rounding: SampleRounding) -> KeyPair {
+pub fn locate(meta: &ClipMeta, time: f64, rounding: SampleRounding) -> KeyPair {
     #[cfg(test)]
     LOCATES.with(|n| n.set(n.get() + 1));
     let n = meta.num_samples();
     let last = n - 1;
-    let mut position = time as f64 * meta.sample_rate as f64;
+    let mut position = time * meta.sample_rate as f64;
     if !position.is_finite() {
         position = 0.0;
     }
     let nearest = position.round();
-    let time_rounding = time.abs() as f64 * f32::EPSILON as f64 * meta.sample_rate as f64;
+    // Times are often computed in f32 by callers (an engine's frame clock):
+    // a key's time rounded to f32 still lands on that key.
+    let time_rounding = time.abs() * f32::EPSILON as f64 * meta.sample_rate as f64;
     if (position - nearest).abs() < SNAP + 2.0 * time_rounding {
         position = nearest;
     }
@@ -234,7 +236,7 @@ pub trait Sampling: SegmentSource + Sized {
 
     /// Samples every bone at `time` (seconds), interpolating. On an error
     /// `pose` keeps what it held.
-    fn sample(&self, time: f32, pose: &mut [Transform]) -> Result<(), Self::Error> {
+    fn sample(&self, time: f64, pose: &mut [Transform]) -> Result<(), Self::Error> {
         sample_pose(
             self.clip_meta(),
             self.decode_plan(),
@@ -248,7 +250,7 @@ pub trait Sampling: SegmentSource + Sized {
     /// Samples every bone at `time` with the given rounding.
     fn sample_rounded(
         &self,
-        time: f32,
+        time: f64,
         rounding: SampleRounding,
         pose: &mut [Transform],
     ) -> Result<(), Self::Error> {
@@ -266,7 +268,7 @@ pub trait Sampling: SegmentSource + Sized {
     /// types (see [`PoseWriter`]). On an error nothing is written.
     fn sample_into<W: PoseWriter + ?Sized>(
         &self,
-        time: f32,
+        time: f64,
         writer: &mut W,
     ) -> Result<(), Self::Error> {
         let meta = self.clip_meta();
@@ -275,7 +277,7 @@ pub trait Sampling: SegmentSource + Sized {
     }
 
     /// Samples one bone's local transform at `time`, decoding only its tracks.
-    fn sample_bone(&self, bone: usize, time: f32) -> Result<Transform, Self::Error> {
+    fn sample_bone(&self, bone: usize, time: f64) -> Result<Transform, Self::Error> {
         sample_bone(
             self.clip_meta(),
             self.decode_plan(),
@@ -291,7 +293,7 @@ pub trait Sampling: SegmentSource + Sized {
     /// and counts nothing. A player calls this a frame before its playhead
     /// enters a new segment, so that the frame that does finds the segment's
     /// tables and keys in cache.
-    fn warm(&self, time: f32) {
+    fn warm(&self, time: f64) {
         self.warm_keys(locate(self.clip_meta(), time, SampleRounding::None));
     }
 
@@ -431,7 +433,7 @@ pub fn sample_pose<S: SegmentSource>(
     meta: &ClipMeta,
     plan: &DecodePlan,
     source: &S,
-    time: f32,
+    time: f64,
     rounding: SampleRounding,
     pose: &mut [Transform],
 ) -> Result<(), S::Error> {
@@ -594,7 +596,7 @@ pub fn sample_bone<S: SegmentSource>(
     plan: &DecodePlan,
     source: &S,
     bone: usize,
-    time: f32,
+    time: f64,
     rounding: SampleRounding,
 ) -> Result<Transform, S::Error> {
     let Some(&base) = meta.base_pose().get(bone) else {

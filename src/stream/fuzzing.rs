@@ -19,7 +19,7 @@
 //!   [`RETRIES`] times (one prefetch tick apart), [`MAX_RETRIES`] in all;
 //! - every pose or bone the stream returns is, bit for bit, what the
 //!   whole-file [`StreamReader`] samples at the same time (a player's at
-//!   `time() as f32`, as it samples);
+//!   `time()`, as it samples);
 //! - on a file that verifies sound, a blocking stream ([`MissingPage::Block`])
 //!   never fails, and a non-blocking one ([`MissingPage::NotReady`]) fails
 //!   only with [`Error::PageNotReady`]; a player answering "not ready" keeps
@@ -446,7 +446,7 @@ impl<'s> Run<'s, '_> {
                 }
             }
             6 => {
-                let time = input.time(duration, rate) as f32;
+                let time = input.time(duration, rate);
                 let rounding = match input.byte() % 4 {
                     0 => SampleRounding::None,
                     1 => SampleRounding::Floor,
@@ -457,12 +457,12 @@ impl<'s> Run<'s, '_> {
             }
             7 => {
                 let bone = input.byte() as usize;
-                let time = input.time(duration, rate) as f32;
+                let time = input.time(duration, rate);
                 self.sample_bone(bone, time);
             }
-            8 => self.stream.warm(input.time(duration, rate) as f32),
+            8 => self.stream.warm(input.time(duration, rate)),
             9 => {
-                let time = input.time(duration, rate) as f32;
+                let time = input.time(duration, rate);
                 // A blocking load, whatever the policy.
                 self.blocking_load = true;
                 let result = self.stream.preload(time);
@@ -544,7 +544,7 @@ impl<'s> Run<'s, '_> {
                 return;
             }
         }
-        let t = player.time() as f32;
+        let t = player.time();
         match self.reader.sample(t, &mut self.expected) {
             Ok(()) => assert!(
                 same_pose(player.pose(), &self.expected),
@@ -556,7 +556,7 @@ impl<'s> Run<'s, '_> {
     }
 
     /// A direct sample, retried while not ready; compared with the reader.
-    fn sample(&mut self, time: f32, rounding: SampleRounding) {
+    fn sample(&mut self, time: f64, rounding: SampleRounding) {
         for attempt in 0..=RETRIES {
             let before = self.scratch.clone();
             match self
@@ -591,7 +591,7 @@ impl<'s> Run<'s, '_> {
     }
 
     /// A bone sampled directly, retried while not ready; compared with the reader.
-    fn sample_bone(&mut self, bone: usize, time: f32) {
+    fn sample_bone(&mut self, bone: usize, time: f64) {
         let bones = self.stream.meta().num_bones();
         for attempt in 0..=RETRIES {
             match self.stream.sample_bone(bone, time) {

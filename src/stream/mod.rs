@@ -551,7 +551,7 @@ impl Stream {
 
     /// Loads the pages holding the keys around `time` and waits, without
     /// counting a stall: what an engine does before a cutscene starts.
-    pub fn preload(&self, time: f32) -> Result<()> {
+    pub fn preload(&self, time: f64) -> Result<()> {
         let keys = sample::locate(self.meta(), time, SampleRounding::None);
         for sample in [keys.a, keys.b] {
             let page = self.inner.shared.index.page_of_sample(sample);

@@ -70,7 +70,7 @@ fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-fn reference_pose(wrap: bool, time: f32) -> Vec<Transform> {
+fn reference_pose(wrap: bool, time: f64) -> Vec<Transform> {
     let reader = StreamReader::open(encoded(wrap)).unwrap();
     let mut pose = vec![Transform::IDENTITY; reader.meta().num_bones()];
     reader.sample(time, &mut pose).unwrap();
@@ -132,7 +132,7 @@ fn warming_the_cpu_cache_loads_and_counts_nothing() {
     let page = stream.resident_pages()[0];
     let end = stream.index().page_samples(page).end;
     assert_eq!(stream.index().page_of_sample(end), page + 1);
-    let straddling = (end as f32 - 0.5) / 30.0;
+    let straddling = (end as f64 - 0.5) / 30.0;
     let before = stream.stats();
     stream.warm(straddling);
     assert_eq!(stream.stats(), before);
@@ -153,7 +153,7 @@ fn a_player_crossing_segments_gets_the_poses_of_the_reader() {
             let time = player.advance(1.0 / 30.0).unwrap().time;
             assert_eq!(
                 player.pose(),
-                &reference_pose(false, time as f32)[..],
+                &reference_pose(false, time as f64)[..],
                 "rate {rate} at {time}"
             );
         }
@@ -205,7 +205,7 @@ fn a_player_holds_its_last_pose_while_not_ready() {
     let step = player.advance(1.0 / 30.0).unwrap();
     assert!(!step.ready);
     assert_eq!(player.pose(), &held[..]);
-    stream.preload(player.time() as f32).unwrap();
+    stream.preload(player.time() as f64).unwrap();
     assert!(player.advance(0.0).unwrap().ready);
 }
 
@@ -398,9 +398,9 @@ fn eight_threads_sample_one_stream_like_one() {
     let bytes = encoded(false);
     let reader = StreamReader::open(bytes).unwrap();
     let bones = reader.meta().num_bones();
-    let duration = reader.meta().duration() as f32;
-    let times: Vec<f32> = (0..400)
-        .map(|i| ((i * 7919) % 400) as f32 / 400.0 * duration)
+    let duration = reader.meta().duration();
+    let times: Vec<f64> = (0..400)
+        .map(|i| ((i * 7919) % 400) as f64 / 400.0 * duration)
         .collect();
     let expected: Vec<Vec<Transform>> = times
         .iter()
@@ -576,9 +576,9 @@ fn overwrite_in_place(path: &std::path::Path, bytes: &[u8]) {
     file.sync_all().unwrap();
 }
 
-fn time_of_page(stream: &Stream, page: usize) -> f32 {
+fn time_of_page(stream: &Stream, page: usize) -> f64 {
     let samples = stream.index().page_samples(page);
-    (samples.start + samples.len() / 2) as f32 / 30.0
+    (samples.start + samples.len() / 2) as f64 / 30.0
 }
 
 #[test]
@@ -651,7 +651,7 @@ fn a_file_truncated_while_a_stream_plays_it_is_an_error_not_a_crash() {
     player.seek(0.0).unwrap();
     for _ in 0..30 {
         let step = player.advance(1.0 / 30.0).unwrap();
-        assert_eq!(player.pose(), &reference_pose(false, step.time as f32)[..]);
+        assert_eq!(player.pose(), &reference_pose(false, step.time as f64)[..]);
     }
     // Cut the file where the page under the playhead starts, while it
     // plays: that page is resident, the ones after it may be, the rest not.
@@ -671,7 +671,7 @@ fn a_file_truncated_while_a_stream_plays_it_is_an_error_not_a_crash() {
         match player.advance(1.0 / 30.0) {
             Ok(step) => {
                 ok += 1;
-                assert_eq!(player.pose(), &reference_pose(false, step.time as f32)[..]);
+                assert_eq!(player.pose(), &reference_pose(false, step.time as f64)[..]);
             }
             Err(e) => {
                 failed += 1;
@@ -716,7 +716,7 @@ fn play_sixteen(stream: &Stream, frames: usize) {
                         let step = player.advance(1.0 / 30.0).unwrap_or_else(|e| {
                             panic!("thread {thread}, player {k}, frame {frame}: {e}")
                         });
-                        reader.sample(step.time as f32, &mut expected).unwrap();
+                        reader.sample(step.time as f64, &mut expected).unwrap();
                         assert_eq!(
                             player.pose(),
                             &expected[..],
@@ -743,7 +743,7 @@ fn a_demand_load_pins_its_page_however_soon_another_load_evicts_it() {
     let mut pose = vec![Transform::IDENTITY; stream.meta().num_bones()];
     // The last time straddles two pages: both loaded, both evicted at once.
     let end = stream.index().page_samples(3).end;
-    let straddling = (end as f32 - 0.5) / 30.0;
+    let straddling = (end as f64 - 0.5) / 30.0;
     assert_eq!(stream.index().page_of_sample(end), 4);
     for (k, time) in [1.0, 7.25, 15.0, straddling].into_iter().enumerate() {
         stream.sample(time, &mut pose).unwrap();
@@ -928,7 +928,7 @@ fn four_threads_loading_at_once_on_a_two_page_budget_peak_at_the_pages_they_hold
                 scope.spawn(move || {
                     let end = stream.index().page_samples(first).end;
                     assert_eq!(stream.index().page_of_sample(end), first + 1);
-                    let time = (end as f32 - 0.5) / 30.0;
+                    let time = (end as f64 - 0.5) / 30.0;
                     let mut pose = vec![Transform::IDENTITY; stream.meta().num_bones()];
                     stream.sample(time, &mut pose).unwrap();
                     assert_eq!(pose, reference_pose(false, time), "at {time}");
@@ -1008,7 +1008,7 @@ fn three_stopped_players_on_a_two_page_budget_each_get_their_page_in_turn() {
         for (k, player) in players.iter_mut().enumerate() {
             let step = player.advance(1.0 / 30.0).unwrap();
             if step.ready {
-                assert_eq!(player.pose(), &reference_pose(false, times[k] as f32)[..]);
+                assert_eq!(player.pose(), &reference_pose(false, times[k] as f64)[..]);
                 ready[k] += 1;
                 waiting[k] = 0;
             } else {
@@ -1170,7 +1170,7 @@ fn a_host_brings_the_pages_the_stream_asks_for_and_every_pose_is_right() {
         let step = player.advance(1.0 / 30.0).unwrap();
         if step.ready {
             ready += 1;
-            reader.sample(player.time() as f32, &mut expected).unwrap();
+            reader.sample(player.time() as f64, &mut expected).unwrap();
             assert_eq!(player.pose(), &expected[..], "frame {frame}");
         } else {
             waiting += 1;
