@@ -50,7 +50,10 @@ pub mod procedural;
 pub mod sample;
 pub mod stream;
 
-pub use clip::{Bone, Clip, ClipError, LengthUnit, LoopMode, Skeleton, TrackKind, Transform};
+pub use clip::{
+    Bone, Clip, ClipError, FloatKind, FloatTrack, LengthUnit, LoopMode, Skeleton, TrackKind,
+    Transform,
+};
 #[cfg(feature = "pipeline")]
 pub use compress::{compress, CompressSettings, CompressStats, LoopPolicy};
 #[cfg(feature = "pipeline")]

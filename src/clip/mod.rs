@@ -1,4 +1,5 @@
-//! The clip model: a skeleton and one local transform per bone per sample.
+//! The clip model: a skeleton and one local transform per bone per sample,
+//! and the float tracks (morph weights, fields of view, curves) beside them.
 //!
 //! This module owns what every other part agrees on: how bones are ordered
 //! (parents before children), what a local transform is (rotation, then
@@ -8,9 +9,13 @@
 //! so everything downstream may assume a validated clip: finite values, unit
 //! quaternions, at least one sample and a positive sample rate.
 
+mod float;
+
 use std::sync::Arc;
 
 use glam::{Quat, Vec3};
+
+pub use float::{FloatKind, FloatTrack, MAX_FLOAT_COMPONENTS};
 
 /// Largest number of bones a skeleton may have. Bone indices are stored as
 /// `u16` on disk; the last value is kept free to mean "no parent".
@@ -243,6 +248,43 @@ pub enum ClipError {
         /// Actual count.
         found: usize,
     },
+    /// A float track with no components or more than [`MAX_FLOAT_COMPONENTS`].
+    #[error("float track '{track}' has {components} components, not 1 to {MAX_FLOAT_COMPONENTS}")]
+    FloatComponents {
+        /// The track's name.
+        track: String,
+        /// Its component count.
+        components: usize,
+    },
+    /// A float track's precision is zero, negative or not finite.
+    #[error("float track '{track}' has precision {precision}, not a positive finite number")]
+    FloatPrecision {
+        /// The track's name.
+        track: String,
+        /// Its precision.
+        precision: f32,
+    },
+    /// A float track whose value count does not fit its components or the clip.
+    #[error("float track '{track}' has {found} values, expected {expected}")]
+    FloatLength {
+        /// The track's name.
+        track: String,
+        /// Values expected.
+        expected: usize,
+        /// Values found.
+        found: usize,
+    },
+    /// NaN or infinity in a float track.
+    #[error("non-finite value in float track '{track}' at sample {sample}")]
+    FloatNonFinite {
+        /// The track's name.
+        track: String,
+        /// Sample index.
+        sample: usize,
+    },
+    /// Two float tracks of one clip share a name.
+    #[error("two float tracks are named '{0}'")]
+    DuplicateFloatTrack(String),
 }
 
 fn at_sample(sample: Option<usize>) -> String {
@@ -387,6 +429,8 @@ pub struct Clip {
     unit: LengthUnit,
     /// `poses[sample * bones + bone]`.
     poses: Vec<Transform>,
+    /// Morph weights, fields of view and other curves, one sample each per pose.
+    floats: Vec<FloatTrack>,
 }
 
 impl Clip {
@@ -426,6 +470,7 @@ impl Clip {
             loop_mode: LoopMode::Clamp,
             unit,
             poses,
+            floats: Vec::new(),
         })
     }
 
@@ -478,12 +523,40 @@ impl Clip {
         self
     }
 
+    /// The same clip with `floats` as its float tracks (replacing any it
+    /// had). Each must have one sample per pose, and no two may share a name.
+    pub fn with_float_tracks(mut self, floats: Vec<FloatTrack>) -> Result<Clip, ClipError> {
+        let mut names = std::collections::HashSet::new();
+        for track in &floats {
+            if track.num_samples() != self.num_samples {
+                return Err(ClipError::FloatLength {
+                    track: track.name().to_string(),
+                    expected: self.num_samples * track.components(),
+                    found: track.values().len(),
+                });
+            }
+            if !names.insert(track.name()) {
+                return Err(ClipError::DuplicateFloatTrack(track.name().to_string()));
+            }
+        }
+        self.floats = floats;
+        Ok(self)
+    }
+
+    /// The float tracks (morph weights, fields of view, curves), in order.
+    pub fn float_tracks(&self) -> &[FloatTrack] {
+        &self.floats
+    }
+
     /// The first `samples` samples (at least one, at most all) as a clip of
     /// the same loop mode: what a wrapping clip stores of its source.
     pub fn prefix(&self, samples: usize) -> Clip {
         let samples = samples.clamp(1, self.num_samples);
         let mut clip = self.clone();
         clip.poses.truncate(samples * self.skeleton.len());
+        for track in &mut clip.floats {
+            track.truncate(samples);
+        }
         clip.num_samples = samples;
         clip
     }
@@ -638,10 +711,40 @@ impl Clip {
                 }
             }
         }
+        for clip in &clips[1..] {
+            let same = clip.floats.len() == first.floats.len()
+                && clip
+                    .floats
+                    .iter()
+                    .zip(&first.floats)
+                    .all(|(a, b)| a.name() == b.name() && a.components() == b.components());
+            if !same {
+                let list = |c: &Clip| {
+                    c.floats
+                        .iter()
+                        .map(|t| format!("{} ({})", t.name(), t.components()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                return Err(incompatible(format!(
+                    "sequence '{name}': clip '{}' has float tracks [{}], the first ('{}') [{}]",
+                    clip.name,
+                    list(clip),
+                    first.name,
+                    list(first),
+                )));
+            }
+        }
         let num_samples: usize = clips.iter().map(|c| c.num_samples).sum();
         let mut poses = Vec::with_capacity(num_samples * bones);
         for clip in clips {
             poses.extend_from_slice(&clip.poses);
+        }
+        let mut floats = first.floats.clone();
+        for clip in &clips[1..] {
+            for (track, more) in floats.iter_mut().zip(&clip.floats) {
+                track.extend(more);
+            }
         }
         // Every source is validated and shares the skeleton's shape: the
         // poses are copied exactly rather than normalized again.
@@ -653,6 +756,7 @@ impl Clip {
             loop_mode: LoopMode::Clamp,
             unit: first.unit,
             poses,
+            floats,
         })
     }
 
@@ -662,7 +766,7 @@ impl Clip {
     /// in the bind pose and at every sample, followed by each clip's bones in
     /// order, named `actor{i}/{bone name}` (`i` counting from 0 in `clips`
     /// order) with their parents shifted and each clip's roots parented to
-    /// the scene bone. Bind poses and positions are kept as they are: actors
+    /// the scene bone; float tracks are renamed the same way. Bind poses and positions are kept as they are: actors
     /// are not moved apart, so clips recorded at one spot stand on top of
     /// each other unless the caller offsets their roots.
     ///
@@ -712,6 +816,16 @@ impl Clip {
                 poses.extend_from_slice(clip.pose(sample.min(clip.num_samples - 1)));
             }
         }
+        let mut floats = Vec::new();
+        for (actor, clip) in clips.iter().enumerate() {
+            for track in &clip.floats {
+                let mut track = track
+                    .clone()
+                    .with_name(format!("actor{actor}/{}", track.name()));
+                track.hold_to(num_samples);
+                floats.push(track);
+            }
+        }
         Ok(Clip {
             name,
             skeleton: Arc::new(skeleton),
@@ -720,6 +834,7 @@ impl Clip {
             loop_mode: LoopMode::Clamp,
             unit: first.unit,
             poses,
+            floats,
         })
     }
 }
@@ -773,405 +888,4 @@ impl TrackKind {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn bone(name: &str, parent: Option<usize>) -> Bone {
-        Bone {
-            name: name.into(),
-            parent,
-            bind: Transform::IDENTITY,
-        }
-    }
-
-    fn chain(n: usize) -> Arc<Skeleton> {
-        let bones = (0..n)
-            .map(|i| bone(&format!("b{i}"), i.checked_sub(1)))
-            .collect();
-        Arc::new(Skeleton::new(bones).unwrap())
-    }
-
-    #[test]
-    fn skeleton_rejects_forward_reference_and_cycles() {
-        let forward = Skeleton::new(vec![bone("a", Some(1)), bone("b", None)]);
-        assert!(matches!(
-            forward,
-            Err(ClipError::ParentAfterChild {
-                bone: 0,
-                parent: 1,
-                ..
-            })
-        ));
-        let cycle = Skeleton::new(vec![bone("a", Some(1)), bone("b", Some(0))]);
-        assert!(matches!(cycle, Err(ClipError::ParentCycle { bone: 0, .. })));
-        let own = Skeleton::new(vec![bone("a", Some(0))]);
-        assert!(matches!(own, Err(ClipError::ParentCycle { bone: 0, .. })));
-        let out = Skeleton::new(vec![bone("a", Some(7))]);
-        assert!(matches!(
-            out,
-            Err(ClipError::ParentOutOfRange { parent: 7, .. })
-        ));
-        assert_eq!(Skeleton::new(vec![]), Err(ClipError::NoBones));
-    }
-
-    #[test]
-    fn skeleton_allows_several_roots() {
-        let s = Skeleton::new(vec![bone("a", None), bone("b", None), bone("c", Some(1))]).unwrap();
-        assert_eq!(s.len(), 3);
-        assert_eq!(s.depth(2), 1);
-        assert_eq!(s.find("c"), Some(2));
-    }
-
-    #[test]
-    fn clip_normalizes_rotations_and_rejects_zero_and_non_finite() {
-        let skeleton = chain(2);
-        let mut t = Transform::IDENTITY;
-        t.rotation = Quat::from_xyzw(0.0, 0.0, 0.0, 2.0);
-        let clip = Clip::from_poses(
-            "c",
-            skeleton.clone(),
-            30.0,
-            LengthUnit::CENTIMETRE,
-            vec![t, Transform::IDENTITY],
-        )
-        .unwrap();
-        assert_eq!(clip.pose(0)[0].rotation, Quat::IDENTITY);
-
-        t.rotation = Quat::from_xyzw(0.0, 0.0, 0.0, 0.0);
-        let err = Clip::from_poses(
-            "c",
-            skeleton.clone(),
-            30.0,
-            LengthUnit::CENTIMETRE,
-            vec![
-                Transform::IDENTITY,
-                Transform::IDENTITY,
-                Transform::IDENTITY,
-                t,
-            ],
-        )
-        .unwrap_err();
-        assert_eq!(
-            err,
-            ClipError::ZeroQuaternion {
-                bone: 1,
-                sample: Some(1)
-            }
-        );
-
-        let mut nan = Transform::IDENTITY;
-        nan.translation.y = f32::NAN;
-        let err = Clip::from_poses(
-            "c",
-            skeleton.clone(),
-            30.0,
-            LengthUnit::CENTIMETRE,
-            vec![nan, Transform::IDENTITY],
-        )
-        .unwrap_err();
-        assert_eq!(
-            err,
-            ClipError::NonFinite {
-                what: "translation",
-                bone: 0,
-                sample: Some(0)
-            }
-        );
-        assert!(err.to_string().contains("bone 0 at sample 0"), "{err}");
-    }
-
-    #[test]
-    fn clip_rejects_bad_shapes_and_rates() {
-        let skeleton = chain(2);
-        let unit = LengthUnit::CENTIMETRE;
-        assert_eq!(
-            Clip::from_poses("c", skeleton.clone(), 30.0, unit, vec![]),
-            Err(ClipError::NoSamples)
-        );
-        for rate in [0.0, -30.0, f32::NAN, f32::INFINITY] {
-            assert!(matches!(
-                Clip::from_poses(
-                    "c",
-                    skeleton.clone(),
-                    rate,
-                    unit,
-                    vec![Transform::IDENTITY; 2]
-                ),
-                Err(ClipError::BadSampleRate(_))
-            ));
-        }
-        assert!(matches!(
-            Clip::from_poses(
-                "c",
-                skeleton.clone(),
-                30.0,
-                unit,
-                vec![Transform::IDENTITY; 3]
-            ),
-            Err(ClipError::ShapeMismatch { .. })
-        ));
-        let tracks = vec![vec![Transform::IDENTITY; 4], vec![Transform::IDENTITY; 3]];
-        assert_eq!(
-            Clip::from_bone_tracks("c", skeleton, 30.0, unit, &tracks),
-            Err(ClipError::TrackLengthMismatch {
-                bone: 1,
-                expected: 4,
-                found: 3
-            })
-        );
-    }
-
-    #[test]
-    fn duration_depends_on_loop_mode() {
-        let clip = Clip::from_poses(
-            "c",
-            chain(1),
-            30.0,
-            LengthUnit::CENTIMETRE,
-            vec![Transform::IDENTITY; 31],
-        )
-        .unwrap();
-        assert!((clip.duration() - 1.0).abs() < 1e-12);
-        let wrapped = clip.with_loop_mode(LoopMode::Wrap);
-        assert!((wrapped.duration() - 31.0 / 30.0).abs() < 1e-12);
-    }
-
-    #[test]
-    fn bone_tracks_and_poses_agree() {
-        let skeleton = chain(3);
-        let tracks: Vec<Vec<Transform>> = (0..3)
-            .map(|b| {
-                (0..5)
-                    .map(|s| {
-                        Transform::from_rotation_translation(
-                            Quat::IDENTITY,
-                            Vec3::new(b as f32, s as f32, 0.0),
-                        )
-                    })
-                    .collect()
-            })
-            .collect();
-        let clip =
-            Clip::from_bone_tracks("c", skeleton, 30.0, LengthUnit::CENTIMETRE, &tracks).unwrap();
-        assert_eq!(clip.num_samples(), 5);
-        assert_eq!(clip.pose(4)[2].translation, Vec3::new(2.0, 4.0, 0.0));
-        let track: Vec<_> = clip.bone_track(1).map(|t| t.translation.y).collect();
-        assert_eq!(track, vec![0.0, 1.0, 2.0, 3.0, 4.0]);
-        let kinds = clip.exact_track_kinds();
-        assert_eq!(kinds[0][0], TrackKind::Default);
-        assert_eq!(kinds[0][1], TrackKind::Animated);
-        assert_eq!(kinds[0][2], TrackKind::Default);
-    }
-
-    #[test]
-    fn length_units_convert() {
-        assert_eq!(LengthUnit::METRE.from_cm(3.0), 0.03);
-        assert_eq!(LengthUnit::METRE.to_cm(0.5), 50.0);
-        assert!(LengthUnit::from_cm_per_unit(0.0).is_none());
-        assert_eq!(LengthUnit::CENTIMETRE.to_string(), "cm");
-    }
-
-    /// A clip on `skeleton` whose bone `b` at sample `s` is translated to `(tag, s, b)`.
-    fn tagged(name: &str, skeleton: Arc<Skeleton>, samples: usize, tag: f32) -> Clip {
-        let bones = skeleton.len();
-        let poses = (0..samples * bones)
-            .map(|i| {
-                let rotation = Quat::from_rotation_z(0.01 * i as f32 + tag);
-                let translation = Vec3::new(tag, (i / bones) as f32, (i % bones) as f32);
-                Transform::from_rotation_translation(rotation, translation)
-            })
-            .collect();
-        Clip::from_poses(name, skeleton, 30.0, LengthUnit::CENTIMETRE, poses).unwrap()
-    }
-
-    fn incompatible_message(result: Result<Clip, crate::Error>) -> String {
-        match result {
-            Err(crate::Error::Incompatible { message }) => message,
-            other => panic!("expected an incompatible-inputs error, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn sequence_appends_samples_without_touching_the_joins() {
-        let skeleton = chain(3);
-        let clips = [
-            tagged("a", skeleton.clone(), 4, 1.0),
-            tagged("b", skeleton.clone(), 1, 2.0),
-            tagged("c", skeleton.clone(), 6, 3.0).with_loop_mode(LoopMode::Wrap),
-        ];
-        let long = Clip::sequence("long", &clips).unwrap();
-        assert_eq!(long.name(), "long");
-        assert_eq!(long.num_samples(), 11);
-        assert_eq!(long.num_bones(), 3);
-        assert_eq!(long.sample_rate(), 30.0);
-        assert_eq!(long.unit(), LengthUnit::CENTIMETRE);
-        assert_eq!(long.loop_mode(), LoopMode::Clamp);
-        assert!(Arc::ptr_eq(long.skeleton(), &skeleton));
-        // Joins: the last sample of one clip is followed by the first of the next.
-        assert_eq!(long.pose(3), clips[0].pose(3));
-        assert_eq!(long.pose(4), clips[1].pose(0));
-        assert_eq!(long.pose(5), clips[2].pose(0));
-        assert_eq!(long.pose(10), clips[2].pose(5));
-        let expected: Vec<Transform> = clips.iter().flat_map(|c| c.poses()).copied().collect();
-        assert_eq!(long.poses(), &expected[..]);
-        // A single clip comes back unchanged but for its name and loop mode.
-        let one = Clip::sequence("one", &clips[2..]).unwrap();
-        assert_eq!(one.poses(), clips[2].poses());
-    }
-
-    #[test]
-    fn sequence_uses_the_first_bind_pose() {
-        let mut bones: Vec<Bone> = chain(2).bones().to_vec();
-        bones[1].bind.translation = Vec3::X;
-        let other = Arc::new(Skeleton::new(bones).unwrap());
-        let clips = [tagged("a", chain(2), 2, 1.0), tagged("b", other, 2, 2.0)];
-        let long = Clip::sequence("long", &clips).unwrap();
-        assert_eq!(long.skeleton().bones()[1].bind, Transform::IDENTITY);
-        assert_eq!(long.num_samples(), 4);
-    }
-
-    #[test]
-    fn sequence_names_the_mismatched_clip() {
-        let first = tagged("run", chain(3), 2, 1.0);
-
-        let short = tagged("walk", chain(2), 2, 2.0);
-        let message = incompatible_message(Clip::sequence("s", &[first.clone(), short]));
-        assert!(
-            message.contains("clip 'walk' has 2 bones, the first ('run') has 3"),
-            "{message}"
-        );
-
-        let mut bones: Vec<Bone> = chain(3).bones().to_vec();
-        bones[2].name = "Neck".into();
-        let renamed = tagged("walk", Arc::new(Skeleton::new(bones).unwrap()), 2, 2.0);
-        let message = incompatible_message(Clip::sequence("s", &[first.clone(), renamed]));
-        assert!(
-            message.contains("bone 2 is 'Neck' in 'walk' but 'b2' in 'run'"),
-            "{message}"
-        );
-
-        let mut bones: Vec<Bone> = chain(3).bones().to_vec();
-        bones[2].parent = Some(0);
-        let reparented = tagged("walk", Arc::new(Skeleton::new(bones).unwrap()), 2, 2.0);
-        let message = incompatible_message(Clip::sequence("s", &[first.clone(), reparented]));
-        assert!(
-            message.contains("bone 2 'b2' has parent bone 0 in 'walk' but bone 1 in 'run'"),
-            "{message}"
-        );
-
-        let other = tagged("walk", chain(3), 2, 2.0);
-        let fast = Clip::from_poses(
-            "fast",
-            chain(3),
-            60.0,
-            LengthUnit::CENTIMETRE,
-            other.poses().to_vec(),
-        )
-        .unwrap();
-        let message =
-            incompatible_message(Clip::sequence("s", &[first.clone(), other.clone(), fast]));
-        assert!(
-            message.contains("clip 'fast' is sampled at 60 Hz, the first ('run') at 30 Hz"),
-            "{message}"
-        );
-
-        let metres = Clip::from_poses(
-            "metres",
-            chain(3),
-            30.0,
-            LengthUnit::METRE,
-            other.poses().to_vec(),
-        )
-        .unwrap();
-        let message = incompatible_message(Clip::sequence("s", &[first, metres]));
-        assert!(
-            message.contains("clip 'metres' is in m, the first ('run') in cm"),
-            "{message}"
-        );
-    }
-
-    #[test]
-    fn combining_nothing_is_an_error() {
-        let message = incompatible_message(Clip::sequence("s", &[]));
-        assert!(message.contains("no clips"), "{message}");
-        let message = incompatible_message(Clip::actors("a", &[]));
-        assert!(message.contains("no clips"), "{message}");
-    }
-
-    #[test]
-    fn actors_stand_side_by_side_and_the_shorter_holds_its_last_pose() {
-        let two_roots =
-            Skeleton::new(vec![bone("x", None), bone("y", Some(0)), bone("z", None)]).unwrap();
-        let long = tagged("long", chain(2), 5, 1.0);
-        let short = tagged("short", Arc::new(two_roots), 3, 2.0);
-        let scene = Clip::actors("scene", &[long.clone(), short.clone()]).unwrap();
-        assert_eq!(scene.name(), "scene");
-        assert_eq!(scene.num_bones(), 1 + 2 + 3);
-        assert_eq!(scene.num_samples(), 5);
-        assert_eq!(scene.sample_rate(), 30.0);
-        assert_eq!(scene.loop_mode(), LoopMode::Clamp);
-        let names: Vec<&str> = scene
-            .skeleton()
-            .bones()
-            .iter()
-            .map(|b| b.name.as_str())
-            .collect();
-        assert_eq!(
-            names,
-            [
-                "Scene",
-                "actor0/b0",
-                "actor0/b1",
-                "actor1/x",
-                "actor1/y",
-                "actor1/z"
-            ]
-        );
-        let parents: Vec<Option<usize>> =
-            scene.skeleton().bones().iter().map(|b| b.parent).collect();
-        assert_eq!(parents, [None, Some(0), Some(1), Some(0), Some(3), Some(0)]);
-        for sample in 0..5 {
-            let pose = scene.pose(sample);
-            assert_eq!(pose[0], Transform::IDENTITY);
-            assert_eq!(&pose[1..3], long.pose(sample));
-            assert_eq!(&pose[3..6], short.pose(sample.min(2)));
-        }
-
-        let fast = Clip::from_poses(
-            "fast",
-            chain(2),
-            24.0,
-            LengthUnit::CENTIMETRE,
-            vec![Transform::IDENTITY; 2],
-        )
-        .unwrap();
-        let message = incompatible_message(Clip::actors("scene", &[long, fast]));
-        assert!(
-            message.contains("clip 'fast' is sampled at 24 Hz"),
-            "{message}"
-        );
-    }
-
-    #[test]
-    fn actors_reject_too_many_bones() {
-        let big = Clip::from_poses(
-            "big",
-            chain(MAX_BONES / 2 + 1),
-            30.0,
-            LengthUnit::CENTIMETRE,
-            vec![Transform::IDENTITY; MAX_BONES / 2 + 1],
-        )
-        .unwrap();
-        let err = Clip::actors("scene", &[big.clone(), big]).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                crate::Error::InvalidClip {
-                    source: ClipError::TooManyBones(_),
-                    ..
-                }
-            ),
-            "{err}"
-        );
-    }
-}
+mod tests;
