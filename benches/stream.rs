@@ -157,7 +157,7 @@ fn bench_frame(c: &mut Criterion, label: &str, source: &MemorySource) {
             // Wrapping keeps the playhead moving however many frames run
             // (a clamped clip would park it at the end).
             let mut player = Player::new(stream).with_loop_mode(LoopMode::Wrap);
-            b.iter(|| black_box(player.advance(black_box(f64::from(STEP))).expect("advance")))
+            b.iter(|| black_box(player.advance(black_box(STEP)).expect("advance")))
         });
     }
     group.finish();

@@ -153,7 +153,7 @@ fn a_player_crossing_segments_gets_the_poses_of_the_reader() {
             let time = player.advance(1.0 / 30.0).unwrap().time;
             assert_eq!(
                 player.pose(),
-                &reference_pose(false, time as f64)[..],
+                &reference_pose(false, time)[..],
                 "rate {rate} at {time}"
             );
         }
@@ -205,7 +205,7 @@ fn a_player_holds_its_last_pose_while_not_ready() {
     let step = player.advance(1.0 / 30.0).unwrap();
     assert!(!step.ready);
     assert_eq!(player.pose(), &held[..]);
-    stream.preload(player.time() as f64).unwrap();
+    stream.preload(player.time()).unwrap();
     assert!(player.advance(0.0).unwrap().ready);
 }
 
@@ -651,7 +651,7 @@ fn a_file_truncated_while_a_stream_plays_it_is_an_error_not_a_crash() {
     player.seek(0.0).unwrap();
     for _ in 0..30 {
         let step = player.advance(1.0 / 30.0).unwrap();
-        assert_eq!(player.pose(), &reference_pose(false, step.time as f64)[..]);
+        assert_eq!(player.pose(), &reference_pose(false, step.time)[..]);
     }
     // Cut the file where the page under the playhead starts, while it
     // plays: that page is resident, the ones after it may be, the rest not.
@@ -671,7 +671,7 @@ fn a_file_truncated_while_a_stream_plays_it_is_an_error_not_a_crash() {
         match player.advance(1.0 / 30.0) {
             Ok(step) => {
                 ok += 1;
-                assert_eq!(player.pose(), &reference_pose(false, step.time as f64)[..]);
+                assert_eq!(player.pose(), &reference_pose(false, step.time)[..]);
             }
             Err(e) => {
                 failed += 1;
@@ -716,7 +716,7 @@ fn play_sixteen(stream: &Stream, frames: usize) {
                         let step = player.advance(1.0 / 30.0).unwrap_or_else(|e| {
                             panic!("thread {thread}, player {k}, frame {frame}: {e}")
                         });
-                        reader.sample(step.time as f64, &mut expected).unwrap();
+                        reader.sample(step.time, &mut expected).unwrap();
                         assert_eq!(
                             player.pose(),
                             &expected[..],
@@ -1008,7 +1008,7 @@ fn three_stopped_players_on_a_two_page_budget_each_get_their_page_in_turn() {
         for (k, player) in players.iter_mut().enumerate() {
             let step = player.advance(1.0 / 30.0).unwrap();
             if step.ready {
-                assert_eq!(player.pose(), &reference_pose(false, times[k] as f64)[..]);
+                assert_eq!(player.pose(), &reference_pose(false, times[k])[..]);
                 ready[k] += 1;
                 waiting[k] = 0;
             } else {
@@ -1170,7 +1170,7 @@ fn a_host_brings_the_pages_the_stream_asks_for_and_every_pose_is_right() {
         let step = player.advance(1.0 / 30.0).unwrap();
         if step.ready {
             ready += 1;
-            reader.sample(player.time() as f64, &mut expected).unwrap();
+            reader.sample(player.time(), &mut expected).unwrap();
             assert_eq!(player.pose(), &expected[..], "frame {frame}");
         } else {
             waiting += 1;
