@@ -9,7 +9,7 @@ use crate::format::{Channel, ClipMeta, SegmentFault, SegmentView, RANGE_SLOT_BYT
 use crate::metric::PoseSource;
 use crate::sample::plan::DecodePlan;
 use crate::sample::tables::DecodeTables;
-use crate::sample::{decode_for_metric, SampleError, Sampling, SegmentRef, SegmentSource};
+use crate::sample::{decode_for_metric, Sampling, SegmentRef, SegmentSource};
 
 /// A compressed clip held in memory: metadata and segment bytes.
 #[derive(Clone, PartialEq)]
@@ -122,10 +122,10 @@ impl CompressedClip {
 }
 
 impl SegmentSource for CompressedClip {
-    type Error = SampleError;
+    type Error = crate::Error;
     type Segment<'a> = SegmentRef<'a>;
 
-    fn segment(&self, index: usize) -> Result<SegmentRef<'_>, SampleError> {
+    fn segment(&self, index: usize) -> crate::Result<SegmentRef<'_>> {
         Ok(self.segment_ref(index))
     }
 }

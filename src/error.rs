@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use crate::clip::ClipError;
+use crate::format::SegmentFault;
 
 /// Result with the crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -101,7 +102,7 @@ pub enum Error {
     Container(ContainerError),
     /// A pose could not be sampled.
     #[error("sample: {0}")]
-    Sample(crate::sample::SampleError),
+    Sample(SampleError),
 }
 
 impl From<ContainerError> for Error {
@@ -110,8 +111,8 @@ impl From<ContainerError> for Error {
     }
 }
 
-impl From<crate::sample::SampleError> for Error {
-    fn from(e: crate::sample::SampleError) -> Self {
+impl From<SampleError> for Error {
+    fn from(e: SampleError) -> Self {
         Error::Sample(e)
     }
 }
@@ -188,5 +189,35 @@ pub enum ContainerError {
         offset: usize,
         /// What is wrong.
         message: String,
+    },
+}
+
+/// Why a pose could not be sampled.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SampleError {
+    /// A segment's bytes do not fit the clip's metadata.
+    #[error("segment {segment}: {fault}")]
+    Segment {
+        /// Segment index.
+        segment: usize,
+        /// What is wrong with it.
+        fault: SegmentFault,
+    },
+    /// The output pose has the wrong number of bones.
+    #[error("pose has {found} bones, the clip {expected}")]
+    PoseLength {
+        /// Bones of the clip.
+        expected: usize,
+        /// Length of the pose given.
+        found: usize,
+    },
+    /// A bone index past the skeleton.
+    #[error("bone {bone} does not exist: the clip has {bones} bones")]
+    NoSuchBone {
+        /// The index asked for.
+        bone: usize,
+        /// Bones of the clip.
+        bones: usize,
     },
 }

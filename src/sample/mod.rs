@@ -17,6 +17,8 @@ pub mod writer;
 use glam::Vec4;
 
 use crate::clip::{LoopMode, Skeleton, Transform};
+use crate::error::Error;
+pub use crate::error::SampleError;
 use crate::format::{Channel, ClipMeta, SegmentFault};
 use decode::{KeyDecoder, KeyLanes, RotationGroupDecoder, RotationLanes};
 use plan::{DecodePlan, TrackSlot};
@@ -227,7 +229,7 @@ impl SegmentHandle for SegmentRef<'_> {
 
 /// The sampling calls, for anything that holds a clip's segments: a
 /// `CompressedClip`, a whole-file `StreamReader` or a `Stream`. Stateless: each call stands alone.
-pub trait Sampling: SegmentSource + Sized {
+pub trait Sampling: SegmentSource<Error = Error> + Sized {
     /// The clip's metadata.
     fn clip_meta(&self) -> &ClipMeta;
 
@@ -236,7 +238,7 @@ pub trait Sampling: SegmentSource + Sized {
 
     /// Samples every bone at `time` (seconds), interpolating. On an error
     /// `pose` keeps what it held.
-    fn sample(&self, time: f64, pose: &mut [Transform]) -> Result<(), Self::Error> {
+    fn sample(&self, time: f64, pose: &mut [Transform]) -> Result<(), Error> {
         sample_pose(
             self.clip_meta(),
             self.decode_plan(),
@@ -253,7 +255,7 @@ pub trait Sampling: SegmentSource + Sized {
         time: f64,
         rounding: SampleRounding,
         pose: &mut [Transform],
-    ) -> Result<(), Self::Error> {
+    ) -> Result<(), Error> {
         sample_pose(
             self.clip_meta(),
             self.decode_plan(),
@@ -266,18 +268,14 @@ pub trait Sampling: SegmentSource + Sized {
 
     /// Samples every bone the writer wants at `time` into the caller's own
     /// types (see [`PoseWriter`]). On an error nothing is written.
-    fn sample_into<W: PoseWriter + ?Sized>(
-        &self,
-        time: f64,
-        writer: &mut W,
-    ) -> Result<(), Self::Error> {
+    fn sample_into<W: PoseWriter + ?Sized>(&self, time: f64, writer: &mut W) -> Result<(), Error> {
         let meta = self.clip_meta();
         let keys = locate(meta, time, SampleRounding::None);
         decode_keys_into(meta, self.decode_plan(), self, keys, writer)
     }
 
     /// Samples one bone's local transform at `time`, decoding only its tracks.
-    fn sample_bone(&self, bone: usize, time: f64) -> Result<Transform, Self::Error> {
+    fn sample_bone(&self, bone: usize, time: f64) -> Result<Transform, Error> {
         sample_bone(
             self.clip_meta(),
             self.decode_plan(),
@@ -328,12 +326,12 @@ pub trait Sampling: SegmentSource + Sized {
     /// Samples every bone between two keys already located (see
     /// [`locate`]): what [`Sampling::sample`] does after locating. A caller
     /// that located a time to warm it decodes it with no second locate.
-    fn sample_keys(&self, keys: KeyPair, pose: &mut [Transform]) -> Result<(), Self::Error> {
+    fn sample_keys(&self, keys: KeyPair, pose: &mut [Transform]) -> Result<(), Error> {
         decode_keys(self.clip_meta(), self.decode_plan(), self, keys, pose)
     }
 
     /// Decodes the stored sample `index` (clamped to the last) exactly.
-    fn decode_sample(&self, index: usize, pose: &mut [Transform]) -> Result<(), Self::Error> {
+    fn decode_sample(&self, index: usize, pose: &mut [Transform]) -> Result<(), Error> {
         let index = index.min(self.clip_meta().num_samples() - 1);
         let keys = KeyPair {
             a: index,
@@ -342,36 +340,6 @@ pub trait Sampling: SegmentSource + Sized {
         };
         decode_keys(self.clip_meta(), self.decode_plan(), self, keys, pose)
     }
-}
-
-/// Why a pose could not be sampled.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum SampleError {
-    /// A segment's bytes do not fit the clip's metadata.
-    #[error("segment {segment}: {fault}")]
-    Segment {
-        /// Segment index.
-        segment: usize,
-        /// What is wrong with it.
-        fault: SegmentFault,
-    },
-    /// The output pose has the wrong number of bones.
-    #[error("pose has {found} bones, the clip {expected}")]
-    PoseLength {
-        /// Bones of the clip.
-        expected: usize,
-        /// Length of the pose given.
-        found: usize,
-    },
-    /// A bone index past the skeleton.
-    #[error("bone {bone} does not exist: the clip has {bones} bones")]
-    NoSuchBone {
-        /// The index asked for.
-        bone: usize,
-        /// Bones of the clip.
-        bones: usize,
-    },
 }
 
 /// The segments of both keys of a pair, each held once (both keys share one
