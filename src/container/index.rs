@@ -22,11 +22,7 @@ use crate::clip::{Bone, LengthUnit, LoopMode, Skeleton, TrackKind, Transform, MA
 pub use crate::error::ContainerError;
 use crate::format::{
     AnimatedTrack, Channel, ClipMeta, ClipRange, ConstantTrack, SegmentLayout, SegmentView,
-    RANGE_SLOT_BYTES,
 };
-use crate::sample::plan::DecodePlan;
-use crate::sample::tables::DecodeTables;
-use crate::sample::SegmentRef;
 
 fn malformed(section: &str, fault: ReadFault) -> ContainerError {
     ContainerError::Malformed {
@@ -209,7 +205,6 @@ impl Header {
 #[derive(Debug)]
 pub struct ContainerIndex {
     meta: Arc<ClipMeta>,
-    plan: DecodePlan,
     segments: Vec<SegmentEntry>,
     pages: Vec<PageEntry>,
     /// The segments of each page.
@@ -279,7 +274,6 @@ impl ContainerIndex {
             }
         }
         Ok(ContainerIndex {
-            plan: DecodePlan::new(&meta),
             meta: Arc::new(meta),
             segments,
             pages,
@@ -297,11 +291,6 @@ impl ContainerIndex {
     /// The clip metadata.
     pub fn meta(&self) -> &ClipMeta {
         &self.meta
-    }
-
-    /// How the clip's tracks are decoded.
-    pub fn decode_plan(&self) -> &DecodePlan {
-        &self.plan
     }
 
     /// The clip metadata, shared.
@@ -358,16 +347,28 @@ impl ContainerIndex {
         first..last_start + last_len
     }
 
-    /// Bytes a checked page occupies in memory: its decoded bytes and its tables.
-    pub fn resident_cost(&self, page: usize) -> usize {
-        let segments = self.page_segments[page].len();
-        self.pages[page].decoded_len as usize
-            + segments * DecodeTables::bytes_per_segment(&self.plan)
+    /// Segment `segment`'s bytes in `decoded`, its page's decoded bytes.
+    /// The page check found every segment inside its page; a `decoded` of
+    /// another page gives the bytes that are there, or none, never a panic.
+    #[inline]
+    pub fn segment_bytes<'a>(&self, segment: usize, decoded: &'a [u8]) -> &'a [u8] {
+        let entry = self.segments[segment];
+        let start = entry.offset as usize;
+        decoded
+            .get(start..start + entry.len as usize)
+            .unwrap_or(&[])
     }
 
-    /// Checks a page's stored bytes: checksum, lz4 decode, and every segment
-    /// against the metadata; builds the tables the sampler decodes with.
-    pub fn check_page(&self, page: usize, stored: &[u8]) -> Result<CheckedPage, ContainerError> {
+    /// Checks a page's stored bytes: checksum, length, lz4 decode, and every
+    /// segment against the metadata. Hands each segment's checked view to
+    /// `each_segment`, in order, so that a reader building decode tables
+    /// reads each segment's rates once.
+    pub fn check_page(
+        &self,
+        page: usize,
+        stored: &[u8],
+        mut each_segment: impl FnMut(&SegmentView<'_>),
+    ) -> Result<CheckedPage, ContainerError> {
         let entry = self.pages[page];
         let corrupt = |message: String| ContainerError::CorruptPage {
             page,
@@ -404,20 +405,24 @@ impl ContainerIndex {
             }
             _ => None,
         };
-        let tables = self
-            .page_tables(page, decoded.as_deref().unwrap_or(stored))
-            .map_err(corrupt)?;
-        Ok(CheckedPage { decoded, tables })
+        self.check_segments(
+            page,
+            decoded.as_deref().unwrap_or(stored),
+            &mut each_segment,
+        )
+        .map_err(corrupt)?;
+        Ok(CheckedPage { decoded })
     }
 
-    /// Checks every segment of a page against the metadata and builds its
-    /// decoders and per-segment sample bits, so that sampling need not check again.
-    fn page_tables(&self, page: usize, decoded: &[u8]) -> Result<PageTables, String> {
-        let segments = self.page_segments[page].clone();
-        let mut tables = DecodeTables::with_capacity(&self.plan, segments.len());
-        let mut scratch = Vec::with_capacity(self.meta.animated.len());
-        let first_segment = segments.start;
-        for index in segments {
+    /// Checks every segment of a page against the metadata, so that
+    /// sampling need not check again.
+    fn check_segments(
+        &self,
+        page: usize,
+        decoded: &[u8],
+        each_segment: &mut impl FnMut(&SegmentView<'_>),
+    ) -> Result<(), String> {
+        for index in self.page_segments[page].clone() {
             let entry = self.segments[index];
             let start = entry.offset as usize;
             let bytes = decoded
@@ -426,22 +431,17 @@ impl ContainerIndex {
             let (_, samples) = self.meta.segments.segment(index);
             let view = SegmentView::new(bytes, &self.meta.animated, samples)
                 .map_err(|fault| format!("segment {index}: {fault}"))?;
-            tables.push(&self.meta, &self.plan, &view, &mut scratch);
+            each_segment(&view);
         }
-        Ok(PageTables {
-            tables,
-            first_segment,
-        })
+        Ok(())
     }
 }
 
 /// What checking a page produced: its decoded bytes when it was lz4 (a raw
-/// page's decoded bytes are its stored bytes) and its decode tables.
+/// page's decoded bytes are its stored bytes).
 pub struct CheckedPage {
     /// The decoded bytes of an lz4 page; `None` for a raw page.
     pub decoded: Option<Vec<u8>>,
-    /// Decoders and sample bits of the page's segments.
-    pub tables: PageTables,
 }
 
 // Sizes, not bytes.
@@ -449,39 +449,7 @@ impl std::fmt::Debug for CheckedPage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CheckedPage")
             .field("decoded_bytes", &self.decoded.as_ref().map(Vec::len))
-            .finish_non_exhaustive()
-    }
-}
-
-/// The decode tables of every segment of one page.
-#[derive(Debug)]
-pub struct PageTables {
-    tables: DecodeTables,
-    first_segment: usize,
-}
-
-impl PageTables {
-    /// Segment `segment` of this page, ready to decode, over the page's
-    /// decoded bytes.
-    #[inline]
-    pub fn segment<'a>(
-        &'a self,
-        index: &ContainerIndex,
-        segment: usize,
-        decoded: &'a [u8],
-    ) -> SegmentRef<'a> {
-        let entry = index.segments[segment];
-        let tracks = index.meta.animated.len();
-        let local = segment - self.first_segment;
-        // Offsets and lengths were checked against the page's decoded length
-        // when the tables were built; `get` keeps a mismatched call harmless.
-        let bytes = decoded
-            .get(entry.offset as usize..(entry.offset + entry.len) as usize)
-            .unwrap_or(&[]);
-        self.tables.segment(
-            local,
-            bytes.get(tracks * (1 + RANGE_SLOT_BYTES)..).unwrap_or(&[]),
-        )
+            .finish()
     }
 }
 
