@@ -28,7 +28,8 @@ use crate::sample::tables::RunTables;
 pub use crate::sample::Sampling;
 use crate::sample::{SegmentRef, SegmentSource};
 
-pub use super::index::{ContainerError, Header, PageEntry, SegmentEntry};
+pub use super::index::{ContainerError, PageEntry, SegmentEntry};
+pub use super::Header;
 
 /// The checksum state of a page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
