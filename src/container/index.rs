@@ -25,7 +25,7 @@ use super::{
     crc32, ALIGN, COMPRESSION_LZ4, COMPRESSION_NONE, FLAG_LZ4_PAGES, HEADER_LEN, MAX_PAGE_LEN,
     PAGE_ENTRY_LEN, SEGMENT_ENTRY_LEN,
 };
-// Where they were before the sections had files of their own.
+// Also reachable here, where users of `container::index` find them.
 pub use super::header::Header;
 pub use crate::error::ContainerError;
 use crate::format::ClipMeta;

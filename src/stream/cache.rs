@@ -3,7 +3,7 @@
 //!
 //! A resident page is its bytes (read into its slot, lz4-decoded into it,
 //! or, from a [`MappedSource`](super::MappedSource), mapped and touched)
-//! plus the decode tables its check built. Slots are swapped
+//! plus the decode tables built as it was checked. Slots are swapped
 //! atomically ([`ArcSwapOption`]), so a sampler finds a resident page
 //! without a lock; loads take a per-page lock so a page is read once however
 //! many threads want it. Memory is accounted when a load is admitted and
