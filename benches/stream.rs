@@ -97,7 +97,7 @@ fn bench_page_load(c: &mut Criterion, label: &str, source: &MemorySource) {
     let bytes = stream.index().pages()[page].stored_len as u64;
     println!(
         "page {page}: {bytes} bytes stored, {} resident with its decode tables",
-        stream.index().resident_cost(page)
+        stream.resident_cost(page)
     );
     let mut group = c.benchmark_group(format!("page_load/{label}"));
     group

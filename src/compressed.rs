@@ -5,10 +5,10 @@
 //! The format of its parts is [`crate::format`].
 
 use crate::clip::Transform;
-use crate::format::{Channel, ClipMeta, SegmentFault, SegmentView, RANGE_SLOT_BYTES};
+use crate::format::{Channel, ClipMeta, SegmentFault, SegmentView};
 use crate::metric::PoseSource;
 use crate::sample::plan::DecodePlan;
-use crate::sample::tables::DecodeTables;
+use crate::sample::tables::{segment_keys, DecodeTables};
 use crate::sample::{decode_for_metric, Sampling, SegmentRef, SegmentSource};
 
 /// A compressed clip held in memory: metadata and segment bytes.
@@ -77,11 +77,8 @@ impl CompressedClip {
     /// A segment ready for the sampler.
     pub fn segment_ref(&self, index: usize) -> SegmentRef<'_> {
         let tracks = self.meta.animated.len();
-        let bytes = self.segment_bytes(index);
-        self.tables.segment(
-            index,
-            bytes.get(tracks * (1 + RANGE_SLOT_BYTES)..).unwrap_or(&[]),
-        )
+        self.tables
+            .segment(index, segment_keys(self.segment_bytes(index), tracks))
     }
 
     /// The metadata.

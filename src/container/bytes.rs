@@ -2,7 +2,12 @@
 //!
 //! Every read from a file goes through [`Cursor`], which returns an error
 //! naming the section and the offset instead of panicking or reading out of
-//! bounds.
+//! bounds. The [`Writer`] and the length checks are the writer's
+//! (`pipeline` feature).
+
+use crate::error::ContainerError;
+#[cfg(feature = "pipeline")]
+use crate::error::Error;
 
 /// What went wrong reading a section: where, and what.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -11,6 +16,17 @@ pub struct ReadFault {
     pub offset: usize,
     /// What was expected.
     pub message: String,
+}
+
+impl ReadFault {
+    /// The error of reading `section` with this fault.
+    pub fn in_section(self, section: &str) -> ContainerError {
+        ContainerError::Malformed {
+            section: section.to_string(),
+            offset: self.offset,
+            message: self.message,
+        }
+    }
 }
 
 /// A reading position in a byte slice.
@@ -128,13 +144,29 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// The error of a value too large for the format: `what` does not fit.
+#[cfg(feature = "pipeline")]
+pub fn too_big(what: &str) -> Error {
+    Error::InvalidSettings {
+        message: format!("{what} does not fit the container format"),
+    }
+}
+
+/// `n` as the format's `u32`, or an error naming `what`.
+#[cfg(feature = "pipeline")]
+pub fn to_u32(n: usize, what: &str) -> Result<u32, Error> {
+    u32::try_from(n).map_err(|_| too_big(what))
+}
+
 /// Appends little-endian values to a byte vector.
+#[cfg(feature = "pipeline")]
 #[derive(Default)]
 pub struct Writer {
     /// The bytes so far.
     pub bytes: Vec<u8>,
 }
 
+#[cfg(feature = "pipeline")]
 impl Writer {
     /// A `u8`.
     pub fn u8(&mut self, v: u8) {
@@ -172,13 +204,6 @@ impl Writer {
         self.f32(v.y);
         self.f32(v.z);
     }
-
-    /// Zero bytes up to a multiple of `align`.
-    pub fn pad_to(&mut self, align: usize) {
-        while self.bytes.len() % align != 0 {
-            self.bytes.push(0);
-        }
-    }
 }
 
 #[cfg(test)]
@@ -186,6 +211,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(feature = "pipeline")]
     fn cursor_reads_little_endian_and_reports_where_it_ran_out() {
         let mut w = Writer::default();
         w.u16(0x1234);

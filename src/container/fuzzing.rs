@@ -81,7 +81,7 @@ pub fn exercise(data: &[u8]) -> Outcome {
 fn stream_like_the_reader(data: &[u8], reader: &StreamReader<&[u8]>, times: &[f64], sound: bool) {
     let index = reader.index();
     let largest = (0..index.pages().len())
-        .map(|p| index.resident_cost(p) as u64)
+        .map(|p| reader.resident_cost(p) as u64)
         .max()
         .unwrap_or(0);
     let options = StreamOptions::default()

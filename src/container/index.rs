@@ -1,6 +1,13 @@
-//! The container's table of contents, with no I/O: the header, metadata and
-//! seek index parsed and checked from the bytes before the pages, and the
-//! check that turns one page's stored bytes into decodable segments.
+//! The seek index section, and the container's table of contents.
+//!
+//! The index section holds the segment table ([`SegmentEntry`]: where each
+//! segment lies in the pages) and the page table ([`PageEntry`]: where each
+//! page lies in the file): its parse and (with the `pipeline` feature) its
+//! encode are here. [`ContainerIndex`] is the checked table of contents,
+//! with no I/O: the header, metadata and index parsed and checked from the
+//! bytes before the pages. It checks a page's bytes (`check_page`, in
+//! `page.rs`) and hands out its segments' bytes; the readers build the
+//! sampler's decode tables from them.
 //!
 //! Readers hand it bytes: [`StreamReader`](super::StreamReader) from a slice
 //! it holds whole, [`Stream`](crate::stream::Stream) from whatever source it
@@ -10,31 +17,18 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use glam::Quat;
-
+#[cfg(feature = "pipeline")]
+use super::bytes::{to_u32, Writer};
 use super::bytes::{Cursor, ReadFault};
+use super::metadata::parse_metadata;
 use super::{
-    crc32, ALIGN, BIND_ROTATION, BIND_SCALE, BIND_TRANSLATION, COMPRESSION_LZ4, COMPRESSION_NONE,
-    FLAG_LZ4_PAGES, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_PAGE_LEN, NO_PARENT, PAGE_ENTRY_LEN,
-    SEGMENT_ENTRY_LEN,
+    crc32, ALIGN, COMPRESSION_LZ4, COMPRESSION_NONE, FLAG_LZ4_PAGES, HEADER_LEN, MAX_PAGE_LEN,
+    PAGE_ENTRY_LEN, SEGMENT_ENTRY_LEN,
 };
-use crate::clip::{Bone, LengthUnit, LoopMode, Skeleton, TrackKind, Transform, MAX_BONES};
+// Also reachable here, where users of `container::index` find them.
+pub use super::header::Header;
 pub use crate::error::ContainerError;
-use crate::format::{
-    AnimatedTrack, Channel, ClipMeta, ClipRange, ConstantTrack, SegmentLayout, SegmentView,
-    RANGE_SLOT_BYTES,
-};
-use crate::sample::plan::DecodePlan;
-use crate::sample::tables::DecodeTables;
-use crate::sample::SegmentRef;
-
-fn malformed(section: &str, fault: ReadFault) -> ContainerError {
-    ContainerError::Malformed {
-        section: section.to_string(),
-        offset: fault.offset,
-        message: fault.message,
-    }
-}
+use crate::format::ClipMeta;
 
 /// A segment's place in the pages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,152 +58,11 @@ pub struct PageEntry {
     pub checksum: u32,
 }
 
-/// The fixed 64-byte header: where the sections lie.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Header {
-    /// Flag bits ([`FLAG_LZ4_PAGES`]).
-    pub flags: u16,
-    /// Length of the file.
-    pub file_len: u64,
-    /// Length of the metadata, which starts right after the header.
-    pub metadata_len: u64,
-    /// Offset of the seek index.
-    pub index_offset: u64,
-    /// Length of the seek index.
-    pub index_len: u64,
-    /// Offset of the first page: every byte before it is the table of contents.
-    pub pages_offset: u64,
-    version: u16,
-    header_crc: u32,
-    metadata_crc: u32,
-    index_crc: u32,
-}
-
-impl Header {
-    /// Parses the header from the first bytes of a file of `file_len` bytes,
-    /// checking magic, version, checksum and that the sections fit the file.
-    pub fn parse(bytes: &[u8], file_len: u64) -> Result<Header, ContainerError> {
-        if bytes.len() < HEADER_LEN || file_len < HEADER_LEN as u64 {
-            return Err(ContainerError::Truncated {
-                needed: HEADER_LEN as u64,
-                found: file_len.min(bytes.len() as u64),
-            });
-        }
-        let header = &bytes[..HEADER_LEN];
-        let mut magic = [0u8; 8];
-        magic.copy_from_slice(&header[..8]);
-        if magic != MAGIC {
-            return Err(ContainerError::BadMagic { found: magic });
-        }
-        let mut c = Cursor::new(&header[8..]);
-        let field = |r: Result<u64, ReadFault>| r.map_err(|f| malformed("header", f));
-        let version = field(c.u16("version").map(u64::from))? as u16;
-        if version != FORMAT_VERSION {
-            return Err(ContainerError::UnsupportedVersion {
-                found: version,
-                supported: FORMAT_VERSION,
-            });
-        }
-        let stored = u32::from_le_bytes([header[60], header[61], header[62], header[63]]);
-        let computed = crc32(&header[..60]);
-        if stored != computed {
-            return Err(ContainerError::ChecksumMismatch {
-                section: "header",
-                stored,
-                computed,
-            });
-        }
-        let flags = field(c.u16("flags").map(u64::from))? as u16;
-        let metadata_len = field(c.u32("metadata length").map(u64::from))?;
-        let declared_len = field(c.u64("file length"))?;
-        let index_offset = field(c.u64("index offset"))?;
-        let index_len = field(c.u32("index length").map(u64::from))?;
-        let metadata_crc = field(c.u32("metadata checksum").map(u64::from))? as u32;
-        let index_crc = field(c.u32("index checksum").map(u64::from))? as u32;
-        let reserved_a = field(c.u32("reserved").map(u64::from))?;
-        let pages_offset = field(c.u64("pages offset"))?;
-        let reserved_b = field(c.u32("reserved").map(u64::from))?;
-        let bad_header = |offset: usize, message: String| ContainerError::Malformed {
-            section: "header".into(),
-            offset,
-            message,
-        };
-        if flags & !FLAG_LZ4_PAGES != 0 {
-            return Err(bad_header(10, format!("unknown flag bits {flags:#06x}")));
-        }
-        if reserved_a != 0 || reserved_b != 0 {
-            return Err(bad_header(44, "reserved fields are not zero".into()));
-        }
-        if declared_len != file_len {
-            return Err(if declared_len > file_len {
-                ContainerError::Truncated {
-                    needed: declared_len,
-                    found: file_len,
-                }
-            } else {
-                bad_header(
-                    16,
-                    format!("file length {declared_len}, but the file has {file_len} bytes"),
-                )
-            });
-        }
-        let metadata_end = HEADER_LEN as u64 + metadata_len;
-        let index_end = index_offset.saturating_add(index_len);
-        let aligned = |n: u64| n.div_ceil(ALIGN as u64) * ALIGN as u64;
-        if metadata_end > file_len
-            || index_offset != aligned(metadata_end)
-            || index_end > file_len
-            || pages_offset != aligned(index_end)
-            || pages_offset > file_len
-        {
-            return Err(bad_header(
-                12,
-                format!(
-                    "sections out of order or bounds: metadata 64..{metadata_end}, index {index_offset}..{index_end}, pages from {pages_offset}, file {file_len}"
-                ),
-            ));
-        }
-        Ok(Header {
-            flags,
-            file_len,
-            metadata_len,
-            index_offset,
-            index_len,
-            pages_offset,
-            version,
-            header_crc: stored,
-            metadata_crc,
-            index_crc,
-        })
-    }
-
-    /// The format version; parsing accepts only [`FORMAT_VERSION`].
-    pub fn version(&self) -> u16 {
-        self.version
-    }
-
-    /// The stored CRC-32 of header bytes 0..60, checked by [`Header::parse`].
-    pub fn header_checksum(&self) -> u32 {
-        self.header_crc
-    }
-
-    /// The stored CRC-32 of the metadata section, checked by [`ContainerIndex::parse`].
-    pub fn metadata_checksum(&self) -> u32 {
-        self.metadata_crc
-    }
-
-    /// The stored CRC-32 of the index section, checked by [`ContainerIndex::parse`].
-    pub fn index_checksum(&self) -> u32 {
-        self.index_crc
-    }
-}
-
 /// The checked table of contents of one container: clip metadata, segment
 /// table and page table.
 #[derive(Debug)]
 pub struct ContainerIndex {
     meta: Arc<ClipMeta>,
-    plan: DecodePlan,
     segments: Vec<SegmentEntry>,
     pages: Vec<PageEntry>,
     /// The segments of each page.
@@ -245,8 +98,8 @@ impl ContainerIndex {
         let metadata = &prefix[HEADER_LEN..metadata_end];
         let index = &prefix[index_start..index_end];
         for (section, stored, data) in [
-            ("metadata", header.metadata_crc, metadata),
-            ("index", header.index_crc, index),
+            ("metadata", header.metadata_checksum(), metadata),
+            ("index", header.index_checksum(), index),
         ] {
             let computed = crc32(data);
             if stored != computed {
@@ -257,9 +110,9 @@ impl ContainerIndex {
                 });
             }
         }
-        let meta = parse_metadata(metadata).map_err(|f| malformed("metadata", f))?;
+        let meta = parse_metadata(metadata).map_err(|f| f.in_section("metadata"))?;
         let (segments, pages) = parse_index(index, &meta, header.pages_offset, header.file_len)
-            .map_err(|f| malformed("index", f))?;
+            .map_err(|f| f.in_section("index"))?;
         if pages.iter().any(|p| p.compression == COMPRESSION_LZ4)
             && header.flags & FLAG_LZ4_PAGES == 0
         {
@@ -279,7 +132,6 @@ impl ContainerIndex {
             }
         }
         Ok(ContainerIndex {
-            plan: DecodePlan::new(&meta),
             meta: Arc::new(meta),
             segments,
             pages,
@@ -297,11 +149,6 @@ impl ContainerIndex {
     /// The clip metadata.
     pub fn meta(&self) -> &ClipMeta {
         &self.meta
-    }
-
-    /// How the clip's tracks are decoded.
-    pub fn decode_plan(&self) -> &DecodePlan {
-        &self.plan
     }
 
     /// The clip metadata, shared.
@@ -357,294 +204,22 @@ impl ContainerIndex {
         let (last_start, last_len) = self.meta.segments.segment(segments.end - 1);
         first..last_start + last_len
     }
-
-    /// Bytes a checked page occupies in memory: its decoded bytes and its tables.
-    pub fn resident_cost(&self, page: usize) -> usize {
-        let segments = self.page_segments[page].len();
-        self.pages[page].decoded_len as usize
-            + segments * DecodeTables::bytes_per_segment(&self.plan)
-    }
-
-    /// Checks a page's stored bytes: checksum, lz4 decode, and every segment
-    /// against the metadata; builds the tables the sampler decodes with.
-    pub fn check_page(&self, page: usize, stored: &[u8]) -> Result<CheckedPage, ContainerError> {
-        let entry = self.pages[page];
-        let corrupt = |message: String| ContainerError::CorruptPage {
-            page,
-            offset: entry.offset,
-            message,
-        };
-        if stored.len() != entry.stored_len as usize {
-            return Err(corrupt(format!(
-                "{} bytes read, {} stored",
-                stored.len(),
-                entry.stored_len
-            )));
-        }
-        let computed = crc32(stored);
-        if computed != entry.checksum {
-            return Err(corrupt(format!(
-                "checksum {computed:08x}, expected {:08x}",
-                entry.checksum
-            )));
-        }
-        let decoded = match entry.compression {
-            COMPRESSION_LZ4 => {
-                match lz4_flex::block::decompress(stored, entry.decoded_len as usize) {
-                    Ok(d) if d.len() == entry.decoded_len as usize => Some(d),
-                    Ok(d) => {
-                        return Err(corrupt(format!(
-                            "lz4 gave {} bytes, expected {}",
-                            d.len(),
-                            entry.decoded_len
-                        )))
-                    }
-                    Err(e) => return Err(corrupt(format!("lz4: {e}"))),
-                }
-            }
-            _ => None,
-        };
-        let tables = self
-            .page_tables(page, decoded.as_deref().unwrap_or(stored))
-            .map_err(corrupt)?;
-        Ok(CheckedPage { decoded, tables })
-    }
-
-    /// Checks every segment of a page against the metadata and builds its
-    /// decoders and per-segment sample bits, so that sampling need not check again.
-    fn page_tables(&self, page: usize, decoded: &[u8]) -> Result<PageTables, String> {
-        let segments = self.page_segments[page].clone();
-        let mut tables = DecodeTables::with_capacity(&self.plan, segments.len());
-        let mut scratch = Vec::with_capacity(self.meta.animated.len());
-        let first_segment = segments.start;
-        for index in segments {
-            let entry = self.segments[index];
-            let start = entry.offset as usize;
-            let bytes = decoded
-                .get(start..start + entry.len as usize)
-                .ok_or_else(|| format!("segment {index} lies outside the page"))?;
-            let (_, samples) = self.meta.segments.segment(index);
-            let view = SegmentView::new(bytes, &self.meta.animated, samples)
-                .map_err(|fault| format!("segment {index}: {fault}"))?;
-            tables.push(&self.meta, &self.plan, &view, &mut scratch);
-        }
-        Ok(PageTables {
-            tables,
-            first_segment,
-        })
-    }
-}
-
-/// What checking a page produced: its decoded bytes when it was lz4 (a raw
-/// page's decoded bytes are its stored bytes) and its decode tables.
-pub struct CheckedPage {
-    /// The decoded bytes of an lz4 page; `None` for a raw page.
-    pub decoded: Option<Vec<u8>>,
-    /// Decoders and sample bits of the page's segments.
-    pub tables: PageTables,
-}
-
-// Sizes, not bytes.
-impl std::fmt::Debug for CheckedPage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CheckedPage")
-            .field("decoded_bytes", &self.decoded.as_ref().map(Vec::len))
-            .finish_non_exhaustive()
-    }
-}
-
-/// The decode tables of every segment of one page.
-#[derive(Debug)]
-pub struct PageTables {
-    tables: DecodeTables,
-    first_segment: usize,
-}
-
-impl PageTables {
-    /// Segment `segment` of this page, ready to decode, over the page's
-    /// decoded bytes.
+    /// Segment `segment`'s bytes in `decoded`, its page's decoded bytes.
+    /// The page check found every segment inside its page; a `decoded` of
+    /// another page gives the bytes that are there, or none, never a panic.
     #[inline]
-    pub fn segment<'a>(
-        &'a self,
-        index: &ContainerIndex,
-        segment: usize,
-        decoded: &'a [u8],
-    ) -> SegmentRef<'a> {
-        let entry = index.segments[segment];
-        let tracks = index.meta.animated.len();
-        let local = segment - self.first_segment;
-        // Offsets and lengths were checked against the page's decoded length
-        // when the tables were built; `get` keeps a mismatched call harmless.
-        let bytes = decoded
-            .get(entry.offset as usize..(entry.offset + entry.len) as usize)
-            .unwrap_or(&[]);
-        self.tables.segment(
-            local,
-            bytes.get(tracks * (1 + RANGE_SLOT_BYTES)..).unwrap_or(&[]),
-        )
+    pub fn segment_bytes<'a>(&self, segment: usize, decoded: &'a [u8]) -> &'a [u8] {
+        let entry = self.segments[segment];
+        let start = entry.offset as usize;
+        decoded
+            .get(start..start + entry.len as usize)
+            .unwrap_or(&[])
     }
 }
 
-fn parse_metadata(bytes: &[u8]) -> Result<ClipMeta, ReadFault> {
-    let mut c = Cursor::new(bytes);
-    let name_len = c.u32("clip name length")? as usize;
-    let name = c.str(name_len, "clip name")?.to_string();
-    let at = c.offset();
-    let sample_rate = c.f32("sample rate")?;
-    if sample_rate <= 0.0 {
-        return Err(ReadFault {
-            offset: at,
-            message: format!("sample rate {sample_rate} is not positive"),
-        });
-    }
-    let at = c.offset();
-    let num_samples = c.u32("sample count")?;
-    let segment_count = c.u32("segment count")?;
-    let layout = SegmentLayout::from_parts(num_samples, segment_count).ok_or(ReadFault {
-        offset: at,
-        message: format!("{segment_count} segments for {num_samples} samples"),
-    })?;
-    let loop_mode = match c.u8("loop mode")? {
-        0 => LoopMode::Clamp,
-        1 => LoopMode::Wrap,
-        other => return Err(c.fault(format!("loop mode {other} is neither 0 nor 1"))),
-    };
-    if c.u8("reserved")? != 0 {
-        return Err(c.fault("reserved byte is not zero"));
-    }
-    let at = c.offset();
-    let unit = LengthUnit::from_cm_per_unit(c.f64("length unit")?).ok_or(ReadFault {
-        offset: at,
-        message: "length unit is not positive".into(),
-    })?;
-    let threshold_cm = c.f64("threshold")?;
-    let shell_cm = c.f64("shell distance")?;
-    let at = c.offset();
-    let bone_count = c.u32("bone count")? as usize;
-    // A bone takes at least 5 bytes: parent, flags, name length.
-    if bone_count == 0 || bone_count > MAX_BONES || bone_count * 5 > c.remaining() {
-        return Err(ReadFault {
-            offset: at,
-            message: format!("bone count {bone_count} is impossible here"),
-        });
-    }
-    let mut bones = Vec::with_capacity(bone_count);
-    for index in 0..bone_count {
-        let at = c.offset();
-        let parent = match c.u16("parent")? {
-            NO_PARENT => None,
-            p if (p as usize) < index => Some(p as usize),
-            p => {
-                return Err(ReadFault {
-                    offset: at,
-                    message: format!("bone {index} has parent {p}, which does not come before it"),
-                })
-            }
-        };
-        let flags = c.u8("bind flags")?;
-        if flags & !(BIND_ROTATION | BIND_TRANSLATION | BIND_SCALE) != 0 {
-            return Err(c.fault(format!("bone {index}: unknown bind flags {flags:#04x}")));
-        }
-        let name_len = c.u16("bone name length")? as usize;
-        let name = c.str(name_len, "bone name")?.to_string();
-        let mut bind = Transform::IDENTITY;
-        if flags & BIND_ROTATION != 0 {
-            let v = c.vec3("bind rotation")?;
-            let w = c.f32("bind rotation")?;
-            bind.rotation = Quat::from_xyzw(v.x, v.y, v.z, w);
-        }
-        if flags & BIND_TRANSLATION != 0 {
-            bind.translation = c.vec3("bind translation")?;
-        }
-        if flags & BIND_SCALE != 0 {
-            bind.scale = c.vec3("bind scale")?;
-        }
-        bones.push(Bone { name, parent, bind });
-    }
-    let at = c.offset();
-    let skeleton = Skeleton::new(bones).map_err(|e| ReadFault {
-        offset: at,
-        message: e.to_string(),
-    })?;
-    let kind_bytes = c.take((bone_count * 6).div_ceil(8), "track kinds")?;
-    let mut kinds = Vec::with_capacity(bone_count);
-    for bone in 0..bone_count {
-        let mut k = [TrackKind::Default; 3];
-        for (channel, kind) in k.iter_mut().enumerate() {
-            let bit = (bone * 3 + channel) * 2;
-            *kind = match kind_bytes[bit / 8] >> (bit % 8) & 3 {
-                0 => TrackKind::Default,
-                1 => TrackKind::Constant,
-                2 => TrackKind::Animated,
-                _ => {
-                    return Err(ReadFault {
-                        offset: at + bit / 8,
-                        message: format!("bone {bone}: invalid track kind 3"),
-                    })
-                }
-            };
-        }
-        kinds.push(k);
-    }
-    let mut constants = Vec::new();
-    for (bone, k) in kinds.iter().enumerate() {
-        for channel in Channel::ALL {
-            if k[channel as usize] == TrackKind::Constant {
-                constants.push(ConstantTrack {
-                    bone: bone as u16,
-                    channel,
-                    value: c.vec3("constant value")?,
-                });
-            }
-        }
-    }
-    let mut animated = Vec::new();
-    for (bone, k) in kinds.iter().enumerate() {
-        for channel in Channel::ALL {
-            if k[channel as usize] == TrackKind::Animated {
-                let min = c.vec3("clip range minimum")?;
-                let at = c.offset();
-                let extent = c.vec3("clip range extent")?;
-                if extent.min_element() < 0.0 {
-                    return Err(ReadFault {
-                        offset: at,
-                        message: "clip range extent is negative".into(),
-                    });
-                }
-                let reference = match channel {
-                    Channel::Rotation => c.vec3("reference rotation")?,
-                    _ => glam::Vec3::ZERO,
-                };
-                animated.push(AnimatedTrack::new(
-                    bone as u16,
-                    channel,
-                    ClipRange { min, extent },
-                    reference,
-                ));
-            }
-        }
-    }
-    if c.remaining() != 0 {
-        return Err(c.fault(format!(
-            "{} unexpected bytes after the metadata",
-            c.remaining()
-        )));
-    }
-    Ok(ClipMeta::new(
-        name,
-        Arc::new(skeleton),
-        sample_rate,
-        loop_mode,
-        unit,
-        kinds,
-        constants,
-        animated,
-        layout,
-        threshold_cm,
-        shell_cm,
-    ))
-}
-
+/// Parses and checks the index section's bytes against the metadata and
+/// the pages area `pages_offset..file_len`; a fault's offset is in the
+/// section.
 fn parse_index(
     bytes: &[u8],
     meta: &ClipMeta,
@@ -802,4 +377,38 @@ fn parse_index(
         pages.push(entry);
     }
     Ok((segments, pages))
+}
+
+/// Bytes of the index section of `segments` segments in `pages` pages.
+#[cfg(feature = "pipeline")]
+pub(crate) fn index_len(segments: usize, pages: usize) -> usize {
+    8 + segments * SEGMENT_ENTRY_LEN + pages * PAGE_ENTRY_LEN
+}
+
+/// The index section: the counts, the segment table, then the page table;
+/// what [`ContainerIndex::parse`] reads back.
+#[cfg(feature = "pipeline")]
+pub(crate) fn encode_index(
+    segments: &[SegmentEntry],
+    pages: &[PageEntry],
+) -> crate::error::Result<Vec<u8>> {
+    let mut index = Writer::default();
+    index.u32(to_u32(segments.len(), "segment count")?);
+    index.u32(to_u32(pages.len(), "page count")?);
+    for segment in segments {
+        index.u32(segment.first_sample);
+        index.u32(segment.page);
+        index.u32(segment.offset);
+        index.u32(segment.len);
+    }
+    for page in pages {
+        index.u64(page.offset);
+        index.u32(page.stored_len);
+        index.u32(page.decoded_len);
+        index.u8(page.compression);
+        index.bytes.extend_from_slice(&[0; 3]);
+        index.u32(page.checksum);
+    }
+    debug_assert_eq!(index.bytes.len(), index_len(segments.len(), pages.len()));
+    Ok(index.bytes)
 }

@@ -5,21 +5,40 @@
 //! [`CompressedClip`](crate::CompressedClip) into those bytes (atomically on
 //! disk), [`read`](mod@read) opens them from any `AsRef<[u8]>` (a `Vec<u8>` in tests, a
 //! memory map in production, see [`mmap`]) and samples them through the
-//! stateless sampler. The format itself follows.
+//! stateless sampler. The container checks bytes and hands them out; the
+//! readers ([`StreamReader`] and [`Stream`](crate::stream::Stream)) build
+//! the sampler's decode tables from them.
+//!
+//! Each section's type, parse and encode live side by side, one file each:
+//!
+//! | section | file | parse | encode (`pipeline` feature) |
+//! | --- | --- | --- | --- |
+//! | header | `header.rs` | [`Header::parse`] | `Header::encode` |
+//! | metadata | `metadata.rs` | `parse_metadata` | `encode_metadata` |
+//! | index | [`index`] | [`ContainerIndex::parse`] (with the two above) | `encode_index` |
+//! | page | `page.rs` | `ContainerIndex::check_page` | `encode_page` |
+//!
+//! [`write`](mod@write) assembles the sections into a file; `bytes.rs` has
+//! the bounds-checked reading cursor and the little-endian writer they
+//! share. The format itself follows.
 //!
 #![doc = include_str!("../../FORMAT.md")]
 
-pub mod bytes;
+pub(crate) mod bytes;
 #[doc(hidden)]
 #[cfg(feature = "pipeline")]
 pub mod fuzzing;
+mod header;
 pub mod index;
+mod metadata;
 pub mod mmap;
+mod page;
 pub mod read;
 #[cfg(feature = "pipeline")]
 pub mod write;
 
-pub use index::{ContainerError, ContainerIndex, Header, PageEntry, SegmentEntry};
+pub use header::Header;
+pub use index::{ContainerError, ContainerIndex, PageEntry, SegmentEntry};
 pub use read::{PageState, StreamReader, VerifyReport};
 #[cfg(feature = "pipeline")]
 pub use write::{encode_stream, write_stream, WriteOptions, WriteSummary};

@@ -19,14 +19,17 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-use super::index::{CheckedPage, ContainerIndex};
+use super::index::ContainerIndex;
 use super::mmap::MappedFile;
 use crate::error::{Error, Result};
 use crate::format::{ClipMeta, SegmentView};
+use crate::sample::plan::DecodePlan;
+use crate::sample::tables::RunTables;
 pub use crate::sample::Sampling;
 use crate::sample::{SegmentRef, SegmentSource};
 
-pub use super::index::{ContainerError, Header, PageEntry, SegmentEntry};
+pub use super::index::{ContainerError, PageEntry, SegmentEntry};
+pub use super::Header;
 
 /// The checksum state of a page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,6 +58,61 @@ impl VerifyReport {
     }
 }
 
+/// A page checked and ready to sample, as the readers keep it (this
+/// module's [`StreamReader`] and [`Stream`](crate::stream::Stream)'s page
+/// cache): its decoded bytes when it was lz4 (a raw page's are its stored
+/// bytes, which the reader holds) and the decode tables of its segments.
+#[derive(Debug)]
+pub(crate) struct ReadyPage {
+    /// The decoded bytes of an lz4 page; `None` for a raw page.
+    pub decoded: Option<Vec<u8>>,
+    /// Decoders and sample bits of the page's segments.
+    pub tables: RunTables,
+}
+
+impl ReadyPage {
+    /// Checks page `page`'s stored bytes with the index and builds its
+    /// segments' decode tables with `plan` on the way.
+    pub(crate) fn check(
+        index: &ContainerIndex,
+        plan: &DecodePlan,
+        page: usize,
+        stored: &[u8],
+    ) -> std::result::Result<ReadyPage, ContainerError> {
+        let meta = index.meta();
+        let segments = index.page_segments(page);
+        let mut tables = RunTables::with_capacity(meta, plan, segments.start, segments.len());
+        let mut scratch = Vec::with_capacity(meta.animated.len());
+        let checked = index.check_page(page, stored, |view| {
+            tables.push(meta, plan, view, &mut scratch);
+        })?;
+        Ok(ReadyPage {
+            decoded: checked.decoded,
+            tables,
+        })
+    }
+
+    /// Segment `segment` of this page, ready to decode, over the page's
+    /// decoded bytes.
+    #[inline]
+    pub(crate) fn segment<'a>(
+        &'a self,
+        index: &ContainerIndex,
+        segment: usize,
+        decoded: &'a [u8],
+    ) -> SegmentRef<'a> {
+        self.tables
+            .segment(segment, index.segment_bytes(segment, decoded))
+    }
+}
+
+/// Bytes page `page` occupies in memory once checked, its decoded bytes held:
+/// those bytes and its segments' decode tables for `plan`.
+pub(crate) fn resident_cost(index: &ContainerIndex, plan: &DecodePlan, page: usize) -> usize {
+    index.pages()[page].decoded_len as usize
+        + RunTables::bytes(plan, index.page_segments(page).len())
+}
+
 /// Most bytes a [`StreamReader`] keeps in memory by default: 512 MiB,
 /// hundreds of times what the tools need for the corpus (a 2.5 MB file of
 /// 1,064 s keeps about 4.4 MiB) and room for files of a few hundred MB.
@@ -66,8 +124,10 @@ pub const MAX_RESIDENT_BYTES: u64 = 512 << 20;
 pub struct StreamReader<D> {
     data: D,
     index: ContainerIndex,
+    /// How the clip's tracks are decoded, built once at open.
+    plan: DecodePlan,
     /// Each page's check, done once.
-    checked: Vec<OnceLock<std::result::Result<CheckedPage, ContainerError>>>,
+    checked: Vec<OnceLock<std::result::Result<ReadyPage, ContainerError>>>,
     /// Bytes the checked pages keep, reserved before each check.
     resident: AtomicU64,
     /// The most `resident` may reach.
@@ -113,6 +173,7 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
         );
         Ok(StreamReader {
             checked: index.pages().iter().map(|_| OnceLock::new()).collect(),
+            plan: DecodePlan::new(index.meta()),
             data,
             index,
             resident: AtomicU64::new(0),
@@ -148,7 +209,15 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
         } else {
             entry.decoded_len as u64
         };
-        (self.index.resident_cost(page) as u64).saturating_sub(in_place)
+        (self.resident_cost(page) as u64).saturating_sub(in_place)
+    }
+
+    /// Bytes page `page` occupies in memory once checked with its decoded
+    /// bytes held, as a [`Stream`](crate::stream::Stream) counts it: those
+    /// bytes and its decode tables. This reader keeps less for a raw page,
+    /// which it reads in place.
+    pub fn resident_cost(&self, page: usize) -> usize {
+        resident_cost(&self.index, &self.plan, page)
     }
 
     /// The table of contents.
@@ -204,8 +273,7 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
     fn kept_check(
         &self,
         page: usize,
-    ) -> std::result::Result<&std::result::Result<CheckedPage, ContainerError>, ContainerError>
-    {
+    ) -> std::result::Result<&std::result::Result<ReadyPage, ContainerError>, ContainerError> {
         if let Some(check) = self.checked[page].get() {
             return Ok(check);
         }
@@ -225,7 +293,7 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
         let mut ran = false;
         let check = self.checked[page].get_or_init(|| {
             ran = true;
-            let result = self.index.check_page(page, self.stored(page));
+            let result = ReadyPage::check(&self.index, &self.plan, page, self.stored(page));
             match &result {
                 Ok(_) => tracing::trace!(page, "page checked"),
                 Err(e) => tracing::warn!(page, error = %e, "corrupt page"),
@@ -239,7 +307,7 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
     }
 
     /// A page's check and its decoded bytes, checking it on first use.
-    fn checked(&self, page: usize) -> Result<(&CheckedPage, &[u8])> {
+    fn checked(&self, page: usize) -> Result<(&ReadyPage, &[u8])> {
         let check = self.kept_check(page)?;
         let checked = check.as_ref().map_err(|e| Error::from(e.clone()))?;
         let decoded = checked
@@ -259,17 +327,8 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
     /// pages themselves. Panics if `segment` is not below the segment count.
     pub fn segment_view(&self, segment: usize) -> Result<SegmentView<'_>> {
         let (checked, decoded) = self.checked(self.index.page_of(segment))?;
-        let entry = self.index.segments()[segment];
-        let start = entry.offset as usize;
-        // The page check found every segment inside the page; `get` keeps a
-        // mismatch harmless rather than a panic.
-        let bytes = decoded
-            .get(start..start + entry.len as usize)
-            .unwrap_or(&[]);
-        let sample_bits = checked
-            .tables
-            .segment(&self.index, segment, decoded)
-            .sample_bits;
+        let bytes = self.index.segment_bytes(segment, decoded);
+        let sample_bits = checked.segment(&self.index, segment, decoded).sample_bits;
         Ok(SegmentView::trusted(
             bytes,
             self.meta().animated.len(),
@@ -291,7 +350,7 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
                 Ok(check) => check.as_ref().err().cloned(),
                 Err(over) if self.kept_bytes(page) > self.max_resident => Some(over),
                 // No room left to keep it: checked, then dropped.
-                Err(_) => self.index.check_page(page, self.stored(page)).err(),
+                Err(_) => ReadyPage::check(&self.index, &self.plan, page, self.stored(page)).err(),
             };
             if let Some(e) = fault {
                 corrupt_pages.push((page, Error::from(e).to_string()));
@@ -325,7 +384,7 @@ impl<D: AsRef<[u8]>> SegmentSource for StreamReader<D> {
     #[inline]
     fn segment(&self, index: usize) -> Result<SegmentRef<'_>> {
         let (checked, bytes) = self.checked(self.index.page_of(index))?;
-        Ok(checked.tables.segment(&self.index, index, bytes))
+        Ok(checked.segment(&self.index, index, bytes))
     }
 }
 
@@ -334,8 +393,8 @@ impl<D: AsRef<[u8]>> Sampling for StreamReader<D> {
         self.index.meta()
     }
 
-    fn decode_plan(&self) -> &crate::sample::plan::DecodePlan {
-        self.index.decode_plan()
+    fn decode_plan(&self) -> &DecodePlan {
+        &self.plan
     }
 }
 

@@ -1,17 +1,20 @@
 //! The writer: a compressed clip into container bytes, and onto disk atomically.
+//!
+//! [`encode_stream`] packs the segments into pages and lays the sections
+//! out; each section encodes itself beside its parse (`header.rs`,
+//! `metadata.rs`, `index.rs`, `page.rs`).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::bytes::Writer;
-use super::{
-    align, crc32, ALIGN, BIND_ROTATION, BIND_SCALE, BIND_TRANSLATION, COMPRESSION_LZ4,
-    COMPRESSION_NONE, FLAG_LZ4_PAGES, FORMAT_VERSION, HEADER_LEN, MAGIC, NO_PARENT,
-};
-use crate::clip::{LoopMode, TrackKind, Transform};
+use super::bytes::{to_u32, too_big};
+use super::header::Header;
+use super::index::{encode_index, index_len, PageEntry, SegmentEntry};
+use super::metadata::encode_metadata;
+use super::page::{encode_page, EncodedPage};
+use super::{align, crc32, ALIGN, COMPRESSION_LZ4, FLAG_LZ4_PAGES, HEADER_LEN, MAX_PAGE_LEN};
 use crate::compressed::CompressedClip;
 use crate::error::{Error, Result};
-use crate::format::Channel;
 
 /// Writer settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,230 +73,91 @@ impl WriteSummary {
     }
 }
 
-fn too_big(what: &str) -> Error {
-    Error::InvalidSettings {
-        message: format!("{what} does not fit the container format"),
-    }
-}
-
-fn to_u32(n: usize, what: &str) -> Result<u32> {
-    u32::try_from(n).map_err(|_| too_big(what))
-}
-
-/// The metadata section.
-fn encode_metadata(clip: &CompressedClip) -> Result<Vec<u8>> {
-    let meta = clip.meta();
-    let mut w = Writer::default();
-    w.u32(to_u32(meta.name.len(), "clip name")?);
-    w.bytes.extend_from_slice(meta.name.as_bytes());
-    w.f32(meta.sample_rate);
-    w.u32(to_u32(meta.num_samples(), "sample count")?);
-    w.u32(to_u32(meta.segments.count(), "segment count")?);
-    w.u8(match meta.loop_mode {
-        LoopMode::Clamp => 0,
-        LoopMode::Wrap => 1,
-    });
-    w.u8(0);
-    w.f64(meta.unit.cm_per_unit());
-    w.f64(meta.threshold_cm);
-    w.f64(meta.shell_cm);
-    let skeleton = &meta.skeleton;
-    w.u32(to_u32(skeleton.len(), "bone count")?);
-    for bone in skeleton.bones() {
-        w.u16(bone.parent.map_or(NO_PARENT, |p| p as u16));
-        let b = &bone.bind;
-        let identity = Transform::IDENTITY;
-        let mut flags = 0;
-        if b.rotation != identity.rotation {
-            flags |= BIND_ROTATION;
-        }
-        if b.translation != identity.translation {
-            flags |= BIND_TRANSLATION;
-        }
-        if b.scale != identity.scale {
-            flags |= BIND_SCALE;
-        }
-        w.u8(flags);
-        let name_len = u16::try_from(bone.name.len()).map_err(|_| too_big("a bone name"))?;
-        w.u16(name_len);
-        w.bytes.extend_from_slice(bone.name.as_bytes());
-        if flags & BIND_ROTATION != 0 {
-            for v in b.rotation.to_array() {
-                w.f32(v);
-            }
-        }
-        if flags & BIND_TRANSLATION != 0 {
-            w.vec3(b.translation);
-        }
-        if flags & BIND_SCALE != 0 {
-            w.vec3(b.scale);
-        }
-    }
-    let mut kinds = vec![0u8; (skeleton.len() * 6).div_ceil(8)];
-    for (bone, k) in meta.kinds.iter().enumerate() {
-        for (channel, kind) in k.iter().enumerate() {
-            let code = match kind {
-                TrackKind::Default => 0u8,
-                TrackKind::Constant => 1,
-                TrackKind::Animated => 2,
-            };
-            let bit = (bone * 3 + channel) * 2;
-            kinds[bit / 8] |= code << (bit % 8);
-        }
-    }
-    w.bytes.extend_from_slice(&kinds);
-    for c in &meta.constants {
-        w.vec3(c.value);
-    }
-    for t in &meta.animated {
-        w.vec3(t.range.min);
-        w.vec3(t.range.extent);
-        if t.channel == Channel::Rotation {
-            w.vec3(t.reference_xyz);
-        }
-    }
-    Ok(w.bytes)
-}
-
-/// A page as written: its segments' bytes, stored form and compression.
-struct Page {
-    decoded_len: usize,
-    stored: Vec<u8>,
-    compression: u8,
-}
-
 /// Encodes a compressed clip into container bytes. Deterministic: the same
 /// clip and options give the same bytes.
 pub fn encode_stream(
     clip: &CompressedClip,
     options: &WriteOptions,
 ) -> Result<(Vec<u8>, WriteSummary)> {
-    if options.page_bytes == 0 || options.page_bytes > super::MAX_PAGE_LEN {
+    if options.page_bytes == 0 || options.page_bytes > MAX_PAGE_LEN {
         return Err(Error::InvalidSettings {
             message: format!(
                 "page size must be in 1..={} bytes, not {}",
-                super::MAX_PAGE_LEN,
-                options.page_bytes
+                MAX_PAGE_LEN, options.page_bytes
             ),
         });
     }
     let meta = clip.meta();
-    let metadata = encode_metadata(clip)?;
+    let metadata = encode_metadata(meta)?;
 
     // Whole segments into pages, in order.
     let count = meta.segments.count();
-    let mut entries = Vec::with_capacity(count);
-    let mut pages: Vec<Page> = Vec::new();
+    let mut segments = Vec::with_capacity(count);
+    let mut pages: Vec<EncodedPage> = Vec::new();
     let mut current: Vec<u8> = Vec::new();
     let mut current_index = 0u32;
-    let flush = |current: &mut Vec<u8>, pages: &mut Vec<Page>| {
-        let decoded = std::mem::take(current);
-        let page = if options.lz4 {
-            let packed = lz4_flex::block::compress(&decoded);
-            if packed.len() <= decoded.len() - decoded.len() / 8 {
-                Page {
-                    decoded_len: decoded.len(),
-                    stored: packed,
-                    compression: COMPRESSION_LZ4,
-                }
-            } else {
-                Page {
-                    decoded_len: decoded.len(),
-                    stored: decoded,
-                    compression: COMPRESSION_NONE,
-                }
-            }
-        } else {
-            Page {
-                decoded_len: decoded.len(),
-                stored: decoded,
-                compression: COMPRESSION_NONE,
-            }
-        };
-        pages.push(page);
-    };
     for segment in 0..count {
         let bytes = clip.segment_bytes(segment);
         if max_page_len(&current, bytes, options.page_bytes) {
-            flush(&mut current, &mut pages);
+            pages.push(encode_page(std::mem::take(&mut current), options.lz4));
             current_index += 1;
         }
         let (first, _) = meta.segments.segment(segment);
-        entries.push((
-            to_u32(first, "first sample")?,
-            current_index,
-            to_u32(current.len(), "page offset")?,
-            to_u32(bytes.len(), "segment length")?,
-        ));
+        segments.push(SegmentEntry {
+            first_sample: to_u32(first, "first sample")?,
+            page: current_index,
+            offset: to_u32(current.len(), "page offset")?,
+            len: to_u32(bytes.len(), "segment length")?,
+        });
         current.extend_from_slice(bytes);
-        if current.len() > super::MAX_PAGE_LEN {
+        if current.len() > MAX_PAGE_LEN {
             return Err(too_big("a segment"));
         }
     }
-    flush(&mut current, &mut pages);
+    pages.push(encode_page(current, options.lz4));
 
     // Layout: header, metadata, index, pages.
     let metadata_offset = HEADER_LEN;
     let index_offset = align(metadata_offset + metadata.len());
-    let index_len =
-        8 + entries.len() * super::SEGMENT_ENTRY_LEN + pages.len() * super::PAGE_ENTRY_LEN;
+    let index_len = index_len(segments.len(), pages.len());
     let pages_offset = align(index_offset + index_len);
-    let mut page_offsets = Vec::with_capacity(pages.len());
+    let mut entries = Vec::with_capacity(pages.len());
     let mut end = pages_offset;
     for page in &pages {
-        page_offsets.push(end);
+        entries.push(PageEntry {
+            offset: end as u64,
+            stored_len: to_u32(page.stored.len(), "page length")?,
+            decoded_len: to_u32(page.decoded_len, "page length")?,
+            compression: page.compression,
+            checksum: crc32(&page.stored),
+        });
         end = align(end + page.stored.len());
     }
-    let file_len = page_offsets
+    let file_len = entries
         .last()
-        .map_or(pages_offset, |&o| o + pages[pages.len() - 1].stored.len());
+        .map_or(pages_offset, |p| p.offset as usize + p.stored_len as usize);
 
-    let mut index = Writer::default();
-    index.u32(to_u32(entries.len(), "segment count")?);
-    index.u32(to_u32(pages.len(), "page count")?);
-    for (first, page, offset, len) in &entries {
-        index.u32(*first);
-        index.u32(*page);
-        index.u32(*offset);
-        index.u32(*len);
-    }
-    for (page, &offset) in pages.iter().zip(&page_offsets) {
-        index.u64(offset as u64);
-        index.u32(to_u32(page.stored.len(), "page length")?);
-        index.u32(to_u32(page.decoded_len, "page length")?);
-        index.u8(page.compression);
-        index.bytes.extend_from_slice(&[0; 3]);
-        index.u32(crc32(&page.stored));
-    }
-    debug_assert_eq!(index.bytes.len(), index_len);
-
+    let index = encode_index(&segments, &entries)?;
     let lz4_pages = pages
         .iter()
         .filter(|p| p.compression == COMPRESSION_LZ4)
         .count();
-    let mut header = Writer::default();
-    header.bytes.extend_from_slice(&MAGIC);
-    header.u16(FORMAT_VERSION);
-    header.u16(if lz4_pages > 0 { FLAG_LZ4_PAGES } else { 0 });
-    header.u32(to_u32(metadata.len(), "metadata")?);
-    header.u64(file_len as u64);
-    header.u64(index_offset as u64);
-    header.u32(to_u32(index_len, "index")?);
-    header.u32(crc32(&metadata));
-    header.u32(crc32(&index.bytes));
-    header.u32(0);
-    header.u64(pages_offset as u64);
-    header.u32(0);
-    let checksum = crc32(&header.bytes);
-    header.u32(checksum);
-    debug_assert_eq!(header.bytes.len(), HEADER_LEN);
+    let flags = if lz4_pages > 0 { FLAG_LZ4_PAGES } else { 0 };
+    let header = Header::encode(
+        flags,
+        file_len,
+        &metadata,
+        index_offset,
+        &index,
+        pages_offset,
+    )?;
 
-    let mut out = header.bytes;
+    let mut out = header;
     out.extend_from_slice(&metadata);
     out.resize(index_offset, 0);
-    out.extend_from_slice(&index.bytes);
-    for (page, &offset) in pages.iter().zip(&page_offsets) {
-        out.resize(offset, 0);
+    out.extend_from_slice(&index);
+    for (page, entry) in pages.iter().zip(&entries) {
+        out.resize(entry.offset as usize, 0);
         out.extend_from_slice(&page.stored);
     }
     debug_assert_eq!(out.len(), file_len);

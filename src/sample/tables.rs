@@ -5,9 +5,11 @@
 //! (two cache lines for four tracks) and one [`KeyDecoder`] per translation
 //! or scale track (one line each), at a fixed stride, so that a segment's
 //! tables are found from its index alone; and the bits of one sample's keys.
-//! A whole clip in memory and each page of a container hold one each.
+//! A whole clip in memory holds one [`DecodeTables`]; each page of a
+//! container a reader keeps holds one [`RunTables`], built from the segment
+//! views the page's check hands out.
 
-use crate::format::{ClipMeta, SegmentView};
+use crate::format::{ClipMeta, SegmentView, RANGE_SLOT_BYTES};
 use crate::sample::decode::{segment_decoders, KeyDecoder, RotationGroupDecoder};
 use crate::sample::plan::DecodePlan;
 use crate::sample::SegmentRef;
@@ -83,5 +85,64 @@ impl DecodeTables {
         plan.rotation_groups().len() * std::mem::size_of::<RotationGroupDecoder>()
             + plan.vector_tracks().len() * std::mem::size_of::<KeyDecoder>()
             + std::mem::size_of::<usize>()
+    }
+}
+
+/// The keys of a segment of `tracks` animated tracks: its bytes after the
+/// rates and range slots. Empty when the bytes are too short, which the
+/// sampler's length checks turn into an error.
+#[inline(always)]
+pub fn segment_keys(bytes: &[u8], tracks: usize) -> &[u8] {
+    bytes.get(tracks * (1 + RANGE_SLOT_BYTES)..).unwrap_or(&[])
+}
+
+/// The decode tables of a run of consecutive segments of one clip starting
+/// at segment `first` (a container page's segments), found by each
+/// segment's index in the clip.
+#[derive(Debug)]
+pub struct RunTables {
+    tables: DecodeTables,
+    first: usize,
+    tracks: usize,
+}
+
+impl RunTables {
+    /// Empty tables for `segments` segments of `meta`'s clip from segment `first` on.
+    pub fn with_capacity(
+        meta: &ClipMeta,
+        plan: &DecodePlan,
+        first: usize,
+        segments: usize,
+    ) -> RunTables {
+        RunTables {
+            tables: DecodeTables::with_capacity(plan, segments),
+            first,
+            tracks: meta.animated.len(),
+        }
+    }
+
+    /// Appends the tables of the run's next segment, whose bytes `view`
+    /// checked; `scratch` as for [`DecodeTables::push`].
+    pub fn push(
+        &mut self,
+        meta: &ClipMeta,
+        plan: &DecodePlan,
+        view: &SegmentView<'_>,
+        scratch: &mut Vec<KeyDecoder>,
+    ) {
+        self.tables.push(meta, plan, view, scratch);
+    }
+
+    /// Segment `segment` (counted in the clip, at or after the run's first)
+    /// over `bytes`, all of the segment's bytes.
+    #[inline]
+    pub fn segment<'a>(&'a self, segment: usize, bytes: &'a [u8]) -> SegmentRef<'a> {
+        self.tables
+            .segment(segment - self.first, segment_keys(bytes, self.tracks))
+    }
+
+    /// Bytes the tables of `segments` segments of `plan`'s clip take.
+    pub fn bytes(plan: &DecodePlan, segments: usize) -> usize {
+        segments * DecodeTables::bytes_per_segment(plan)
     }
 }

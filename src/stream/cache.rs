@@ -3,7 +3,7 @@
 //!
 //! A resident page is its bytes (read into its slot, lz4-decoded into it,
 //! or, from a [`MappedSource`](super::MappedSource), mapped and touched)
-//! plus the decode tables its check built. Slots are swapped
+//! plus the decode tables built as it was checked. Slots are swapped
 //! atomically ([`ArcSwapOption`]), so a sampler finds a resident page
 //! without a lock; loads take a per-page lock so a page is read once however
 //! many threads want it. Memory is accounted when a load is admitted and
@@ -24,7 +24,9 @@ use arc_swap::ArcSwapOption;
 
 use super::playhead::{Playheads, Score};
 use super::source::PageData;
-use crate::container::index::{ContainerIndex, PageTables};
+use crate::container::index::ContainerIndex;
+use crate::container::read::ReadyPage;
+use crate::sample::tables::RunTables;
 use crate::sample::SegmentRef;
 
 /// Counters of a stream's page cache, as a snapshot.
@@ -119,7 +121,7 @@ impl Counters {
 pub(crate) struct ResidentPage {
     data: PageData,
     decoded: Option<Vec<u8>>,
-    tables: PageTables,
+    tables: RunTables,
     cost: u64,
     /// Load order, to break ties between equally wanted pages (oldest goes).
     loaded_at: u64,
@@ -152,7 +154,8 @@ impl ResidentPage {
     #[inline]
     pub fn segment<'a>(&'a self, index: &ContainerIndex, segment: usize) -> SegmentRef<'a> {
         let bytes = self.decoded.as_deref().unwrap_or(&self.data);
-        self.tables.segment(index, segment, bytes)
+        self.tables
+            .segment(segment, index.segment_bytes(segment, bytes))
     }
 }
 
@@ -344,7 +347,7 @@ impl PageCache {
         &self,
         page: usize,
         data: PageData,
-        checked: crate::container::index::CheckedPage,
+        checked: ReadyPage,
         cost: u64,
         promised: bool,
     ) -> Arc<ResidentPage> {

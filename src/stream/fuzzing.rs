@@ -322,7 +322,7 @@ pub fn exercise(data: &[u8]) -> Outcome {
     outcome.sound = builtin || reader.verify().is_sound();
     let index = reader.index();
     let largest = (0..index.pages().len())
-        .map(|p| index.resident_cost(p) as u64)
+        .map(|p| reader.resident_cost(p) as u64)
         .max()
         .unwrap_or(0);
     let budget = budget_pages * largest;

@@ -46,9 +46,11 @@ use std::time::{Duration, Instant};
 use arc_swap::Guard;
 
 use crate::container::index::{ContainerError, ContainerIndex, Header};
+use crate::container::read::{resident_cost, ReadyPage};
 use crate::container::HEADER_LEN;
 use crate::error::{Error, Result};
 use crate::format::ClipMeta;
+use crate::sample::plan::DecodePlan;
 pub use crate::sample::Sampling;
 use crate::sample::{self, SampleRounding, SegmentHandle, SegmentRef, SegmentSource};
 pub use cache::StreamStats;
@@ -211,6 +213,8 @@ pub(crate) struct Shared {
     source: Box<dyn Source>,
     describe: String,
     index: ContainerIndex,
+    /// How the clip's tracks are decoded, built once at open.
+    plan: DecodePlan,
     cache: PageCache,
     playheads: playhead::Playheads,
     /// Host-driven I/O: what the playheads and not-ready samplers ask for,
@@ -248,7 +252,7 @@ impl Shared {
             }
             return Ok(Some(resident));
         }
-        let cost = self.index.resident_cost(page) as u64;
+        let cost = resident_cost(&self.index, &self.plan, page) as u64;
         let playheads = &self.playheads;
         if !self
             .cache
@@ -281,7 +285,7 @@ impl Shared {
         if let Some(resident) = self.cache.get_full(page) {
             return Ok(Some(resident));
         }
-        let cost = self.index.resident_cost(page) as u64;
+        let cost = resident_cost(&self.index, &self.plan, page) as u64;
         if !self
             .cache
             .admit(&self.index, &self.playheads, page, cost, admission)
@@ -315,7 +319,7 @@ impl Shared {
         };
         let counters = &self.cache.counters;
         Counters::add(&counters.bytes_read, entry.stored_len as u64);
-        let checked = match self.index.check_page(page, &data) {
+        let checked = match ReadyPage::check(&self.index, &self.plan, page, &data) {
             Ok(checked) => checked,
             Err(e) => {
                 self.cache.cancel(cost);
@@ -457,8 +461,9 @@ impl Stream {
         let header = Header::parse(&head, len)?;
         let prefix = source.read(0, header.pages_offset as usize).map_err(io)?;
         let index = ContainerIndex::parse(&header, &prefix)?;
+        let plan = DecodePlan::new(index.meta());
         let largest = (0..index.pages().len())
-            .map(|p| index.resident_cost(p) as u64)
+            .map(|p| resident_cost(&index, &plan, p) as u64)
             .max()
             .unwrap_or(0);
         if options.budget_bytes < 2 * largest {
@@ -484,6 +489,7 @@ impl Stream {
             cache: PageCache::new(index.pages().len(), options.budget_bytes, counters),
             corrupt: index.pages().iter().map(|_| OnceLock::new()).collect(),
             index,
+            plan,
             playheads: Default::default(),
             host: host.then(Default::default),
             #[cfg(test)]
@@ -517,6 +523,12 @@ impl Stream {
     /// The table of contents.
     pub fn index(&self) -> &ContainerIndex {
         &self.inner.shared.index
+    }
+
+    /// Bytes page `page` occupies when resident: its decoded bytes and its
+    /// decode tables, what the budget counts.
+    pub fn resident_cost(&self, page: usize) -> usize {
+        resident_cost(&self.inner.shared.index, &self.inner.shared.plan, page)
     }
 
     /// The options it was opened with.
@@ -818,8 +830,8 @@ impl Sampling for Stream {
         self.inner.shared.index.meta()
     }
 
-    fn decode_plan(&self) -> &crate::sample::plan::DecodePlan {
-        self.inner.shared.index.decode_plan()
+    fn decode_plan(&self) -> &DecodePlan {
+        &self.inner.shared.plan
     }
 }
 

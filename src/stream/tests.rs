@@ -42,7 +42,7 @@ fn open(wrap: bool, options: StreamOptions) -> Stream {
 fn budget_for(stream: &Stream, pages: u64) -> u64 {
     let index = stream.index();
     let largest = (0..index.pages().len())
-        .map(|p| index.resident_cost(p) as u64)
+        .map(|p| stream.resident_cost(p) as u64)
         .max()
         .unwrap();
     pages * largest
@@ -441,7 +441,7 @@ fn eight_threads_sample_one_stream_like_one() {
     let resident: u64 = stream
         .resident_pages()
         .iter()
-        .map(|&p| stream.index().resident_cost(p) as u64)
+        .map(|&p| stream.resident_cost(p) as u64)
         .sum();
     assert_eq!(stats.resident_bytes, resident);
 }
@@ -509,7 +509,7 @@ fn a_budget_below_two_pages_is_refused() {
 fn a_demand_load_with_every_page_in_use_goes_over_budget_and_counts_it() {
     let (stream, budget) = without_prefetch(2);
     let shared = &stream.inner.shared;
-    let cost = |page: usize| stream.index().resident_cost(page) as u64;
+    let cost = |page: usize| stream.resident_cost(page) as u64;
     shared.load(0, Admission::Demand, false).unwrap();
     shared.load(1, Admission::Demand, false).unwrap();
     // Samplers still decoding pages 0 and 1 hold them.
@@ -799,7 +799,7 @@ fn sixteen_blocking_players_on_a_two_page_budget_get_every_pose_within_the_overs
         let resident: u64 = stream
             .resident_pages()
             .iter()
-            .map(|&p| stream.index().resident_cost(p) as u64)
+            .map(|&p| stream.resident_cost(p) as u64)
             .sum();
         assert_eq!(stats.resident_bytes, resident);
     }
@@ -918,7 +918,7 @@ fn four_threads_loading_at_once_on_a_two_page_budget_peak_at_the_pages_they_hold
         .with_prefetch(false);
     let stream = Stream::open(source, options).unwrap();
     gate.arm();
-    let cost = |page: usize| stream.index().resident_cost(page) as u64;
+    let cost = |page: usize| stream.resident_cost(page) as u64;
     let mut expected_peak = 0;
     for round in 0..2 {
         let firsts: Vec<usize> = (0..THREADS).map(|t| 2 * (THREADS * round + t)).collect();

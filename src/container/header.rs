@@ -1,0 +1,185 @@
+//! The header section: the fixed 64 bytes at the start of every file that
+//! say where the other sections lie and hold their checksums. Its parse,
+//! and (with the `pipeline` feature) its encode.
+
+#[cfg(feature = "pipeline")]
+use super::bytes::{to_u32, Writer};
+use super::bytes::{Cursor, ReadFault};
+use super::{crc32, ALIGN, FLAG_LZ4_PAGES, FORMAT_VERSION, HEADER_LEN, MAGIC};
+use crate::error::ContainerError;
+
+/// The fixed 64-byte header: where the sections lie, and their checksums.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// Flag bits ([`FLAG_LZ4_PAGES`]).
+    pub flags: u16,
+    /// Length of the file.
+    pub file_len: u64,
+    /// Length of the metadata, which starts right after the header.
+    pub metadata_len: u64,
+    /// Offset of the seek index.
+    pub index_offset: u64,
+    /// Length of the seek index.
+    pub index_len: u64,
+    /// Offset of the first page: every byte before it is the table of contents.
+    pub pages_offset: u64,
+    version: u16,
+    header_crc: u32,
+    metadata_crc: u32,
+    index_crc: u32,
+}
+
+impl Header {
+    /// Parses the header from the first bytes of a file of `file_len` bytes,
+    /// checking magic, version, checksum and that the sections fit the file.
+    pub fn parse(bytes: &[u8], file_len: u64) -> Result<Header, ContainerError> {
+        if bytes.len() < HEADER_LEN || file_len < HEADER_LEN as u64 {
+            return Err(ContainerError::Truncated {
+                needed: HEADER_LEN as u64,
+                found: file_len.min(bytes.len() as u64),
+            });
+        }
+        let header = &bytes[..HEADER_LEN];
+        let mut magic = [0u8; 8];
+        magic.copy_from_slice(&header[..8]);
+        if magic != MAGIC {
+            return Err(ContainerError::BadMagic { found: magic });
+        }
+        let mut c = Cursor::new(&header[8..]);
+        let field = |r: Result<u64, ReadFault>| r.map_err(|f| f.in_section("header"));
+        let version = field(c.u16("version").map(u64::from))? as u16;
+        if version != FORMAT_VERSION {
+            return Err(ContainerError::UnsupportedVersion {
+                found: version,
+                supported: FORMAT_VERSION,
+            });
+        }
+        let stored = u32::from_le_bytes([header[60], header[61], header[62], header[63]]);
+        let computed = crc32(&header[..60]);
+        if stored != computed {
+            return Err(ContainerError::ChecksumMismatch {
+                section: "header",
+                stored,
+                computed,
+            });
+        }
+        let flags = field(c.u16("flags").map(u64::from))? as u16;
+        let metadata_len = field(c.u32("metadata length").map(u64::from))?;
+        let declared_len = field(c.u64("file length"))?;
+        let index_offset = field(c.u64("index offset"))?;
+        let index_len = field(c.u32("index length").map(u64::from))?;
+        let metadata_crc = field(c.u32("metadata checksum").map(u64::from))? as u32;
+        let index_crc = field(c.u32("index checksum").map(u64::from))? as u32;
+        let reserved_a = field(c.u32("reserved").map(u64::from))?;
+        let pages_offset = field(c.u64("pages offset"))?;
+        let reserved_b = field(c.u32("reserved").map(u64::from))?;
+        let bad_header = |offset: usize, message: String| ContainerError::Malformed {
+            section: "header".into(),
+            offset,
+            message,
+        };
+        if flags & !FLAG_LZ4_PAGES != 0 {
+            return Err(bad_header(10, format!("unknown flag bits {flags:#06x}")));
+        }
+        if reserved_a != 0 || reserved_b != 0 {
+            return Err(bad_header(44, "reserved fields are not zero".into()));
+        }
+        if declared_len != file_len {
+            return Err(if declared_len > file_len {
+                ContainerError::Truncated {
+                    needed: declared_len,
+                    found: file_len,
+                }
+            } else {
+                bad_header(
+                    16,
+                    format!("file length {declared_len}, but the file has {file_len} bytes"),
+                )
+            });
+        }
+        let metadata_end = HEADER_LEN as u64 + metadata_len;
+        let index_end = index_offset.saturating_add(index_len);
+        let aligned = |n: u64| n.div_ceil(ALIGN as u64) * ALIGN as u64;
+        if metadata_end > file_len
+            || index_offset != aligned(metadata_end)
+            || index_end > file_len
+            || pages_offset != aligned(index_end)
+            || pages_offset > file_len
+        {
+            return Err(bad_header(
+                12,
+                format!(
+                    "sections out of order or bounds: metadata 64..{metadata_end}, index {index_offset}..{index_end}, pages from {pages_offset}, file {file_len}"
+                ),
+            ));
+        }
+        Ok(Header {
+            flags,
+            file_len,
+            metadata_len,
+            index_offset,
+            index_len,
+            pages_offset,
+            version,
+            header_crc: stored,
+            metadata_crc,
+            index_crc,
+        })
+    }
+
+    /// The format version; parsing accepts only [`FORMAT_VERSION`].
+    pub fn version(&self) -> u16 {
+        self.version
+    }
+
+    /// The stored CRC-32 of header bytes 0..60, checked by [`Header::parse`].
+    pub fn header_checksum(&self) -> u32 {
+        self.header_crc
+    }
+
+    /// The stored CRC-32 of the metadata section, checked by
+    /// [`ContainerIndex::parse`](super::ContainerIndex::parse).
+    pub fn metadata_checksum(&self) -> u32 {
+        self.metadata_crc
+    }
+
+    /// The stored CRC-32 of the index section, checked by
+    /// [`ContainerIndex::parse`](super::ContainerIndex::parse).
+    pub fn index_checksum(&self) -> u32 {
+        self.index_crc
+    }
+}
+
+#[cfg(feature = "pipeline")]
+impl Header {
+    /// The 64 header bytes of a file of `file_len` bytes with `flags`, laid
+    /// out as the header, `metadata` right after it, `index` at
+    /// `index_offset` and the pages from `pages_offset`: what
+    /// [`Header::parse`] reads back.
+    pub(crate) fn encode(
+        flags: u16,
+        file_len: usize,
+        metadata: &[u8],
+        index_offset: usize,
+        index: &[u8],
+        pages_offset: usize,
+    ) -> crate::error::Result<Vec<u8>> {
+        let mut header = Writer::default();
+        header.bytes.extend_from_slice(&MAGIC);
+        header.u16(FORMAT_VERSION);
+        header.u16(flags);
+        header.u32(to_u32(metadata.len(), "metadata")?);
+        header.u64(file_len as u64);
+        header.u64(index_offset as u64);
+        header.u32(to_u32(index.len(), "index")?);
+        header.u32(crc32(metadata));
+        header.u32(crc32(index));
+        header.u32(0);
+        header.u64(pages_offset as u64);
+        header.u32(0);
+        let checksum = crc32(&header.bytes);
+        header.u32(checksum);
+        debug_assert_eq!(header.bytes.len(), HEADER_LEN);
+        Ok(header.bytes)
+    }
+}

@@ -1,0 +1,252 @@
+//! The metadata section, right after the header: the clip's name, timing,
+//! length unit and error settings, the skeleton with its bind pose, every
+//! track's kind, the constant tracks' values and the animated tracks' clip
+//! ranges. Its parse, and (with the `pipeline` feature) its encode.
+
+use std::sync::Arc;
+
+use glam::Quat;
+
+#[cfg(feature = "pipeline")]
+use super::bytes::{to_u32, too_big, Writer};
+use super::bytes::{Cursor, ReadFault};
+use super::{BIND_ROTATION, BIND_SCALE, BIND_TRANSLATION, NO_PARENT};
+use crate::clip::{Bone, LengthUnit, LoopMode, Skeleton, TrackKind, Transform, MAX_BONES};
+use crate::format::{AnimatedTrack, Channel, ClipMeta, ClipRange, ConstantTrack, SegmentLayout};
+
+/// Parses and checks the metadata section's bytes; a fault's offset is
+/// in the section.
+pub(crate) fn parse_metadata(bytes: &[u8]) -> Result<ClipMeta, ReadFault> {
+    let mut c = Cursor::new(bytes);
+    let name_len = c.u32("clip name length")? as usize;
+    let name = c.str(name_len, "clip name")?.to_string();
+    let at = c.offset();
+    let sample_rate = c.f32("sample rate")?;
+    if sample_rate <= 0.0 {
+        return Err(ReadFault {
+            offset: at,
+            message: format!("sample rate {sample_rate} is not positive"),
+        });
+    }
+    let at = c.offset();
+    let num_samples = c.u32("sample count")?;
+    let segment_count = c.u32("segment count")?;
+    let layout = SegmentLayout::from_parts(num_samples, segment_count).ok_or(ReadFault {
+        offset: at,
+        message: format!("{segment_count} segments for {num_samples} samples"),
+    })?;
+    let loop_mode = match c.u8("loop mode")? {
+        0 => LoopMode::Clamp,
+        1 => LoopMode::Wrap,
+        other => return Err(c.fault(format!("loop mode {other} is neither 0 nor 1"))),
+    };
+    if c.u8("reserved")? != 0 {
+        return Err(c.fault("reserved byte is not zero"));
+    }
+    let at = c.offset();
+    let unit = LengthUnit::from_cm_per_unit(c.f64("length unit")?).ok_or(ReadFault {
+        offset: at,
+        message: "length unit is not positive".into(),
+    })?;
+    let threshold_cm = c.f64("threshold")?;
+    let shell_cm = c.f64("shell distance")?;
+    let at = c.offset();
+    let bone_count = c.u32("bone count")? as usize;
+    // A bone takes at least 5 bytes: parent, flags, name length.
+    if bone_count == 0 || bone_count > MAX_BONES || bone_count * 5 > c.remaining() {
+        return Err(ReadFault {
+            offset: at,
+            message: format!("bone count {bone_count} is impossible here"),
+        });
+    }
+    let mut bones = Vec::with_capacity(bone_count);
+    for index in 0..bone_count {
+        let at = c.offset();
+        let parent = match c.u16("parent")? {
+            NO_PARENT => None,
+            p if (p as usize) < index => Some(p as usize),
+            p => {
+                return Err(ReadFault {
+                    offset: at,
+                    message: format!("bone {index} has parent {p}, which does not come before it"),
+                })
+            }
+        };
+        let flags = c.u8("bind flags")?;
+        if flags & !(BIND_ROTATION | BIND_TRANSLATION | BIND_SCALE) != 0 {
+            return Err(c.fault(format!("bone {index}: unknown bind flags {flags:#04x}")));
+        }
+        let name_len = c.u16("bone name length")? as usize;
+        let name = c.str(name_len, "bone name")?.to_string();
+        let mut bind = Transform::IDENTITY;
+        if flags & BIND_ROTATION != 0 {
+            let v = c.vec3("bind rotation")?;
+            let w = c.f32("bind rotation")?;
+            bind.rotation = Quat::from_xyzw(v.x, v.y, v.z, w);
+        }
+        if flags & BIND_TRANSLATION != 0 {
+            bind.translation = c.vec3("bind translation")?;
+        }
+        if flags & BIND_SCALE != 0 {
+            bind.scale = c.vec3("bind scale")?;
+        }
+        bones.push(Bone { name, parent, bind });
+    }
+    let at = c.offset();
+    let skeleton = Skeleton::new(bones).map_err(|e| ReadFault {
+        offset: at,
+        message: e.to_string(),
+    })?;
+    let kind_bytes = c.take((bone_count * 6).div_ceil(8), "track kinds")?;
+    let mut kinds = Vec::with_capacity(bone_count);
+    for bone in 0..bone_count {
+        let mut k = [TrackKind::Default; 3];
+        for (channel, kind) in k.iter_mut().enumerate() {
+            let bit = (bone * 3 + channel) * 2;
+            *kind = match kind_bytes[bit / 8] >> (bit % 8) & 3 {
+                0 => TrackKind::Default,
+                1 => TrackKind::Constant,
+                2 => TrackKind::Animated,
+                _ => {
+                    return Err(ReadFault {
+                        offset: at + bit / 8,
+                        message: format!("bone {bone}: invalid track kind 3"),
+                    })
+                }
+            };
+        }
+        kinds.push(k);
+    }
+    let mut constants = Vec::new();
+    for (bone, k) in kinds.iter().enumerate() {
+        for channel in Channel::ALL {
+            if k[channel as usize] == TrackKind::Constant {
+                constants.push(ConstantTrack {
+                    bone: bone as u16,
+                    channel,
+                    value: c.vec3("constant value")?,
+                });
+            }
+        }
+    }
+    let mut animated = Vec::new();
+    for (bone, k) in kinds.iter().enumerate() {
+        for channel in Channel::ALL {
+            if k[channel as usize] == TrackKind::Animated {
+                let min = c.vec3("clip range minimum")?;
+                let at = c.offset();
+                let extent = c.vec3("clip range extent")?;
+                if extent.min_element() < 0.0 {
+                    return Err(ReadFault {
+                        offset: at,
+                        message: "clip range extent is negative".into(),
+                    });
+                }
+                let reference = match channel {
+                    Channel::Rotation => c.vec3("reference rotation")?,
+                    _ => glam::Vec3::ZERO,
+                };
+                animated.push(AnimatedTrack::new(
+                    bone as u16,
+                    channel,
+                    ClipRange { min, extent },
+                    reference,
+                ));
+            }
+        }
+    }
+    if c.remaining() != 0 {
+        return Err(c.fault(format!(
+            "{} unexpected bytes after the metadata",
+            c.remaining()
+        )));
+    }
+    Ok(ClipMeta::new(
+        name,
+        Arc::new(skeleton),
+        sample_rate,
+        loop_mode,
+        unit,
+        kinds,
+        constants,
+        animated,
+        layout,
+        threshold_cm,
+        shell_cm,
+    ))
+}
+
+/// The metadata section of `meta`: what [`parse_metadata`] reads back.
+#[cfg(feature = "pipeline")]
+pub(crate) fn encode_metadata(meta: &ClipMeta) -> crate::error::Result<Vec<u8>> {
+    let mut w = Writer::default();
+    w.u32(to_u32(meta.name.len(), "clip name")?);
+    w.bytes.extend_from_slice(meta.name.as_bytes());
+    w.f32(meta.sample_rate);
+    w.u32(to_u32(meta.num_samples(), "sample count")?);
+    w.u32(to_u32(meta.segments.count(), "segment count")?);
+    w.u8(match meta.loop_mode {
+        LoopMode::Clamp => 0,
+        LoopMode::Wrap => 1,
+    });
+    w.u8(0);
+    w.f64(meta.unit.cm_per_unit());
+    w.f64(meta.threshold_cm);
+    w.f64(meta.shell_cm);
+    let skeleton = &meta.skeleton;
+    w.u32(to_u32(skeleton.len(), "bone count")?);
+    for bone in skeleton.bones() {
+        w.u16(bone.parent.map_or(NO_PARENT, |p| p as u16));
+        let b = &bone.bind;
+        let identity = Transform::IDENTITY;
+        let mut flags = 0;
+        if b.rotation != identity.rotation {
+            flags |= BIND_ROTATION;
+        }
+        if b.translation != identity.translation {
+            flags |= BIND_TRANSLATION;
+        }
+        if b.scale != identity.scale {
+            flags |= BIND_SCALE;
+        }
+        w.u8(flags);
+        let name_len = u16::try_from(bone.name.len()).map_err(|_| too_big("a bone name"))?;
+        w.u16(name_len);
+        w.bytes.extend_from_slice(bone.name.as_bytes());
+        if flags & BIND_ROTATION != 0 {
+            for v in b.rotation.to_array() {
+                w.f32(v);
+            }
+        }
+        if flags & BIND_TRANSLATION != 0 {
+            w.vec3(b.translation);
+        }
+        if flags & BIND_SCALE != 0 {
+            w.vec3(b.scale);
+        }
+    }
+    let mut kinds = vec![0u8; (skeleton.len() * 6).div_ceil(8)];
+    for (bone, k) in meta.kinds.iter().enumerate() {
+        for (channel, kind) in k.iter().enumerate() {
+            let code = match kind {
+                TrackKind::Default => 0u8,
+                TrackKind::Constant => 1,
+                TrackKind::Animated => 2,
+            };
+            let bit = (bone * 3 + channel) * 2;
+            kinds[bit / 8] |= code << (bit % 8);
+        }
+    }
+    w.bytes.extend_from_slice(&kinds);
+    for c in &meta.constants {
+        w.vec3(c.value);
+    }
+    for t in &meta.animated {
+        w.vec3(t.range.min);
+        w.vec3(t.range.extent);
+        if t.channel == Channel::Rotation {
+            w.vec3(t.reference_xyz);
+        }
+    }
+    Ok(w.bytes)
+}
