@@ -119,6 +119,10 @@ impl CompressedClip {
 }
 
 impl SegmentSource for CompressedClip {
+    fn decode_plan(&self) -> &DecodePlan {
+        &self.plan
+    }
+
     type Error = crate::Error;
     type Segment<'a> = SegmentRef<'a>;
 
@@ -130,10 +134,6 @@ impl SegmentSource for CompressedClip {
 impl Sampling for CompressedClip {
     fn clip_meta(&self) -> &ClipMeta {
         self.meta()
-    }
-
-    fn decode_plan(&self) -> &DecodePlan {
-        &self.plan
     }
 }
 

@@ -4,14 +4,15 @@
 //! The pipeline, one module each, from the bottom layer up. A module uses
 //! only modules of its own layer or below (no import circle):
 //!
-//! 1. [`clip`]: the clip model every other part shares.
+//! 1. [`clip`]: the clip model every other part shares: bones and float
+//!    tracks (morph weights, fields of view, curves).
 //! 2. [`format`](mod@format): what a compressed clip's bytes mean (rates, key layout,
 //!    ranges, tracks, metadata, segments); [`procedural`]: a built-in
 //!    humanoid cinematic and deep chains, so nothing outside the repository
 //!    is needed to try or test cinestream.
-//! 3. [`sample`]: the stateless sampler, its decode plan and tables, and the
+//! 3. [`error`]: the crate's error, with the container's and the sampler's.
+//! 4. [`sample`]: the stateless sampler, its decode plan and tables, and the
 //!    decode kernel it shares with the compressor.
-//! 4. [`error`]: the crate's error, with the container's and the sampler's.
 //! 5. [`files`]: opens every file a user names; [`metric`]: the
 //!    object-space error every codec decision is judged by.
 //! 6. [`compressed`]: a compressed clip in memory; [`import`]: BVH and

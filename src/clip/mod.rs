@@ -282,6 +282,21 @@ pub enum ClipError {
         /// Sample index.
         sample: usize,
     },
+    /// Clips that cannot be sequenced or put side by side: the message
+    /// names the clip and what differs.
+    #[error("incompatible inputs: {message}")]
+    Incompatible {
+        /// What differs, and in which clip.
+        message: String,
+    },
+    /// The clip combined from others is itself invalid.
+    #[error("'{name}': {source}")]
+    Combined {
+        /// The combined clip's name.
+        name: String,
+        /// Why it is invalid.
+        source: Box<ClipError>,
+    },
     /// Two float tracks of one clip share a name.
     #[error("two float tracks are named '{0}'")]
     DuplicateFloatTrack(String),
@@ -666,10 +681,10 @@ impl Clip {
     /// second. The result clamps ([`LoopMode::Clamp`]) whatever the sources'
     /// loop modes; a wrapping source contributes the samples it stores.
     ///
-    /// Fails with [`Error::Incompatible`](crate::Error::Incompatible) when
+    /// Fails with [`ClipError::Incompatible`] when
     /// `clips` is empty or a clip does not match the first; the message names
     /// the clip and what differs.
-    pub fn sequence(name: impl Into<String>, clips: &[Clip]) -> Result<Clip, crate::Error> {
+    pub fn sequence(name: impl Into<String>, clips: &[Clip]) -> Result<Clip, ClipError> {
         let name = name.into();
         let Some(first) = clips.first() else {
             return Err(incompatible(format!(
@@ -775,11 +790,11 @@ impl Clip {
     /// last stored pose after it ends. The result clamps
     /// ([`LoopMode::Clamp`]).
     ///
-    /// Fails with [`Error::Incompatible`](crate::Error::Incompatible) when
+    /// Fails with [`ClipError::Incompatible`] when
     /// `clips` is empty or a clip's rate or unit differs from the first's,
-    /// and with [`Error::InvalidClip`](crate::Error::InvalidClip) when the
+    /// and with [`ClipError::Combined`] when the
     /// combined skeleton has more than [`MAX_BONES`] bones.
-    pub fn actors(name: impl Into<String>, clips: &[Clip]) -> Result<Clip, crate::Error> {
+    pub fn actors(name: impl Into<String>, clips: &[Clip]) -> Result<Clip, ClipError> {
         let name = name.into();
         let Some(first) = clips.first() else {
             return Err(incompatible(format!(
@@ -804,9 +819,9 @@ impl Clip {
                 bind: b.bind,
             }));
         }
-        let skeleton = Skeleton::new(bones).map_err(|source| crate::Error::InvalidClip {
-            source_name: name.clone(),
-            source,
+        let skeleton = Skeleton::new(bones).map_err(|source| ClipError::Combined {
+            name: name.clone(),
+            source: Box::new(source),
         })?;
         let num_samples = clips.iter().map(|c| c.num_samples).max().unwrap_or(1);
         let mut poses = Vec::with_capacity(num_samples * total_bones);
@@ -839,17 +854,12 @@ impl Clip {
     }
 }
 
-fn incompatible(message: String) -> crate::Error {
-    crate::Error::Incompatible { message }
+fn incompatible(message: String) -> ClipError {
+    ClipError::Incompatible { message }
 }
 
 /// Checks that `clip` has `first`'s sample rate (exactly) and length unit.
-fn check_same_timing(
-    what: &str,
-    name: &str,
-    first: &Clip,
-    clip: &Clip,
-) -> Result<(), crate::Error> {
+fn check_same_timing(what: &str, name: &str, first: &Clip, clip: &Clip) -> Result<(), ClipError> {
     if clip.sample_rate != first.sample_rate {
         return Err(incompatible(format!(
             "{what} '{name}': clip '{}' is sampled at {} Hz, the first ('{}') at {} Hz",

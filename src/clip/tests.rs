@@ -209,9 +209,9 @@ fn tagged(name: &str, skeleton: Arc<Skeleton>, samples: usize, tag: f32) -> Clip
     Clip::from_poses(name, skeleton, 30.0, LengthUnit::CENTIMETRE, poses).unwrap()
 }
 
-fn incompatible_message(result: Result<Clip, crate::Error>) -> String {
+fn incompatible_message(result: Result<Clip, ClipError>) -> String {
     match result {
-        Err(crate::Error::Incompatible { message }) => message,
+        Err(ClipError::Incompatible { message }) => message,
         other => panic!("expected an incompatible-inputs error, got {other:?}"),
     }
 }
@@ -389,10 +389,7 @@ fn actors_reject_too_many_bones() {
     assert!(
         matches!(
             err,
-            crate::Error::InvalidClip {
-                source: ClipError::TooManyBones(_),
-                ..
-            }
+            ClipError::Combined { ref source, .. } if matches!(**source, ClipError::TooManyBones(_))
         ),
         "{err}"
     );

@@ -163,6 +163,21 @@ impl StreamReader<MappedFile> {
 
 impl<D: AsRef<[u8]>> StreamReader<D> {
     /// Opens container bytes: O(metadata), pages untouched.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use cinestream::container::StreamReader;
+    /// use cinestream::{Sampling, Transform};
+    ///
+    /// // `bytes`: a packed .cine file, here one of the repository's test files.
+    /// let bytes = include_bytes!("../../tests/data/golden/v1-clamp.cine");
+    /// let reader = StreamReader::open(&bytes[..])?;
+    /// let mut pose = vec![Transform::IDENTITY; reader.clip_meta().num_bones()];
+    /// reader.sample(0.25, &mut pose)?; // any time, any order, any thread
+    /// assert!(reader.verify().is_sound());
+    /// # Ok::<(), cinestream::Error>(())
+    /// ```
     pub fn open(data: D) -> Result<Self> {
         let index = ContainerIndex::parse_file(data.as_ref())?;
         tracing::debug!(
@@ -375,6 +390,10 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
 }
 
 impl<D: AsRef<[u8]>> SegmentSource for StreamReader<D> {
+    fn decode_plan(&self) -> &DecodePlan {
+        &self.plan
+    }
+
     type Error = Error;
     type Segment<'a>
         = SegmentRef<'a>
@@ -391,10 +410,6 @@ impl<D: AsRef<[u8]>> SegmentSource for StreamReader<D> {
 impl<D: AsRef<[u8]>> Sampling for StreamReader<D> {
     fn clip_meta(&self) -> &ClipMeta {
         self.index.meta()
-    }
-
-    fn decode_plan(&self) -> &DecodePlan {
-        &self.plan
     }
 }
 

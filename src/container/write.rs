@@ -75,6 +75,22 @@ impl WriteSummary {
 
 /// Encodes a compressed clip into container bytes. Deterministic: the same
 /// clip and options give the same bytes.
+///
+/// # Example
+///
+/// ```
+/// use cinestream::container::{encode_stream, StreamReader, WriteOptions};
+/// use cinestream::procedural::{cinematic, CinematicSpec};
+/// use cinestream::{compress, CompressSettings, Sampling};
+///
+/// let clip = cinematic(&CinematicSpec::default().with_seconds(2.0));
+/// let (compressed, _) = compress(&clip, &CompressSettings::default())?;
+/// let (bytes, summary) = encode_stream(&compressed, &WriteOptions::default().with_lz4(true))?;
+/// assert_eq!(summary.file_bytes, bytes.len());
+/// let reader = StreamReader::open(bytes)?;
+/// assert_eq!(reader.clip_meta().num_bones(), clip.num_bones());
+/// # Ok::<(), cinestream::Error>(())
+/// ```
 pub fn encode_stream(
     clip: &CompressedClip,
     options: &WriteOptions,

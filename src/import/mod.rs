@@ -91,6 +91,16 @@ impl SourceFormat {
 }
 
 /// Imports every clip of one file: one for a BVH file, one per animation for glTF.
+///
+/// # Example
+///
+/// ```no_run
+/// use cinestream::import::{import_file, ImportOptions};
+///
+/// let clips = import_file("../shared/data/bandai-namco-1/dataset-1_bow_active_001.bvh".as_ref(), &ImportOptions::default())?;
+/// println!("{}: {} bones, {} samples", clips[0].name(), clips[0].num_bones(), clips[0].num_samples());
+/// # Ok::<(), cinestream::Error>(())
+/// ```
 pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Vec<Clip>> {
     match SourceFormat::from_path(path) {
         Some(SourceFormat::Bvh) => {

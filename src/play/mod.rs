@@ -88,6 +88,28 @@ impl Player {
     /// A player at time 0, rate 1, looping as the clip says, holding a
     /// handle to `stream`. Its pose is the base pose until the first
     /// [`Player::seek`] or [`Player::advance`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use cinestream::play::Player;
+    /// use cinestream::stream::{Stream, StreamOptions};
+    ///
+    /// let bytes = include_bytes!("../../tests/data/golden/v1-clamp.cine").to_vec();
+    /// let stream = Stream::from_bytes(bytes, StreamOptions::default())?;
+    /// let mut player = Player::new(&stream); // owns a handle: store it, move it
+    /// let engine = std::thread::spawn(move || -> cinestream::Result<f64> {
+    ///     for _ in 0..10 {
+    ///         let step = player.advance(1.0 / 30.0)?;
+    ///         let _pose = player.pose(); // local transforms, bone order of the file
+    ///         assert!(step.ready);
+    ///     }
+    ///     Ok(player.time())
+    /// });
+    /// let time = engine.join().expect("engine thread")?;
+    /// assert!((time - 10.0 / 30.0).abs() < 1e-9);
+    /// # Ok::<(), cinestream::Error>(())
+    /// ```
     pub fn new(stream: &Stream) -> Self {
         let meta = stream.meta();
         Player {
@@ -267,7 +289,7 @@ impl Player {
             Some((time, keys)) if time == self.time => keys,
             _ => crate::sample::locate(self.stream.meta(), self.time, SampleRounding::None),
         };
-        match self.stream.sample_keys(keys, &mut self.pose) {
+        match crate::sample::sample_keys(&self.stream, keys, &mut self.pose) {
             Ok(()) => {
                 self.root_now = self.pose[self.root_bone].translation;
                 self.anchor = None;
@@ -290,7 +312,7 @@ impl Player {
         if warmed.contains(&keys.a) && warmed.contains(&keys.b) {
             return;
         }
-        self.stream.warm_keys(keys);
+        crate::sample::warm_keys(&self.stream, keys);
         let samples_of = |sample: usize| {
             let (start, len) = meta.segments.segment(meta.segments.locate(sample).0);
             start..start + len

@@ -360,7 +360,7 @@ impl RotationLanes {
 
     /// The four rotations.
     #[inline(always)]
-    pub fn to_quats(&self) -> [Quat; 4] {
+    pub fn to_quats(self) -> [Quat; 4] {
         let (x, y, z, w) = (
             self.x.to_array(),
             self.y.to_array(),
@@ -419,6 +419,7 @@ impl RotationLanes {
 /// The decoded rotations of up to four keys of one track, each on its own
 /// (the sampler's arithmetic at each key's time, lane by lane): for the
 /// compressor's search. `reference` holds the track's reference in every lane.
+#[cfg(feature = "pipeline")]
 #[inline]
 pub fn key_rotations(
     decoder: &SegmentTrackDecoder,
@@ -526,25 +527,21 @@ impl SegmentTrackDecoder {
         }
     }
 
-    /// The bit-rate index.
-    #[inline]
-    pub fn rate(&self) -> u8 {
-        self.rate
-    }
-
     /// Bits of each stored component (the fourth is w of a full-precision rotation).
+    #[cfg(feature = "pipeline")]
     #[inline]
     pub fn component_bits(&self) -> [u32; 4] {
         self.bits
     }
 
     /// Bits of one key.
-    #[inline]
+    #[cfg(test)]
     pub fn key_bits(&self) -> usize {
         self.key.key_bits()
     }
 
     /// The value of stored integers: the sampler's arithmetic exactly.
+    #[cfg(any(test, feature = "pipeline"))]
     #[inline(always)]
     pub fn value(&self, q: [u32; 4]) -> Vec4 {
         self.key.value(q)
@@ -552,6 +549,7 @@ impl SegmentTrackDecoder {
 
     /// The stored integers whose [`value`](Self::value) is nearest `v` (a
     /// rotation with w >= 0, or x, y, z): the encoder's inverse of the decode.
+    #[cfg(feature = "pipeline")]
     #[inline]
     pub fn quantize(&self, v: Vec4) -> [u32; 4] {
         if self.rate == RATE_FULL_PRECISION {
@@ -574,7 +572,7 @@ impl SegmentTrackDecoder {
     }
 
     /// Reads the integers of a key at bit `bit` of `data` and decodes them.
-    #[inline(always)]
+    #[cfg(test)]
     pub fn read(&self, data: &[u8], bit: usize) -> Vec4 {
         self.key.read(data, bit)
     }

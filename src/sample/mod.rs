@@ -2,16 +2,17 @@
 //!
 //! Sampling finds the two samples bracketing a time by arithmetic, decodes
 //! only those two keys of each animated track (of one bone for
-//! [`sample_bone`]), interpolates (lerp for translation and scale, normalized
+//! [`Sampling::sample_bone`]), interpolates (lerp for translation and scale, normalized
 //! lerp along the shortest arc for rotation) and writes local transforms over
 //! the base pose (bind pose with constant tracks). Nothing persists between
 //! calls, so forward, backward and random access cost the same, and nothing
 //! is allocated.
 
-pub mod decode;
-pub mod plan;
-pub mod prefetch;
-pub mod tables;
+pub(crate) mod decode;
+pub(crate) mod plan;
+pub(crate) mod prefetch;
+mod source;
+pub(crate) mod tables;
 pub mod writer;
 
 use glam::Vec4;
@@ -20,8 +21,9 @@ use crate::clip::{LoopMode, Skeleton, Transform};
 use crate::error::Error;
 pub use crate::error::SampleError;
 use crate::format::{Channel, ClipMeta, SegmentFault};
-use decode::{KeyDecoder, KeyLanes, RotationGroupDecoder, RotationLanes};
+use decode::{KeyLanes, RotationLanes};
 use plan::{DecodePlan, TrackSlot};
+pub(crate) use source::{SegmentHandle, SegmentRef, SegmentSource};
 pub use writer::{map_by_name, PoseWriter, Remap};
 
 /// How a time between two samples is turned into a pose.
@@ -40,7 +42,7 @@ pub enum SampleRounding {
 
 /// Where a sample time falls: the two bracketing samples and the blend.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct KeyPair {
+pub(crate) struct KeyPair {
     /// The earlier sample.
     pub a: usize,
     /// The later sample (the first one when a wrapping clip loops back).
@@ -61,7 +63,7 @@ thread_local! {
 }
 
 /// The two samples around `time` (seconds) and the blend between them.
-pub fn locate(meta: &ClipMeta, time: f64, rounding: SampleRounding) -> KeyPair {
+pub(crate) fn locate(meta: &ClipMeta, time: f64, rounding: SampleRounding) -> KeyPair {
     #[cfg(test)]
     LOCATES.with(|n| n.set(n.get() + 1));
     let n = meta.num_samples();
@@ -109,65 +111,6 @@ pub fn locate(meta: &ClipMeta, time: f64, rounding: SampleRounding) -> KeyPair {
     KeyPair { a, b, alpha }
 }
 
-/// A segment ready to decode: its key bytes, the bits of one sample's keys,
-/// and its decode tables (see [`tables`]).
-#[derive(Clone, Copy)]
-pub struct SegmentRef<'a> {
-    /// The key bytes (after the rates and range slots).
-    pub keys: &'a [u8],
-    /// Bits of one sample's keys (all tracks).
-    pub sample_bits: usize,
-    /// One decoder per rotation group of the clip.
-    pub groups: &'a [RotationGroupDecoder],
-    /// One decoder per translation or scale track, in
-    /// [`DecodePlan::vector_tracks`] order.
-    pub vectors: &'a [KeyDecoder],
-}
-
-// Sizes, not bytes.
-impl std::fmt::Debug for SegmentRef<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SegmentRef")
-            .field("key_bytes", &self.keys.len())
-            .field("sample_bits", &self.sample_bits)
-            .field("groups", &self.groups.len())
-            .field("vectors", &self.vectors.len())
-            .finish()
-    }
-}
-
-impl SegmentRef<'_> {
-    /// A segment with no tracks: what a source hands out when it has none,
-    /// which the sampler's length check turns into an error.
-    pub const EMPTY: SegmentRef<'static> = SegmentRef {
-        keys: &[],
-        sample_bits: 0,
-        groups: &[],
-        vectors: &[],
-    };
-
-    /// Asks for the cache lines of this segment's decode tables.
-    #[inline(always)]
-    pub fn prefetch_tables(&self) {
-        for group in self.groups {
-            group.prefetch();
-        }
-        for vector in self.vectors {
-            prefetch::prefetch(vector);
-        }
-    }
-
-    /// Asks for the cache lines of the sample's keys at `sample_bit`.
-    #[inline(always)]
-    pub fn prefetch_keys(&self, sample_bit: usize) {
-        let start = sample_bit >> 3;
-        let end = ((sample_bit + self.sample_bits).div_ceil(8)).min(self.keys.len());
-        if let Some(keys) = self.keys.get(start..end) {
-            prefetch::prefetch_bytes(keys);
-        }
-    }
-}
-
 /// Asks for every cache line a decode of key `bit_a` of `a` and key `bit_b`
 /// of `b` reads; `b` is `None` when the second key lies in `a` too. Each
 /// segment's tables are asked for once.
@@ -190,51 +133,31 @@ fn prefetch_keys_of(a: &SegmentRef<'_>, bit_a: usize, b: Option<&SegmentRef<'_>>
     }
 }
 
-/// Gives a sampler the segments of a clip: a clip in memory, or a stream's pages.
-///
-/// Implementations check each segment once (with [`SegmentView::new`](crate::format::SegmentView::new)) before
-/// handing it out, so the sampler decodes without checking again. A segment
-/// comes as a handle so that a source that evicts pages (a
-/// `Stream`) can keep the page alive while it is decoded.
-pub trait SegmentSource {
-    /// Error when a segment is unavailable or corrupt.
-    type Error: From<SampleError>;
-    /// A segment held for decoding.
-    type Segment<'a>: SegmentHandle
-    where
-        Self: 'a;
-    /// Segment `index`.
-    fn segment(&self, index: usize) -> Result<Self::Segment<'_>, Self::Error>;
-
-    /// Segment `index` if it can be had without loading or waiting (a
-    /// stream's resident page), for [`Sampling::warm`]. A source that holds
-    /// every segment hands it out.
-    fn resident_segment(&self, index: usize) -> Option<Self::Segment<'_>> {
-        self.segment(index).ok()
-    }
-}
-
-/// A segment held by a [`SegmentSource`] for as long as the handle lives.
-pub trait SegmentHandle {
-    /// The segment's bytes and decoders.
-    fn get(&self) -> SegmentRef<'_>;
-}
-
-impl SegmentHandle for SegmentRef<'_> {
-    #[inline(always)]
-    fn get(&self) -> SegmentRef<'_> {
-        *self
-    }
-}
-
 /// The sampling calls, for anything that holds a clip's segments: a
-/// `CompressedClip`, a whole-file `StreamReader` or a `Stream`. Stateless: each call stands alone.
+/// `CompressedClip`, a whole-file `StreamReader` or a `Stream`. Stateless:
+/// each call stands alone, takes `&self`, allocates nothing and may run on
+/// any number of threads at once. Times are seconds (`f64`); every call
+/// returns the crate's [`Error`]. Sealed: implemented only by the crate.
+///
+/// # Example
+///
+/// ```
+/// use cinestream::container::StreamReader;
+/// use cinestream::{Sampling, Transform};
+///
+/// let reader = StreamReader::open(&include_bytes!("../../tests/data/golden/v1-clamp.cine")[..])?;
+/// let bones = reader.clip_meta().num_bones();
+/// let mut pose = vec![Transform::IDENTITY; bones];
+/// std::thread::scope(|s| {
+///     s.spawn(|| reader.sample(0.9, &mut vec![Transform::IDENTITY; bones]));
+///     reader.sample(0.1, &mut pose)
+/// })?;
+/// assert!(reader.sample(0.0, &mut pose[..1]).is_err()); // wrong length: an error, pose untouched
+/// # Ok::<(), cinestream::Error>(())
+/// ```
 pub trait Sampling: SegmentSource<Error = Error> + Sized {
     /// The clip's metadata.
     fn clip_meta(&self) -> &ClipMeta;
-
-    /// How the clip's tracks are decoded (built once from the metadata).
-    fn decode_plan(&self) -> &DecodePlan;
 
     /// Samples every bone at `time` (seconds), interpolating. On an error
     /// `pose` keeps what it held.
@@ -287,47 +210,12 @@ pub trait Sampling: SegmentSource<Error = Error> + Sized {
     }
 
     /// Brings into the CPU cache what sampling at `time` will read, if its
-    /// segment is at hand (see [`SegmentSource::resident_segment`]); loads
+    /// segment is at hand (a stream's resident page, every segment of a clip in memory); loads
     /// and counts nothing. A player calls this a frame before its playhead
     /// enters a new segment, so that the frame that does finds the segment's
     /// tables and keys in cache.
     fn warm(&self, time: f64) {
-        self.warm_keys(locate(self.clip_meta(), time, SampleRounding::None));
-    }
-
-    /// [`Sampling::warm`] for keys already located (see [`locate`]).
-    fn warm_keys(&self, keys: KeyPair) {
-        let meta = self.clip_meta();
-        if meta.animated.is_empty() {
-            return;
-        }
-        let (segment_a, local_a) = meta.segments.locate(keys.a);
-        let (segment_b, local_b) = meta.segments.locate(keys.b);
-        let Some(handle_a) = self.resident_segment(segment_a) else {
-            return;
-        };
-        let handle_b = match segment_b == segment_a {
-            true => None,
-            false => self.resident_segment(segment_b),
-        };
-        let a = handle_a.get();
-        let bit_a = local_a * a.sample_bits;
-        match (&handle_b, segment_b == segment_a) {
-            (Some(handle_b), _) => {
-                let b = handle_b.get();
-                prefetch_keys_of(&a, bit_a, Some(&b), local_b * b.sample_bits);
-            }
-            (None, true) => prefetch_keys_of(&a, bit_a, None, local_b * a.sample_bits),
-            // The second key's segment is not resident: warm the first alone.
-            (None, false) => prefetch_keys_of(&a, bit_a, None, bit_a),
-        }
-    }
-
-    /// Samples every bone between two keys already located (see
-    /// [`locate`]): what [`Sampling::sample`] does after locating. A caller
-    /// that located a time to warm it decodes it with no second locate.
-    fn sample_keys(&self, keys: KeyPair, pose: &mut [Transform]) -> Result<(), Error> {
-        decode_keys(self.clip_meta(), self.decode_plan(), self, keys, pose)
+        warm_keys(self, locate(self.clip_meta(), time, SampleRounding::None));
     }
 
     /// Decodes the stored sample `index` (clamped to the last) exactly.
@@ -340,6 +228,46 @@ pub trait Sampling: SegmentSource<Error = Error> + Sized {
         };
         decode_keys(self.clip_meta(), self.decode_plan(), self, keys, pose)
     }
+}
+
+/// [`Sampling::warm`] for keys already located (see [`locate`]): a player
+/// locates each frame's time once, warms it and later decodes it.
+pub(crate) fn warm_keys<S: Sampling>(source: &S, keys: KeyPair) {
+    let meta = source.clip_meta();
+    if meta.animated.is_empty() {
+        return;
+    }
+    let (segment_a, local_a) = meta.segments.locate(keys.a);
+    let (segment_b, local_b) = meta.segments.locate(keys.b);
+    let Some(handle_a) = source.resident_segment(segment_a) else {
+        return;
+    };
+    let handle_b = match segment_b == segment_a {
+        true => None,
+        false => source.resident_segment(segment_b),
+    };
+    let a = handle_a.get();
+    let bit_a = local_a * a.sample_bits;
+    match (&handle_b, segment_b == segment_a) {
+        (Some(handle_b), _) => {
+            let b = handle_b.get();
+            prefetch_keys_of(&a, bit_a, Some(&b), local_b * b.sample_bits);
+        }
+        (None, true) => prefetch_keys_of(&a, bit_a, None, local_b * a.sample_bits),
+        // The second key's segment is not resident: warm the first alone.
+        (None, false) => prefetch_keys_of(&a, bit_a, None, bit_a),
+    }
+}
+
+/// Samples every bone between two keys already located (see
+/// [`locate`]): what [`Sampling::sample`] does after locating. A caller
+/// that located a time to warm it decodes it with no second locate.
+pub(crate) fn sample_keys<S: Sampling>(
+    source: &S,
+    keys: KeyPair,
+    pose: &mut [Transform],
+) -> Result<(), Error> {
+    decode_keys(source.clip_meta(), source.decode_plan(), source, keys, pose)
 }
 
 /// The segments of both keys of a pair, each held once (both keys share one
@@ -397,7 +325,7 @@ impl Bracket {
 }
 
 /// Samples every bone at `time` into `pose` (`pose.len()` = bones).
-pub fn sample_pose<S: SegmentSource>(
+pub(crate) fn sample_pose<S: SegmentSource>(
     meta: &ClipMeta,
     plan: &DecodePlan,
     source: &S,
@@ -410,7 +338,7 @@ pub fn sample_pose<S: SegmentSource>(
 
 /// Decodes the pose blended between two samples (see [`locate`]). On an
 /// error (a segment unavailable or corrupt) `pose` keeps what it held.
-pub fn decode_keys<S: SegmentSource>(
+pub(crate) fn decode_keys<S: SegmentSource>(
     meta: &ClipMeta,
     plan: &DecodePlan,
     source: &S,
@@ -433,7 +361,7 @@ pub fn decode_keys<S: SegmentSource>(
 /// Decodes the pose blended between two samples (see [`locate`]) into
 /// `writer`: each channel of each bone it wants, once. On an error (a
 /// segment unavailable or corrupt) nothing is written.
-pub fn decode_keys_into<S: SegmentSource, W: PoseWriter + ?Sized>(
+pub(crate) fn decode_keys_into<S: SegmentSource, W: PoseWriter + ?Sized>(
     meta: &ClipMeta,
     plan: &DecodePlan,
     source: &S,
@@ -559,7 +487,7 @@ fn check_tables(
 }
 
 /// Samples one bone's local transform at `time`, decoding only its tracks.
-pub fn sample_bone<S: SegmentSource>(
+pub(crate) fn sample_bone<S: SegmentSource>(
     meta: &ClipMeta,
     plan: &DecodePlan,
     source: &S,

@@ -15,6 +15,33 @@ use crate::clip::{Skeleton, Transform};
 /// value, the others with their constant or bind value (unless the writer
 /// declines them, [`wants_still_channels`](PoseWriter::wants_still_channels)).
 /// The order is not specified.
+///
+/// # Example
+///
+/// An engine's own bone type, with the hips only:
+///
+/// ```
+/// use cinestream::container::StreamReader;
+/// use cinestream::sample::PoseWriter;
+/// use cinestream::Sampling;
+/// use glam::{Quat, Vec3};
+///
+/// #[derive(Default)]
+/// struct Hips { rotation: [f32; 4], position: [f32; 3] }
+///
+/// impl PoseWriter for Hips {
+///     fn wants(&self, bone: usize) -> bool { bone == 0 }
+///     fn rotation(&mut self, _: usize, q: Quat) { self.rotation = q.to_array() }
+///     fn translation(&mut self, _: usize, t: Vec3) { self.position = t.to_array() }
+///     fn scale(&mut self, _: usize, _: Vec3) {}
+/// }
+///
+/// let reader = StreamReader::open(&include_bytes!("../../tests/data/golden/v1-clamp.cine")[..])?;
+/// let mut hips = Hips::default();
+/// reader.sample_into(0.4, &mut hips)?;
+/// assert_eq!(hips.position, reader.sample_bone(0, 0.4)?.translation.to_array());
+/// # Ok::<(), cinestream::Error>(())
+/// ```
 pub trait PoseWriter {
     /// Whether the caller needs `bone` (default: every bone). A bone it
     /// does not need is not written; its keys may still be decoded with

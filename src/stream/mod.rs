@@ -21,21 +21,21 @@
 //!   now than the budget holds, they take turns, and every player that
 //!   keeps asking gets its page within a few loads and frames.
 //!
-//! The prefetch worker ([`prefetch`]) follows the hints players send
+//! The prefetch worker (`stream/prefetch.rs`) follows the hints players send
 //! (time, rate, loop mode) and loads the pages covering the next
 //! [`StreamOptions::lookahead_seconds`] of play, times the rate, in the
-//! direction of play, wrapping around loops. The cache ([`cache`]) evicts the
+//! direction of play, wrapping around loops. The cache (`stream/cache.rs`) evicts the
 //! pages every playhead will reach last. Dropping the stream stops and joins
 //! the worker.
 //!
 //! tracing: `stream_open` span; `page load` (debug, with cause and time),
 //! `stall` (debug), `evict` (debug) events; the worker runs in a `prefetch` span.
 
-pub mod cache;
+mod cache;
 #[cfg(feature = "pipeline")]
 pub mod fuzzing;
 mod playhead;
-pub mod prefetch;
+mod prefetch;
 pub mod source;
 
 use std::path::Path;
@@ -407,6 +407,21 @@ impl Stream {
 
     /// Opens a container held in memory. The stream owns the bytes and
     /// nothing can change them.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use cinestream::stream::{Stream, StreamOptions};
+    /// use cinestream::{Sampling, Transform};
+    ///
+    /// let bytes = include_bytes!("../../tests/data/golden/v1-clamp.cine").to_vec();
+    /// let stream = Stream::from_bytes(bytes, StreamOptions::default().with_budget_bytes(1 << 20))?;
+    /// let mut pose = vec![Transform::IDENTITY; stream.meta().num_bones()];
+    /// stream.sample(0.5, &mut pose)?; // loads the page (a stall) or finds it resident
+    /// let hand = stream.sample_bone(1, 0.5)?;
+    /// assert_eq!(hand, pose[1]);
+    /// # Ok::<(), cinestream::Error>(())
+    /// ```
     pub fn from_bytes(bytes: Vec<u8>, options: StreamOptions) -> Result<Stream> {
         Stream::open(MemorySource::new(bytes), options)
     }
@@ -436,6 +451,33 @@ impl Stream {
     /// A page not yet provided is not ready: the stream must be opened with
     /// [`MissingPage::NotReady`], and a sampler that asks for such a page
     /// puts it first among the wanted ones.
+    ///
+    /// # Example
+    ///
+    /// The host's loop: read what the stream wants, hand it over, sample.
+    ///
+    /// ```
+    /// use cinestream::container::{Header, HEADER_LEN};
+    /// use cinestream::stream::{MissingPage, Stream, StreamOptions};
+    /// use cinestream::{Sampling, Transform};
+    ///
+    /// // The host's file, read however the engine reads files.
+    /// let file: &[u8] = include_bytes!("../../tests/data/golden/v1-clamp.cine");
+    /// let header = Header::parse(&file[..HEADER_LEN], file.len() as u64)?;
+    /// let prefix = file[..header.pages_offset as usize].to_vec();
+    /// let options = StreamOptions::default().with_missing_page(MissingPage::NotReady);
+    /// let stream = Stream::open_host(prefix, file.len() as u64, options)?;
+    ///
+    /// let mut pose = vec![Transform::IDENTITY; stream.meta().num_bones()];
+    /// // Not resident yet: the stream says so and wants the page first.
+    /// assert!(stream.sample(0.5, &mut pose).is_err());
+    /// for request in stream.wanted_pages(4) {
+    ///     let start = request.offset as usize;
+    ///     stream.provide_page(request.page, file[start..start + request.len].to_vec())?;
+    /// }
+    /// stream.sample(0.5, &mut pose)?;
+    /// # Ok::<(), cinestream::Error>(())
+    /// ```
     pub fn open_host(prefix: Vec<u8>, file_len: u64, options: StreamOptions) -> Result<Stream> {
         if options.missing_page != MissingPage::NotReady {
             return Err(Error::InvalidSettings {
@@ -829,13 +871,13 @@ impl Sampling for Stream {
     fn clip_meta(&self) -> &ClipMeta {
         self.inner.shared.index.meta()
     }
-
-    fn decode_plan(&self) -> &DecodePlan {
-        &self.inner.shared.plan
-    }
 }
 
 impl SegmentSource for Stream {
+    fn decode_plan(&self) -> &DecodePlan {
+        &self.inner.shared.plan
+    }
+
     type Error = Error;
     type Segment<'a> = PinnedSegment<'a>;
 
