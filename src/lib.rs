@@ -25,6 +25,8 @@
 //!    thread, the missing-page policy; [`export`]: a decoded clip written
 //!    back out as BVH, JSON or glTF.
 //! 10. [`play`]: a playhead over a stream, and the seek-spike harness.
+//! 11. `fuzzing`: the harnesses the fuzz targets and fuzz tests run
+//!     (hidden; not part of the API).
 #![deny(missing_docs)]
 // The only unsafe code is the memory map in `container::mmap` and the cache
 // prefetch hint in `sample::prefetch`, allowed there.
@@ -41,6 +43,9 @@ pub mod error;
 pub mod export;
 pub mod files;
 pub mod format;
+#[doc(hidden)]
+#[cfg(feature = "pipeline")]
+pub mod fuzzing;
 #[cfg(feature = "pipeline")]
 pub mod import;
 #[cfg(feature = "pipeline")]

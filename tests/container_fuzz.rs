@@ -34,13 +34,13 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Once, OnceLock};
 
 use cinestream::compress::{compress, CompressSettings, LoopPolicy};
-use cinestream::container::fuzzing::{exercise, recompute_checksums, Outcome};
 use cinestream::container::{encode_stream, StreamReader, WriteOptions, HEADER_LEN};
+use cinestream::fuzzing::container::{exercise, recompute_checksums, Outcome};
 use cinestream::procedural::{cinematic, CinematicSpec};
 use cinestream::Clip;
 
 // ---------------------------------------------------------------------------
-// The harness lives in cinestream::container::fuzzing, shared with fuzz/.
+// The harness lives in cinestream::fuzzing::container, shared with fuzz/.
 
 // ---------------------------------------------------------------------------
 // Running cases.

@@ -7,9 +7,9 @@
 #![allow(clippy::unwrap_used)]
 
 use cinestream::compress::{compress, CompressSettings};
-use cinestream::container::fuzzing::claiming_samples as claiming;
 use cinestream::container::{encode_stream, StreamReader, WriteOptions};
 use cinestream::export::{export_bytes, export_text, ExportFormat, MAX_EXPORT_TRANSFORMS};
+use cinestream::fuzzing::container::claiming_samples as claiming;
 use cinestream::{Clip, Error, Transform};
 
 #[test]

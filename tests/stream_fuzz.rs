@@ -1,7 +1,7 @@
 //! Deterministic fuzzing of streaming playback.
 //!
 //! Runs the harness the `fuzz/` target `stream_players` runs
-//! (`cinestream::stream::fuzzing`) over a fixed set of scripts: a
+//! (`cinestream::fuzzing::players`) over a fixed set of scripts: a
 //! hand-written tour of every operation for each built-in container and
 //! both missing-page policies, then a few hundred scripts from a seeded
 //! generator, over the built-in containers and over the same containers
@@ -22,7 +22,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use cinestream::container::StreamReader;
-use cinestream::stream::fuzzing::{exercise, input, seed_containers, Container, Header, Outcome};
+use cinestream::fuzzing::players::{exercise, input, seed_containers, Container, Header, Outcome};
 use cinestream::stream::MissingPage;
 
 /// A small deterministic generator (xorshift), so the cases are the same

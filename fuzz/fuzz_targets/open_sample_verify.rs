@@ -7,11 +7,11 @@
 //! Checksums guard every byte of a file, so most mutations stop at a
 //! checksum; to reach the parsers and decoders behind them, each input that
 //! starts with the magic is run a second time with every checksum recomputed.
-//! The harness is `cinestream::container::fuzzing`; it also runs
+//! The harness is `cinestream::fuzzing::container`; it also runs
 //! deterministically in `tests/container_fuzz.rs`.
 #![no_main]
 
-use cinestream::container::fuzzing::{exercise, recompute_checksums};
+use cinestream::fuzzing::container::{exercise, recompute_checksums};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -9,12 +9,12 @@
 //! prefetch thread running. Nothing may panic or hang, every pose must be
 //! the whole-file reader's bit for bit, and the resident bytes must stay
 //! within the documented bound. The harness is
-//! `cinestream::stream::fuzzing::exercise`; it also runs deterministically
+//! `cinestream::fuzzing::players::exercise`; it also runs deterministically
 //! in `tests/stream_fuzz.rs`, which writes this target's seeds.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    cinestream::stream::fuzzing::exercise(data);
+    cinestream::fuzzing::players::exercise(data);
 });

@@ -25,9 +25,6 @@
 #![doc = include_str!("../../FORMAT.md")]
 
 pub(crate) mod bytes;
-#[doc(hidden)]
-#[cfg(feature = "pipeline")]
-pub mod fuzzing;
 mod header;
 pub mod index;
 mod metadata;

@@ -355,6 +355,10 @@ impl Drop for Player {
 
 #[cfg(test)]
 #[cfg(feature = "pipeline")]
+mod stream_tests;
+
+#[cfg(test)]
+#[cfg(feature = "pipeline")]
 mod tests {
     use std::sync::Arc;
 

@@ -32,8 +32,6 @@
 //! `stall` (debug), `evict` (debug) events; the worker runs in a `prefetch` span.
 
 mod cache;
-#[cfg(feature = "pipeline")]
-pub mod fuzzing;
 mod playhead;
 mod prefetch;
 pub mod source;
@@ -903,6 +901,20 @@ impl SegmentSource for Stream {
     }
 }
 
+/// What the players' tests (in `play`) look at inside a stream.
+#[cfg(test)]
+impl Stream {
+    /// The shared state, weakly: gone once every handle is dropped.
+    pub(crate) fn shared_for_tests(&self) -> std::sync::Weak<Shared> {
+        Arc::downgrade(&self.inner.shared)
+    }
+
+    /// Rounds the prefetch worker has run.
+    pub(crate) fn worker_rounds(&self) -> u64 {
+        self.inner.shared.worker_rounds.load(Ordering::SeqCst)
+    }
+}
+
 #[cfg(test)]
 #[cfg(feature = "pipeline")]
-mod tests;
+pub(crate) mod tests;

@@ -10,7 +10,7 @@ mod common;
 use std::path::Path;
 use std::process::Output;
 
-use cinestream::container::fuzzing::claiming_samples;
+use cinestream::fuzzing::container::claiming_samples;
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
