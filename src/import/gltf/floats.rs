@@ -838,6 +838,56 @@ mod tests {
     }
 
     #[test]
+    fn a_zoom_alone_imports_with_the_camera_node_as_a_bone() {
+        let mut doc = Doc::with_nodes(json!([
+            {"name": "Rig", "children": [1]},
+            {"name": "Lens", "camera": 0}
+        ]));
+        doc.cameras
+            .push(json!({"type": "perspective", "perspective": {"yfov": 0.5, "znear": 0.1}}));
+        doc.pointer_channel(
+            0,
+            "/cameras/0/perspective/yfov",
+            "LINEAR",
+            &[0.0, 1.0],
+            &[0.5, 0.7],
+        );
+        let clips = doc.parse().unwrap();
+        assert_eq!(bone_names(&clips), ["Rig", "Lens"]);
+        assert_eq!(float_names(&clips[0]), ["Lens/yfov"]);
+        assert_near(track(&clips[0], "Lens/yfov").sample(15)[0], 0.6, "halfway");
+        // The same as GLB, its data in the BIN chunk.
+        let glb = crate::import::gltf::parse_gltf(
+            &doc.glb(),
+            None,
+            "test.glb",
+            &ImportOptions::default(),
+        );
+        assert_eq!(glb.unwrap(), clips);
+
+        // A camera no node holds: named after its index, but nothing to be a bone.
+        doc.nodes[1].as_object_mut().unwrap().remove("camera");
+        let (at, message) = gltf_error(doc.parse());
+        assert_eq!(at, "animations");
+        assert!(message.contains("no skin"), "{message}");
+        doc.channel(0, 0, "translation", "LINEAR", &[0.0], &[0.0; 3]);
+        let clips = doc.parse().unwrap();
+        assert_eq!(float_names(&clips[0]), ["camera0/yfov"]);
+    }
+
+    #[test]
+    fn the_morph_scene_reads_the_same_from_glb() {
+        let doc = morph_scene();
+        let glb = crate::import::gltf::parse_gltf(
+            &doc.glb(),
+            None,
+            "test.glb",
+            &ImportOptions::default(),
+        );
+        assert_eq!(glb.unwrap(), doc.parse().unwrap());
+    }
+
+    #[test]
     fn sparse_targets_are_bounded_by_their_min_and_max() {
         let mut doc = morph_scene();
         let accessor = doc.meshes[0]["primitives"][0]["targets"][2]["POSITION"]
