@@ -5,7 +5,12 @@
 //! head turns and slow, non-repeating gesture drift. Some bones never move
 //! (the neck stays at its bind pose, the shoulders hold a constant pose), the
 //! root and hips translate. Several actors can share one clip under a scene
-//! root, as the cast of one cinematic. Everything is a pure function of the
+//! root, as the cast of one cinematic. On request each actor also gets a
+//! face (morph-target weights that blink, talk and raise the brows) and the
+//! scene a camera (a root bone that dollies and pans to keep the cast in
+//! view, and a field of view that zooms): see [`CinematicSpec::with_face`]
+//! and [`CinematicSpec::with_camera`]. Without them the bones are exactly
+//! what they always were. Everything is a pure function of the
 //! [`CinematicSpec`], so demos, tests and benchmarks need no files.
 
 use std::f32::consts::TAU;
@@ -13,7 +18,7 @@ use std::sync::Arc;
 
 use glam::{EulerRot, Quat, Vec3};
 
-use crate::clip::{Bone, Clip, LengthUnit, Skeleton, Transform};
+use crate::clip::{Bone, Clip, FloatKind, FloatTrack, LengthUnit, Skeleton, Transform};
 
 /// Bones of one humanoid actor.
 pub const HUMANOID_BONES: usize = 22;
@@ -30,7 +35,38 @@ pub struct CinematicSpec {
     pub sample_rate: f32,
     /// Varies each actor's gait, pace and gestures. Default: 1.
     pub seed: u64,
+    /// Gives each actor a face: the morph weights of [`FACE_TARGETS`].
+    /// Default: off.
+    pub face: bool,
+    /// Adds a camera: a root bone [`CAMERA_BONE`] after the actors' bones,
+    /// and its field of view [`CAMERA_FOV_TRACK`]. Default: off.
+    pub camera: bool,
 }
+
+/// Each actor's morph targets when [`CinematicSpec::face`] is on, with the
+/// made-up largest vertex displacement (cm) each moves at weight 1: their
+/// float tracks are named `Face/{target}` (`actor{i}/Face/{target}` with
+/// several actors), in this order, actor after actor.
+pub const FACE_TARGETS: [(&str, f32); 4] = [
+    ("jaw_open", 3.0),
+    ("blink_l", 1.0),
+    ("blink_r", 1.0),
+    ("brow_up", 0.8),
+];
+
+/// How far, in cm, a face's vertices may move from where the exact weights
+/// put them: the precision of each weight is this over its displacement.
+pub const FACE_THRESHOLD_CM: f32 = 0.01;
+
+/// The camera's bone when [`CinematicSpec::camera`] is on: a root, the last bone.
+pub const CAMERA_BONE: &str = "Camera";
+
+/// The camera's vertical field of view (radians), the last float track.
+pub const CAMERA_FOV_TRACK: &str = "Camera/yfov";
+
+/// Precision of the camera's field of view: 1e-4 rad (0.006°), as the glTF
+/// importer gives a camera's `yfov`.
+pub const CAMERA_FOV_PRECISION: f32 = 1.0e-4;
 
 impl Default for CinematicSpec {
     fn default() -> Self {
@@ -39,6 +75,8 @@ impl Default for CinematicSpec {
             seconds: 10.0,
             sample_rate: 30.0,
             seed: 1,
+            face: false,
+            camera: false,
         }
     }
 }
@@ -65,6 +103,18 @@ impl CinematicSpec {
     /// Sets the seed.
     pub fn with_seed(mut self, seed: u64) -> Self {
         self.seed = seed;
+        self
+    }
+
+    /// Gives each actor a face (morph weights), or not.
+    pub fn with_face(mut self, face: bool) -> Self {
+        self.face = face;
+        self
+    }
+
+    /// Adds a camera (a bone and a field of view), or not.
+    pub fn with_camera(mut self, camera: bool) -> Self {
+        self.camera = camera;
         self
     }
 
@@ -136,6 +186,11 @@ pub fn humanoid_skeleton(actors: usize) -> Skeleton {
 
 /// A procedural cinematic: every actor walks its own path for `spec.seconds`.
 ///
+/// The bones are those of [`humanoid_skeleton`], then with
+/// [`CinematicSpec::camera`] the [`CAMERA_BONE`] root; the float tracks are
+/// each actor's [`FACE_TARGETS`] with [`CinematicSpec::face`], then
+/// [`CAMERA_FOV_TRACK`]. The actors' bones do not depend on either.
+///
 /// # Panics
 ///
 /// If `spec.sample_rate` is not a positive finite number.
@@ -146,23 +201,91 @@ pub fn cinematic(spec: &CinematicSpec) -> Clip {
         spec.sample_rate
     );
     let actors = spec.actors.max(1);
-    let skeleton = Arc::new(humanoid_skeleton(actors));
+    let skeleton = if spec.camera {
+        let mut bones = humanoid_skeleton(actors).bones().to_vec();
+        bones.push(Bone {
+            name: CAMERA_BONE.to_string(),
+            parent: None,
+            bind: Transform::from_rotation_translation(
+                Quat::IDENTITY,
+                Vec3::new(0.0, 160.0, 600.0),
+            ),
+        });
+        Skeleton::new(bones)
+            .unwrap_or_else(|e| unreachable!("built-in humanoid and camera are valid: {e}"))
+    } else {
+        humanoid_skeleton(actors)
+    };
+    let skeleton = Arc::new(skeleton);
     let samples = spec.num_samples();
     let bones = skeleton.len();
     let first_actor_bone = usize::from(actors > 1);
     let styles: Vec<Style> = (0..actors)
         .map(|a| Style::new(spec.seed, a as u64, actors))
         .collect();
+    let camera = spec.camera.then(|| Camera::new(spec.seed));
 
     let mut poses = Vec::with_capacity(samples * bones);
     let mut pose = skeleton.bind_pose();
+    let mut fov = Vec::with_capacity(if spec.camera { samples } else { 0 });
     for sample in 0..samples {
         let time = sample as f32 / spec.sample_rate;
         for (actor, style) in styles.iter().enumerate() {
             let base = first_actor_bone + actor * HUMANOID_BONES;
             style.pose(time, &mut pose[base..base + HUMANOID_BONES]);
         }
+        if let Some(camera) = &camera {
+            // Every actor's root is in the scene's space (the scene root is
+            // the identity): the camera frames their middle at chest height.
+            let middle = (0..actors)
+                .map(|a| pose[first_actor_bone + a * HUMANOID_BONES].translation)
+                .sum::<Vec3>()
+                / actors as f32;
+            pose[bones - 1] = camera.pose(time, middle + Vec3::new(0.0, 130.0, 0.0));
+            fov.push(camera.fov(time));
+        }
         poses.extend_from_slice(&pose);
+    }
+    let mut floats = Vec::new();
+    if spec.face {
+        for actor in 0..actors {
+            let face = Face::new(spec.seed, actor as u64, spec.seconds.max(0.0));
+            let prefix = if actors > 1 {
+                format!("actor{actor}/Face")
+            } else {
+                "Face".to_string()
+            };
+            let mut values = vec![Vec::with_capacity(samples); FACE_TARGETS.len()];
+            for sample in 0..samples {
+                let weights = face.weights(sample as f32 / spec.sample_rate);
+                for (track, weight) in values.iter_mut().zip(weights) {
+                    track.push(weight);
+                }
+            }
+            for ((target, displacement), values) in FACE_TARGETS.into_iter().zip(values) {
+                floats.push(
+                    FloatTrack::morph_weight(
+                        format!("{prefix}/{target}"),
+                        values,
+                        displacement,
+                        FACE_THRESHOLD_CM,
+                    )
+                    .unwrap_or_else(|e| unreachable!("procedural weights are finite: {e}")),
+                );
+            }
+        }
+    }
+    if spec.camera {
+        floats.push(
+            FloatTrack::new(
+                CAMERA_FOV_TRACK,
+                FloatKind::FieldOfView,
+                1,
+                CAMERA_FOV_PRECISION,
+                fov,
+            )
+            .unwrap_or_else(|e| unreachable!("procedural field of view is finite: {e}")),
+        );
     }
     let name = format!("procedural-{actors}x{:.0}s", spec.seconds);
     Clip::from_poses(
@@ -172,7 +295,150 @@ pub fn cinematic(spec: &CinematicSpec) -> Clip {
         LengthUnit::CENTIMETRE,
         poses,
     )
+    .and_then(|clip| clip.with_float_tracks(floats))
     .unwrap_or_else(|e| unreachable!("procedural motion is finite and well formed: {e}"))
+}
+
+/// One actor's face: when it blinks, when it talks, how its brows move.
+struct Face {
+    /// Start times of the blinks, increasing.
+    blinks: Vec<f32>,
+    /// Spoken phrases: start and end times, increasing.
+    phrases: Vec<(f32, f32)>,
+    /// Syllables per second.
+    syllables: f32,
+    phase: f32,
+    brow_rate: f32,
+}
+
+/// How long a blink takes to close and to open, in seconds.
+const BLINK_CLOSE: f32 = 0.06;
+const BLINK_OPEN: f32 = 0.12;
+/// How long a phrase takes to start and to fade, in seconds.
+const PHRASE_RAMP: f32 = 0.15;
+
+impl Face {
+    /// A face for `seconds` of cinematic, its own random stream (the
+    /// actors' gaits do not change with it).
+    fn new(seed: u64, actor: u64, seconds: f64) -> Face {
+        let mut rng =
+            SplitMix64(seed ^ actor.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xFACE_FACE_FACE_FACE);
+        let mut r = |lo: f32, hi: f32| lo + (hi - lo) * rng.next_f32();
+        let end = seconds as f32 + 1.0;
+        let mut blinks = Vec::new();
+        let mut t = r(0.3, 2.0);
+        while t < end {
+            blinks.push(t);
+            // Every 2 to 6 s, now and then twice in quick succession.
+            t += if r(0.0, 1.0) < 0.15 {
+                r(0.3, 0.5)
+            } else {
+                r(2.0, 6.0)
+            };
+        }
+        let mut phrases = Vec::new();
+        let mut t = r(0.2, 1.5);
+        while t < end {
+            let length = r(1.2, 4.0);
+            phrases.push((t, t + length));
+            t += length + r(0.5, 2.5);
+        }
+        Face {
+            blinks,
+            phrases,
+            syllables: r(3.5, 5.0),
+            phase: r(0.0, TAU),
+            brow_rate: r(0.05, 0.15),
+        }
+    }
+
+    /// The weights of [`FACE_TARGETS`] at `t` seconds, each in 0..=1.
+    fn weights(&self, t: f32) -> [f32; 4] {
+        // Blinks: a quick close and a slower open; the right eye a few
+        // milliseconds after the left.
+        let blink = |t: f32| {
+            let last = self.blinks.partition_point(|&b| b <= t);
+            let Some(start) = last.checked_sub(1).map(|i| self.blinks[i]) else {
+                return 0.0;
+            };
+            let dt = t - start;
+            if dt < BLINK_CLOSE {
+                smoothstep(dt / BLINK_CLOSE)
+            } else if dt < BLINK_CLOSE + BLINK_OPEN {
+                1.0 - smoothstep((dt - BLINK_CLOSE) / BLINK_OPEN)
+            } else {
+                0.0
+            }
+        };
+        // Speech: syllables opening the jaw within phrases, silent between.
+        let phrase = self.phrases.partition_point(|&(start, _)| start <= t);
+        let envelope = phrase.checked_sub(1).map_or(0.0, |i| {
+            let (start, end) = self.phrases[i];
+            let rise = smoothstep((t - start) / PHRASE_RAMP);
+            let fall = smoothstep((end - t) / PHRASE_RAMP);
+            rise.min(fall)
+        });
+        let syllable = 0.5 - 0.5 * (TAU * self.syllables * t + self.phase).cos();
+        let stress = 0.65 + 0.35 * (TAU * 0.37 * t + 2.0 * self.phase).sin();
+        let jaw = envelope * syllable * stress;
+        // Brows: a slow drift, raised a little more while talking.
+        let drift = 0.5 + 0.5 * (TAU * self.brow_rate * t + self.phase).sin();
+        let brow = 0.35 * drift * drift + 0.25 * envelope;
+        [
+            jaw.clamp(0.0, 1.0),
+            blink(t),
+            blink(t - 0.008),
+            brow.clamp(0.0, 1.0),
+        ]
+    }
+}
+
+/// 0 below 0, 1 above 1, an S curve between.
+fn smoothstep(x: f32) -> f32 {
+    let x = x.clamp(0.0, 1.0);
+    x * x * (3.0 - 2.0 * x)
+}
+
+/// The camera: it orbits slowly round the cast, dollying in and out and
+/// rising and falling, always looking at them, and zooms.
+struct Camera {
+    phase: f32,
+}
+
+impl Camera {
+    fn new(seed: u64) -> Camera {
+        let mut rng = SplitMix64(seed ^ 0xCA3E_7A00_CA3E_7A00);
+        Camera {
+            phase: TAU * rng.next_f32(),
+        }
+    }
+
+    /// The camera's transform at `t` seconds, looking at `target` down its
+    /// -Z axis (the glTF convention), y up, no roll.
+    fn pose(&self, t: f32, target: Vec3) -> Transform {
+        let azimuth = self.phase + 0.12 * t;
+        let distance = 450.0 + 120.0 * (TAU * 0.03 * t + self.phase).sin();
+        let height = 160.0 + 25.0 * (TAU * 0.05 * t).sin();
+        let position = Vec3::new(
+            target.x + distance * azimuth.sin(),
+            height,
+            target.z + distance * azimuth.cos(),
+        );
+        let look = (target - position).normalize_or(Vec3::NEG_Z);
+        let yaw = (-look.x).atan2(-look.z);
+        let pitch = look.y.clamp(-1.0, 1.0).asin();
+        Transform::from_rotation_translation(
+            Quat::from_euler(EulerRot::YXZ, yaw, pitch, 0.0),
+            position,
+        )
+    }
+
+    /// The vertical field of view at `t` seconds, in radians: 0.35 to 0.85
+    /// (20° to 49°), slow zooms in and out.
+    fn fov(&self, t: f32) -> f32 {
+        let zoom = 0.5 + 0.5 * (TAU * 0.045 * t + 0.5 * self.phase).sin();
+        0.35 + 0.5 * smoothstep(zoom)
+    }
 }
 
 /// One actor's gait and gestures.
@@ -402,5 +668,149 @@ mod tests {
             cinematic(&spec).poses(),
             cinematic(&spec.clone().with_seed(8)).poses()
         );
+    }
+
+    #[test]
+    fn face_and_camera_leave_the_actors_bones_as_they_were() {
+        for actors in [1, 3] {
+            let spec = CinematicSpec::default()
+                .with_actors(actors)
+                .with_seconds(2.0);
+            let plain = cinematic(&spec);
+            assert!(plain.float_tracks().is_empty());
+            let full = cinematic(&spec.clone().with_face(true).with_camera(true));
+            let bones = plain.num_bones();
+            assert_eq!(full.num_bones(), bones + 1);
+            assert_eq!(&full.skeleton().bones()[..bones], plain.skeleton().bones());
+            let camera = &full.skeleton().bones()[bones];
+            assert_eq!((camera.name.as_str(), camera.parent), (CAMERA_BONE, None));
+            for s in 0..plain.num_samples() {
+                assert_eq!(&full.pose(s)[..bones], plain.pose(s), "sample {s}");
+            }
+            assert_eq!(full.name(), plain.name());
+            let face_only = cinematic(&spec.clone().with_face(true));
+            assert_eq!(face_only.poses(), plain.poses());
+            assert_eq!(face_only.float_tracks().len(), actors * FACE_TARGETS.len());
+            assert_eq!(full.float_tracks().len(), actors * FACE_TARGETS.len() + 1);
+        }
+    }
+
+    #[test]
+    fn faces_blink_in_short_pulses_and_talk_in_phrases() {
+        let rate = 30.0;
+        let spec = CinematicSpec::default()
+            .with_seconds(60.0)
+            .with_actors(2)
+            .with_face(true);
+        let clip = cinematic(&spec);
+        let names: Vec<&str> = clip.float_tracks().iter().map(|t| t.name()).collect();
+        assert_eq!(
+            names,
+            [
+                "actor0/Face/jaw_open",
+                "actor0/Face/blink_l",
+                "actor0/Face/blink_r",
+                "actor0/Face/brow_up",
+                "actor1/Face/jaw_open",
+                "actor1/Face/blink_l",
+                "actor1/Face/blink_r",
+                "actor1/Face/brow_up"
+            ]
+        );
+        for (track, (_, displacement)) in
+            clip.float_tracks().iter().zip(FACE_TARGETS.iter().cycle())
+        {
+            assert_eq!(
+                track.precision(),
+                FACE_THRESHOLD_CM / displacement,
+                "{}",
+                track.name()
+            );
+            assert!(
+                track.values().iter().all(|v| (0.0..=1.0).contains(v)),
+                "{} leaves 0..1",
+                track.name()
+            );
+        }
+        let one = cinematic(&spec.clone().with_actors(1));
+        assert_eq!(one.float_tracks()[0].name(), "Face/jaw_open");
+        assert_eq!(one.float_tracks()[0].precision(), 0.01 / 3.0);
+
+        let values = |k: usize| clip.float_tracks()[k].values();
+        // Blinks: every pulse over within 0.2 s, one every few seconds, and
+        // the eyes close fully.
+        let mut pulses = 0;
+        let mut run = 0;
+        for &v in values(1) {
+            if v > 0.0 {
+                run += 1;
+                assert!(run as f32 / rate <= 0.2, "a blink lasts over 0.2 s");
+            } else if run > 0 {
+                pulses += 1;
+                run = 0;
+            }
+        }
+        assert!((10..=40).contains(&pulses), "{pulses} blinks in a minute");
+        assert!(values(1).iter().any(|&v| v > 0.95), "eyes never close");
+        assert_ne!(values(1), values(2), "the eyes are a few ms apart");
+        assert_ne!(values(1), values(5), "actors blink at their own times");
+        // Speech: silences of half a second or more, and syllables (local
+        // maxima of the jaw) several times a second while talking.
+        let jaw = values(0);
+        let silent = jaw
+            .windows(15)
+            .filter(|w| w.iter().all(|&v| v == 0.0))
+            .count();
+        assert!(silent > 0, "no pause");
+        let syllables = jaw
+            .windows(3)
+            .filter(|w| w[1] > 0.1 && w[1] >= w[0] && w[1] > w[2])
+            .count();
+        assert!(syllables > 60, "{syllables} syllables in a minute");
+        assert!(jaw.iter().any(|&v| v > 0.6), "the jaw never opens wide");
+        let brow = values(3);
+        let (low, high) = brow
+            .iter()
+            .fold((f32::MAX, f32::MIN), |(l, h), &v| (l.min(v), h.max(v)));
+        assert!(high - low > 0.2, "brows barely move: {low}..{high}");
+    }
+
+    #[test]
+    fn the_camera_keeps_the_cast_in_view_and_zooms() {
+        let spec = CinematicSpec::default()
+            .with_seconds(60.0)
+            .with_actors(2)
+            .with_camera(true);
+        let clip = cinematic(&spec);
+        let camera = clip.num_bones() - 1;
+        let fov = clip.float_tracks().last().unwrap();
+        assert_eq!(fov.name(), CAMERA_FOV_TRACK);
+        assert_eq!(fov.kind(), FloatKind::FieldOfView);
+        assert_eq!(fov.precision(), CAMERA_FOV_PRECISION);
+        let mut travelled = 0.0;
+        for s in 0..clip.num_samples() {
+            let pose = clip.pose(s);
+            let view = pose[camera];
+            let middle = (pose[1].translation + pose[1 + HUMANOID_BONES].translation) / 2.0
+                + Vec3::new(0.0, 130.0, 0.0);
+            let forward = view.rotation * Vec3::NEG_Z;
+            let towards = (middle - view.translation).normalize();
+            assert!(forward.dot(towards) > 0.999, "sample {s}: looks away");
+            if s > 0 {
+                travelled += (view.translation - clip.pose(s - 1)[camera].translation).length();
+                let zoom = (fov.sample(s)[0] - fov.sample(s - 1)[0]).abs();
+                assert!(zoom < 0.01, "sample {s}: zooms by {zoom} rad");
+            }
+        }
+        assert!(travelled > 1000.0, "the camera moves {travelled} cm");
+        let (low, high) = fov
+            .values()
+            .iter()
+            .fold((f32::MAX, f32::MIN), |(l, h), &v| (l.min(v), h.max(v)));
+        assert!(low >= 0.35 && high <= 0.85, "{low}..{high}");
+        assert!(high - low > 0.3, "barely zooms: {low}..{high}");
+        let again = cinematic(&spec.clone().with_face(true));
+        assert_eq!(again.poses(), clip.poses());
+        assert_eq!(cinematic(&spec), clip);
     }
 }

@@ -30,14 +30,25 @@ pub struct ImportOptions {
     pub gltf_sample_rate: Option<f32>,
     /// Accept what real exporters get wrong, with a warning naming it,
     /// instead of refusing the file. Default: refuse. For glTF: channels of
-    /// morph-target weights or unknown paths are skipped, a second channel
-    /// on the same node and path replaces the first, and key times before 0
-    /// are not sampled.
+    /// unknown paths, of `KHR_animation_pointer` pointers other than a
+    /// camera's `yfov`, and of morph-target weights on a node whose mesh has
+    /// no targets are skipped, a malformed `extras.targetNames` gives way to
+    /// `target0`, `target1`, ..., a second channel on the same node and
+    /// path replaces the first, and key times before 0 are not sampled.
     pub lenient: bool,
+    /// How far, in cm, a glTF morph target may move a vertex from where
+    /// the exact weight puts it: a weight's precision is this divided by
+    /// the target's largest vertex displacement (see
+    /// [`FloatTrack::morph_weight`](crate::clip::FloatTrack::morph_weight)).
+    /// Positive and finite. Default: 0.01 cm, the bones' default error bound.
+    pub morph_threshold_cm: f32,
 }
 
 /// The rate, in Hz, at which sources that do not say resample.
 pub const DEFAULT_SAMPLE_RATE: f32 = 30.0;
+
+/// The default [`ImportOptions::morph_threshold_cm`]: 0.01 cm.
+pub const DEFAULT_MORPH_THRESHOLD_CM: f32 = 0.01;
 
 impl Default for ImportOptions {
     fn default() -> Self {
@@ -45,6 +56,7 @@ impl Default for ImportOptions {
             bvh_unit: LengthUnit::CENTIMETRE,
             gltf_sample_rate: None,
             lenient: false,
+            morph_threshold_cm: DEFAULT_MORPH_THRESHOLD_CM,
         }
     }
 }
@@ -65,6 +77,13 @@ impl ImportOptions {
     /// Accepts known exporter faults with a warning instead of an error.
     pub fn with_lenient(mut self, lenient: bool) -> Self {
         self.lenient = lenient;
+        self
+    }
+
+    /// Sets how far, in cm, a morph target may move a vertex from where the
+    /// exact weight puts it (positive and finite).
+    pub fn with_morph_threshold_cm(mut self, threshold_cm: f32) -> Self {
+        self.morph_threshold_cm = threshold_cm;
         self
     }
 }

@@ -305,16 +305,15 @@ impl Context<'_> {
         })
     }
 
-    /// Reads an accessor of `components`-vectors as floats. Integer
-    /// components are accepted only when `allow_normalized` and the accessor
-    /// is normalized (the spec allows that for rotations).
-    pub(super) fn read_vectors(
+    /// Checks that an accessor holds `components`-vectors of floats, or of
+    /// normalized integers when `allow_normalized`.
+    fn check_vectors(
         &self,
         data: &AccessorData<'_>,
         components: usize,
         allow_normalized: bool,
         used_at: &str,
-    ) -> Result<Vec<Vec4>> {
+    ) -> Result<()> {
         let integer_ok = allow_normalized
             && data.normalized
             && matches!(
@@ -322,13 +321,15 @@ impl Context<'_> {
                 ComponentType::I8 | ComponentType::U8 | ComponentType::I16 | ComponentType::U16
             );
         if data.components != components || !(data.component == ComponentType::F32 || integer_ok) {
-            let expected = match (components, allow_normalized) {
-                (1, _) => "SCALAR of FLOAT",
-                (3, _) => "VEC3 of FLOAT",
-                (_, true) => {
-                    "VEC4 of FLOAT or normalized BYTE, UNSIGNED_BYTE, SHORT or UNSIGNED_SHORT"
-                }
-                (_, false) => "VEC4 of FLOAT",
+            let normalized = "or normalized BYTE, UNSIGNED_BYTE, SHORT or UNSIGNED_SHORT";
+            let kind = match components {
+                1 => "SCALAR",
+                3 => "VEC3",
+                _ => "VEC4",
+            };
+            let expected = match allow_normalized {
+                true => format!("{kind} of FLOAT {normalized}"),
+                false => format!("{kind} of FLOAT"),
             };
             return Err(self.error(
                 format!("accessors[{}]", data.index),
@@ -340,6 +341,20 @@ impl Context<'_> {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// Reads an accessor of `components`-vectors as floats. Integer
+    /// components are accepted only when `allow_normalized` and the accessor
+    /// is normalized (the spec allows that for rotations).
+    pub(super) fn read_vectors(
+        &self,
+        data: &AccessorData<'_>,
+        components: usize,
+        allow_normalized: bool,
+        used_at: &str,
+    ) -> Result<Vec<Vec4>> {
+        self.check_vectors(data, components, allow_normalized, used_at)?;
         let size = component_size(data.component);
         let mut values = Vec::with_capacity(data.count);
         for element in 0..data.count {
@@ -357,6 +372,60 @@ impl Context<'_> {
             values.push(value);
         }
         Ok(values)
+    }
+
+    /// Reads a SCALAR accessor as floats, as [`Context::read_vectors`] does
+    /// (integer components only when `allow_normalized` and normalized).
+    pub(super) fn read_scalars(
+        &self,
+        data: &AccessorData<'_>,
+        allow_normalized: bool,
+        used_at: &str,
+    ) -> Result<Vec<f32>> {
+        self.check_vectors(data, 1, allow_normalized, used_at)?;
+        let size = component_size(data.component);
+        (0..data.count)
+            .map(|element| {
+                read_component(data.bytes, element * data.stride, data.component).ok_or_else(
+                    || {
+                        self.error(
+                            format!("accessors[{}]", data.index),
+                            format!("element {element} runs past the accessor's bytes ({size}-byte components)"),
+                        )
+                    },
+                )
+            })
+            .collect()
+    }
+
+    /// The length of the longest vector of a VEC3 accessor of floats,
+    /// read in place (nothing is allocated); a non-finite component is an
+    /// error. `used_at` names what uses it.
+    pub(super) fn longest_vec3(&self, data: &AccessorData<'_>, used_at: &str) -> Result<f64> {
+        self.check_vectors(data, 3, false, used_at)?;
+        let size = component_size(data.component);
+        let mut longest = 0.0f64;
+        for element in 0..data.count {
+            let mut squared = 0.0f64;
+            for c in 0..3 {
+                let at = element * data.stride + c * size;
+                let value = read_component(data.bytes, at, data.component).ok_or_else(|| {
+                    self.error(
+                        format!("accessors[{}]", data.index),
+                        "element runs past the accessor's bytes",
+                    )
+                })?;
+                if !value.is_finite() {
+                    return Err(self.error(
+                        format!("accessors[{}]", data.index),
+                        format!("used as {used_at}: element {element} is not finite"),
+                    ));
+                }
+                squared += f64::from(value) * f64::from(value);
+            }
+            longest = longest.max(squared.sqrt());
+        }
+        Ok(longest)
     }
 
     /// Reads and checks a sampler's key times: finite, strictly increasing.

@@ -6,12 +6,15 @@ use gltf::json::validation::Validate;
 use gltf::json::{self, Root};
 
 use super::buffers::le_u32;
+use super::floats::RawJson;
 use super::Context;
 use crate::error::Result;
 
 impl Context<'_> {
-    /// Deserializes the document and validates the parts this importer reads.
-    pub(super) fn parse_document(&self, bytes: &[u8]) -> Result<gltf::Gltf> {
+    /// Deserializes the document and validates the parts this importer
+    /// reads; also returns what the gltf crate's JSON model leaves out
+    /// (pointer channels, mesh `extras.targetNames`), read from the raw JSON.
+    pub(super) fn parse_document(&self, bytes: &[u8]) -> Result<(gltf::Gltf, RawJson)> {
         let is_glb = bytes.starts_with(b"glTF");
         if is_glb {
             // The gltf crate subtracts the header size from the declared
@@ -27,38 +30,65 @@ impl Context<'_> {
                 Some(_) => {}
             }
         }
-        let document = gltf::Gltf::from_slice_without_validation(bytes).map_err(|e| match e {
+        let deserialize_error = |e: serde_json::Error| {
+            let full = e.to_string();
+            let suffix = format!(" at line {} column {}", e.line(), e.column());
+            let message = full.strip_suffix(&suffix).unwrap_or(&full).to_string();
+            let location = match (e.line(), is_glb) {
+                (0, _) => "document".to_string(),
+                (line, false) => format!("line {line} column {}", e.column()),
+                (line, true) => format!("JSON chunk line {line} column {}", e.column()),
+            };
+            self.error(location, message)
+        };
+        let crate_error = |e: gltf::Error| match e {
             gltf::Error::Binary(e) => self.error("GLB container", e.to_string()),
-            gltf::Error::Deserialize(e) => {
-                let full = e.to_string();
-                let suffix = format!(" at line {} column {}", e.line(), e.column());
-                let message = full.strip_suffix(&suffix).unwrap_or(&full).to_string();
-                let location = match (e.line(), is_glb) {
-                    (0, _) => "document".to_string(),
-                    (line, false) => format!("line {line} column {}", e.column()),
-                    (line, true) => format!("JSON chunk line {line} column {}", e.column()),
-                };
-                self.error(location, message)
-            }
+            gltf::Error::Deserialize(e) => deserialize_error(e),
             other => self.error("document", other.to_string()),
-        })?;
-        self.validate(document.document.as_json())?;
-        Ok(document)
+        };
+        let (mut value, blob) = if is_glb {
+            let glb = gltf::Glb::from_slice(bytes).map_err(crate_error)?;
+            let value: serde_json::Value =
+                serde_json::from_slice(&glb.json).map_err(deserialize_error)?;
+            (value, glb.bin.map(|bin| bin.into_owned()))
+        } else {
+            let value: serde_json::Value =
+                serde_json::from_slice(bytes).map_err(deserialize_error)?;
+            (value, None)
+        };
+        let (raw, patched) = RawJson::extract(&mut value);
+        let document = if patched {
+            // Pointer channels have no `target.node`, which the gltf crate
+            // requires: the patched value has a placeholder that nothing
+            // reads. Its errors have no line: the text was not parsed.
+            let root: Root = serde_json::from_value(value).map_err(deserialize_error)?;
+            gltf::Gltf {
+                document: gltf::Document::from_json_without_validation(root),
+                blob,
+            }
+        } else {
+            drop(value);
+            gltf::Gltf::from_slice_without_validation(bytes).map_err(crate_error)?
+        };
+        self.validate(document.document.as_json(), &raw)?;
+        Ok((document, raw))
     }
 
     /// Runs the gltf crate's validation on what this importer reads. The whole
     /// document is not validated: the crate's mesh check indexes accessors
     /// unchecked and would panic on a bad index, and meshes, materials and
     /// textures do not matter to animation anyway.
-    pub(super) fn validate(&self, root: &Root) -> Result<()> {
+    pub(super) fn validate(&self, root: &Root, raw: &RawJson) -> Result<()> {
         let mut problems = Vec::new();
         let mut report = |path: &dyn Fn() -> json::Path, error: json::validation::Error| {
             let path = path();
             // An unknown channel path is refused (or skipped with `lenient`)
-            // by `build_skeleton`, with a message that says what to do.
+            // by `classify_channels`, with a message that says what to do;
+            // a pointer channel's node is a placeholder.
             let channel_path =
                 path.as_str().starts_with("animations[") && path.as_str().ends_with(".target.path");
-            if !channel_path {
+            let placeholder = raw.is_pointer_node_path(path.as_str());
+            if !(channel_path || placeholder) {
                 problems.push((path, error))
             }
         };
@@ -101,7 +131,9 @@ impl Context<'_> {
 }
 
 /// Required extensions that touch neither nodes, skins, animations nor the
-/// meaning of buffer bytes, so a file needing them still imports correctly.
+/// meaning of buffer bytes, so a file needing them still imports correctly;
+/// and `KHR_animation_pointer`, whose channels are imported (a camera's
+/// field of view) or refused one by one.
 /// Anything else (e.g. meshopt buffer compression) is refused rather than
 /// read as garbage.
 fn extension_leaves_animation_alone(name: &str) -> bool {
@@ -113,6 +145,7 @@ fn extension_leaves_animation_alone(name: &str) -> bool {
             "KHR_draco_mesh_compression"
                 | "KHR_mesh_quantization"
                 | "KHR_lights_punctual"
+                | "KHR_animation_pointer"
                 | "EXT_mesh_gpu_instancing"
         )
 }

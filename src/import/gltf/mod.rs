@@ -1,5 +1,7 @@
-//! glTF 2.0 import: every skin's joints and every animated node, and the
-//! node animations that move them, sampled into one [`Clip`] per animation.
+//! glTF 2.0 import: every skin's joints and every animated node, the node
+//! animations that move them, and the morph-target weights and camera
+//! fields of view the animations drive, sampled into one [`Clip`] per
+//! animation.
 //!
 //! This module owns reading the document (`.gltf` JSON or `.glb`), resolving
 //! its buffers (GLB `BIN` chunk, base64 `data:` URIs, files next to the
@@ -55,10 +57,49 @@
 //!     exactly `k / R`.
 //!   - Before its first key a channel holds the first key's value, after its
 //!     last the last's. Bones without a channel keep their rest TRS.
+//! - **Morph-target weights** (`weights` channels) become float tracks
+//!   ([`FloatTrack::morph_weight`], one component each): one per morph
+//!   target of the animated node's mesh, in target order, nodes in index
+//!   order, sampled on the animation's timeline exactly like the bones
+//!   (STEP, LINEAR, and CUBICSPLINE whose keys hold every target's
+//!   in-tangent, then every value, then every out-tangent). A track is
+//!   named `{node}/{target}`: `{node}` is the node's name (`node{index}`
+//!   when unnamed) with the bones' character prefix (the character of the
+//!   mesh's skin, else of the nearest bone above the node), and
+//!   `#{index}` added when two such nodes would share a name; `{target}`
+//!   comes from the mesh's `extras.targetNames` (an array of distinct,
+//!   non-empty strings, one per target), else is `target{k}`. Its
+//!   precision is [`ImportOptions::morph_threshold_cm`] (0.01 cm by
+//!   default) over the target's largest vertex displacement: the longest
+//!   `POSITION` displacement over every primitive, in cm (metres times
+//!   100), times the product of the largest axis scale of the node and its
+//!   ancestors at rest (1 for a skinned mesh, which its joints place;
+//!   animated scale is ignored). A sparse or integer `POSITION` accessor
+//!   is bounded by its `min` and `max`; a target with no `POSITION` (or one
+//!   bounded by nothing) has an unknown displacement and the precision of
+//!   a target that moves nothing (0.001). A node driven only by weights
+//!   is not a bone.
+//! - **Cameras' fields of view**: a `KHR_animation_pointer` channel (path
+//!   `pointer`) on `/cameras/{i}/perspective/yfov` becomes a float track of
+//!   kind [`FloatKind::FieldOfView`](crate::clip::FloatKind::FieldOfView),
+//!   in radians, precision [`FIELD_OF_VIEW_PRECISION`] (1e-4 rad, 0.006°),
+//!   named `{node}/yfov` after the lowest-index node that holds the camera
+//!   (`camera{i}/yfov` when none does). These come after the weights, in
+//!   camera order.
+//! - **Every clip has every float track** some animation of the document
+//!   drives, as it has every bone: an animation that does not drive one
+//!   holds its rest value (the node's `weights`, else the mesh's, else 0;
+//!   the camera's `yfov`). A document whose animations drive only weights
+//!   or fields of view (no skin, no translation, rotation or scale channel)
+//!   imports with the animated mesh nodes and the nodes holding the
+//!   animated cameras, and their ancestors, as bones at rest.
 //! - **Refused, or skipped with `--lenient`** ([`ImportOptions::lenient`],
-//!   each with a `tracing` warning naming every JSON path skipped): channels
-//!   of morph-target `weights` or an unknown path (not imported yet), a
-//!   second channel on the same node and path (the later one wins), and
+//!   each with a `tracing` warning naming every JSON path skipped):
+//!   channels of an unknown path, of a `KHR_animation_pointer` pointer
+//!   other than a perspective camera's `yfov`, and of weights on a node
+//!   without a mesh or whose mesh has no morph targets; a malformed
+//!   `extras.targetNames` (lenient: `target{k}` names); a second channel on
+//!   the same node and path, or the same camera (the later one wins); and
 //!   negative key times (the part before 0 is not sampled).
 //! - Each animation becomes a clip named after it (`{stem}#{index}` when
 //!   unnamed). Lengths are metres, as glTF specifies.
@@ -80,6 +121,7 @@
 
 mod buffers;
 mod document;
+mod floats;
 mod resample;
 mod skeleton;
 #[cfg(test)]
@@ -88,10 +130,13 @@ mod test_doc;
 use std::path::Path;
 use std::sync::Arc;
 
-use gltf::json::animation::Property;
-use gltf::json::validation::Checked;
+pub use floats::FIELD_OF_VIEW_PRECISION;
+use floats::MAX_FLOAT_VALUES;
+use resample::Budget;
 
 use super::{read_file, ImportOptions};
+#[cfg(doc)]
+use crate::clip::FloatTrack;
 use crate::clip::{Clip, ClipError, LengthUnit};
 use crate::error::{Error, Result};
 
@@ -110,11 +155,13 @@ pub const MAX_BUFFER_BYTES: u64 = 1 << 30;
 /// Parses a glTF document (JSON or GLB bytes) into one clip per animation.
 /// `base_dir` resolves relative buffer URIs; `None` allows only embedded data.
 ///
-/// Uses [`ImportOptions::gltf_sample_rate`] (finite and positive when set)
-/// and [`ImportOptions::lenient`]; see the module docs for how each
-/// animation's rate is chosen. A document whose animations would expand to
-/// more than ten million transforms in all (samples times bones, summed over
-/// animations) is rejected rather than allocated.
+/// Uses [`ImportOptions::gltf_sample_rate`] (finite and positive when set),
+/// [`ImportOptions::lenient`] and [`ImportOptions::morph_threshold_cm`];
+/// see the module docs for how each animation's rate is chosen and what
+/// becomes a float track. A document whose animations would expand to more
+/// than ten million transforms in all (samples times bones, summed over
+/// animations), or more than a hundred million float values (samples times
+/// float tracks), is rejected rather than allocated.
 pub fn parse_gltf(
     bytes: &[u8],
     base_dir: Option<&Path>,
@@ -130,19 +177,33 @@ pub fn parse_gltf(
             return Err(cx.invalid_clip(ClipError::BadSampleRate(rate)));
         }
     }
-    let document = cx.parse_document(bytes)?;
+    let threshold_cm = options.morph_threshold_cm;
+    if !(threshold_cm.is_finite() && threshold_cm > 0.0) {
+        return Err(Error::InvalidSettings {
+            message: format!(
+                "morph threshold {threshold_cm} cm must be positive and finite (importing \
+                 {source_name})"
+            ),
+        });
+    }
+    let (document, raw) = cx.parse_document(bytes)?;
     let root = document.document.as_json();
     if root.animations.is_empty() {
         return Err(cx.error("animations", "document has no animations"));
     }
-    let (skeleton, node_bones) = cx.build_skeleton(&document.document)?;
-    let skeleton = Arc::new(skeleton);
+    let drives = cx.classify_channels(root, &raw)?;
+    let rig = cx.build_skeleton(&document.document, &drives)?;
+    let skeleton = Arc::new(rig.skeleton.clone());
     let buffers = cx.load_buffers(root, document.blob.as_deref(), base_dir)?;
+    let plan = cx.plan_floats(&document.document, &raw, &buffers, &drives, &rig)?;
     let stem = Path::new(source_name)
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| source_name.to_string());
-    let mut budget = MAX_TRANSFORMS;
+    let mut budget = Budget {
+        transforms: MAX_TRANSFORMS,
+        floats: MAX_FLOAT_VALUES,
+    };
     root.animations
         .iter()
         .enumerate()
@@ -151,22 +212,34 @@ pub fn parse_gltf(
                 Some(name) if !name.is_empty() => name.to_string(),
                 _ => format!("{stem}#{index}"),
             };
-            let (rate, poses) = cx.resample(
+            let sampled = cx.resample(
                 root,
                 &buffers,
                 index,
                 &name,
-                &skeleton,
-                &node_bones,
+                &rig,
+                drives.get(index).map_or(&[][..], Vec::as_slice),
+                &plan,
                 options.gltf_sample_rate,
                 &mut budget,
             )?;
-            let clip = Clip::from_poses(name, skeleton.clone(), rate, LengthUnit::METRE, poses)
+            let floats = plan
+                .tracks(sampled.floats, threshold_cm)
                 .map_err(|e| cx.invalid_clip(e))?;
+            let clip = Clip::from_poses(
+                name,
+                skeleton.clone(),
+                sampled.rate,
+                LengthUnit::METRE,
+                sampled.poses,
+            )
+            .and_then(|clip| clip.with_float_tracks(floats))
+            .map_err(|e| cx.invalid_clip(e))?;
             tracing::debug!(
                 source = source_name,
                 animation = clip.name(),
                 bones = clip.num_bones(),
+                floats = clip.float_tracks().len(),
                 samples = clip.num_samples(),
                 rate = clip.sample_rate(),
                 "imported glTF animation"
@@ -194,8 +267,8 @@ struct Context<'a> {
     lenient: bool,
 }
 
-/// What an animation channel drives.
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// What a bone's animation channel drives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Target {
     Translation,
     Rotation,
@@ -227,15 +300,6 @@ impl Context<'_> {
             source_name: self.source_name.to_string(),
             source,
         }
-    }
-}
-
-fn target_of(path: &Checked<Property>) -> Option<Target> {
-    match path {
-        Checked::Valid(Property::Translation) => Some(Target::Translation),
-        Checked::Valid(Property::Rotation) => Some(Target::Rotation),
-        Checked::Valid(Property::Scale) => Some(Target::Scale),
-        Checked::Valid(Property::MorphTargetWeights) | Checked::Invalid => None,
     }
 }
 
@@ -336,7 +400,7 @@ mod tests {
     fn an_unknown_channel_path_is_refused_unless_lenient() {
         let mut doc = one_channel(&[0.0, 1.0], &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
         doc.channel(0, 0, "weights", "LINEAR", &[0.0, 2.0], &[0.0, 1.0]);
-        doc.animations[0]["channels"][1]["target"]["path"] = json!("pointer");
+        doc.animations[0]["channels"][1]["target"]["path"] = json!("visibility");
         let (at, message) = gltf_error(doc.parse());
         assert_eq!(at, "animations[0].channels[1].target.path");
         assert!(message.contains("unknown path"), "{message}");

@@ -8,8 +8,11 @@ use gltf::json::animation::Interpolation;
 use gltf::json::validation::Checked;
 use gltf::json::Root;
 
-use super::{target_of, Context, Target, MAX_TRANSFORMS};
-use crate::clip::{Skeleton, Transform, MIN_QUATERNION_LENGTH};
+use super::buffers::AccessorData;
+use super::floats::{Drive, FloatPlan, MAX_FLOAT_VALUES};
+use super::skeleton::Rig;
+use super::{Context, Target, MAX_TRANSFORMS};
+use crate::clip::{Transform, MIN_QUATERNION_LENGTH};
 use crate::error::{Error, Result};
 use crate::import::DEFAULT_SAMPLE_RATE;
 
@@ -57,36 +60,22 @@ impl Track<'_> {
                 self.values[key]
             }
         };
-        // The last key at or before `time`, counting keys just after it.
-        let after = self
-            .times
-            .partition_point(|&t| f64::from(t) <= time + tolerance);
-        let Some(key) = after.checked_sub(1) else {
-            return value(0);
+        let (key, u, span) = match locate(self.times, time, tolerance) {
+            Span::At(key) => return value(key),
+            Span::Between { key, u, span } => (key, u, span),
         };
-        let t0 = f64::from(self.times[key]);
-        if key == self.times.len() - 1 || (time - t0).abs() <= tolerance {
-            return value(key);
-        }
-        // t0 < time - tolerance and time + tolerance < t1: strictly inside.
-        let t1 = f64::from(self.times[key + 1]);
-        let u = ((time - t0) / (t1 - t0)).clamp(0.0, 1.0) as f32;
         let rotation = self.target == Target::Rotation;
         match self.interpolation {
             Interpolation::Step => value(key),
             Interpolation::Linear if rotation => slerp(value(key), value(key + 1), u),
             Interpolation::Linear => value(key).lerp(value(key + 1), u),
             Interpolation::CubicSpline => {
-                let span = (t1 - t0) as f32;
-                let (u2, u3) = (u * u, u * u * u);
+                let [h00, h10, h01, h11] = hermite(u);
                 let p0 = self.values[3 * key + 1];
                 let m0 = self.values[3 * key + 2] * span;
                 let p1 = self.values[3 * key + 4];
                 let m1 = self.values[3 * key + 3] * span;
-                let p = p0 * (2.0 * u3 - 3.0 * u2 + 1.0)
-                    + m0 * (u3 - 2.0 * u2 + u)
-                    + p1 * (-2.0 * u3 + 3.0 * u2)
-                    + m1 * (u3 - u2);
+                let p = p0 * h00 + m0 * h10 + p1 * h01 + m1 * h11;
                 if rotation {
                     normalize_or_keep(p)
                 } else {
@@ -97,11 +86,119 @@ impl Track<'_> {
     }
 }
 
+/// Where a time falls among a channel's keys.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Span {
+    /// On key `key` (within the tolerance), before the first or after the last.
+    At(usize),
+    /// Strictly between `key` and `key + 1`, a fraction `u` of the `span`
+    /// seconds from one to the next.
+    Between { key: usize, u: f32, span: f32 },
+}
+
+/// Where `time` falls among `times` (not empty, increasing), clamped to the
+/// first and last keys. A key within `tolerance` of `time` is taken as at
+/// `time`: f32 key times rarely equal sample times exactly, and a STEP key
+/// must not wait for the next sample because it was rounded up.
+fn locate(times: &[f32], time: f64, tolerance: f64) -> Span {
+    // The last key at or before `time`, counting keys just after it.
+    let after = times.partition_point(|&t| f64::from(t) <= time + tolerance);
+    let Some(key) = after.checked_sub(1) else {
+        return Span::At(0);
+    };
+    let t0 = f64::from(times[key]);
+    if key == times.len() - 1 || (time - t0).abs() <= tolerance {
+        return Span::At(key);
+    }
+    // t0 < time - tolerance and time + tolerance < t1: strictly inside.
+    let t1 = f64::from(times[key + 1]);
+    Span::Between {
+        key,
+        u: ((time - t0) / (t1 - t0)).clamp(0.0, 1.0) as f32,
+        span: (t1 - t0) as f32,
+    }
+}
+
+/// The cubic Hermite basis at `u`: the weights of the first value, its
+/// (span-scaled) out-tangent, the second value and its in-tangent.
+fn hermite(u: f32) -> [f32; 4] {
+    let (u2, u3) = (u * u, u * u * u);
+    [
+        2.0 * u3 - 3.0 * u2 + 1.0,
+        u3 - 2.0 * u2 + u,
+        -2.0 * u3 + 3.0 * u2,
+        u3 - u2,
+    ]
+}
+
+/// A channel of float values ready to sample: `width` values per key (a
+/// mesh's targets, or one field of view), filling float tracks `slot` to
+/// `slot + width`. Cubic splines hold, per key, `width` in-tangents, then
+/// `width` values, then `width` out-tangents.
+struct FloatChannel<'t> {
+    /// The channel's index in its animation.
+    channel: usize,
+    slot: usize,
+    width: usize,
+    interpolation: Interpolation,
+    times: &'t [f32],
+    values: Vec<f32>,
+}
+
+impl FloatChannel<'_> {
+    /// Value `j` of the channel at `time` seconds (see [`locate`]).
+    fn sample(&self, j: usize, time: f64, tolerance: f64) -> f32 {
+        let w = self.width;
+        let cubic = self.interpolation == Interpolation::CubicSpline;
+        let value = |key: usize| {
+            if cubic {
+                self.values[(3 * key + 1) * w + j]
+            } else {
+                self.values[key * w + j]
+            }
+        };
+        let (key, u, span) = match locate(self.times, time, tolerance) {
+            Span::At(key) => return value(key),
+            Span::Between { key, u, span } => (key, u, span),
+        };
+        match self.interpolation {
+            Interpolation::Step => value(key),
+            Interpolation::Linear => value(key) + (value(key + 1) - value(key)) * u,
+            Interpolation::CubicSpline => {
+                let [h00, h10, h01, h11] = hermite(u);
+                let out_tangent = self.values[(3 * key + 2) * w + j];
+                let in_tangent = self.values[(3 * key + 3) * w + j];
+                value(key) * h00
+                    + out_tangent * span * h10
+                    + value(key + 1) * h01
+                    + in_tangent * span * h11
+            }
+        }
+    }
+}
+
+/// One animation sampled: its rate, its poses (`poses[sample * bones +
+/// bone]`) and its float tracks' values (`floats[track][sample]`).
+pub(super) struct Sampled {
+    pub(super) rate: f32,
+    pub(super) poses: Vec<Transform>,
+    pub(super) floats: Vec<Vec<f32>>,
+}
+
+/// What the transform and float budgets have left for a document's
+/// remaining animations.
+pub(super) struct Budget {
+    pub(super) transforms: usize,
+    pub(super) floats: usize,
+}
+
 impl Context<'_> {
-    /// Samples one animation into poses (`poses[sample * bones + bone]`) at
-    /// `forced_rate` or the rate its keys say, returning the rate and the
-    /// poses, taking them from `budget`, the transforms the document may
-    /// still use. `name` is the clip's name, for warnings.
+    /// Samples animation `index` at `forced_rate` or the rate its keys say:
+    /// its bones into poses, and its morph weights and fields of view into
+    /// the float tracks `plan` lists (those it does not drive hold their
+    /// rest value), taking them from `budget`, what the document may still
+    /// use. `drives` says what each of its channels drives; `name` is the
+    /// clip's name, for warnings.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn resample(
         &self,
@@ -109,11 +206,13 @@ impl Context<'_> {
         buffers: &[Cow<'_, [u8]>],
         index: usize,
         name: &str,
-        skeleton: &Skeleton,
-        node_bones: &[Option<usize>],
+        rig: &Rig,
+        drives: &[Drive],
+        plan: &FloatPlan,
         forced_rate: Option<f32>,
-        budget: &mut usize,
-    ) -> Result<(f32, Vec<Transform>)> {
+        budget: &mut Budget,
+    ) -> Result<Sampled> {
+        let skeleton = &rig.skeleton;
         let animation = &root.animations[index];
         let at = format!("animations[{index}]");
         let times = (0..animation.samplers.len())
@@ -121,31 +220,14 @@ impl Context<'_> {
             .collect::<Result<Vec<_>>>()?;
 
         let mut tracks: Vec<Track<'_>> = Vec::new();
+        let mut float_channels: Vec<FloatChannel<'_>> = Vec::new();
         for (k, channel) in animation.channels.iter().enumerate() {
             let channel_at = format!("{at}.channels[{k}]");
-            // `build_skeleton` refused other paths, or warned about them.
-            let Some(target) = target_of(&channel.target.path) else {
+            let drive = drives.get(k).copied().unwrap_or(Drive::Skipped);
+            // `classify_channels` refused other channels, or warned about them.
+            if drive == Drive::Skipped {
                 continue;
-            };
-            let node = channel.target.node.value();
-            let bone = match node_bones.get(node) {
-                None => {
-                    return Err(self.error(
-                        format!("{channel_at}.target.node"),
-                        format!("names node {node}, but there are only {}", node_bones.len()),
-                    ))
-                }
-                // Every node a TRS channel targets is a bone.
-                Some(None) => {
-                    return Err(Error::Internal {
-                        message: format!(
-                            "{}: {channel_at} targets node {node}, which is not a bone",
-                            self.source_name
-                        ),
-                    })
-                }
-                Some(Some(bone)) => *bone,
-            };
+            }
             let sampler_index = channel.sampler.value();
             let Some(sampler) = animation.samplers.get(sampler_index) else {
                 return Err(self.error(
@@ -166,73 +248,89 @@ impl Context<'_> {
             let keys = &times[sampler_index];
             let output_at = format!("{sampler_at}.output");
             let data = self.accessor(root, buffers, sampler.output.value(), &output_at)?;
-            let mut values = match target {
-                Target::Rotation => self.read_vectors(&data, 4, true, &output_at)?,
-                Target::Translation | Target::Scale => {
-                    self.read_vectors(&data, 3, false, &output_at)?
-                }
-            };
             let per_key = if interpolation == Interpolation::CubicSpline {
                 3
             } else {
                 1
             };
-            if values.len() != keys.len() * per_key {
+            let node = channel.target.node.value();
+            let (slot, width, what) = match drive {
+                Drive::Bone(target) => {
+                    let bone = self.bone_of(rig, node, &channel_at)?;
+                    let values = self.bone_track(&data, target, interpolation, keys, &output_at)?;
+                    if let Some(first) = tracks
+                        .iter()
+                        .position(|t| t.bone == bone && t.target == target)
+                    {
+                        let other = format!("{at}.channels[{}]", tracks[first].channel);
+                        self.second_channel(
+                            &channel_at,
+                            &other,
+                            &format!("node {node} {}", target.name()),
+                        )?;
+                        tracks.remove(first);
+                    }
+                    tracks.push(Track {
+                        channel: k,
+                        bone,
+                        target,
+                        interpolation,
+                        times: keys,
+                        values,
+                    });
+                    continue;
+                }
+                Drive::Weights { targets } => {
+                    let Some(&slot) = plan.weights.get(&node) else {
+                        return Err(self.internal(format!(
+                            "{channel_at} drives weights of node {node}, which has no float tracks"
+                        )));
+                    };
+                    (slot, targets, format!("node {node} weights"))
+                }
+                Drive::FieldOfView { camera } => {
+                    let Some(&slot) = plan.fields_of_view.get(&camera) else {
+                        return Err(self.internal(format!(
+                            "{channel_at} drives camera {camera}, which has no float track"
+                        )));
+                    };
+                    (slot, 1, format!("camera {camera} yfov"))
+                }
+                Drive::Skipped => continue,
+            };
+            // Weights may be normalized integers, as rotations may.
+            let values =
+                self.read_scalars(&data, matches!(drive, Drive::Weights { .. }), &output_at)?;
+            let needed = keys.len().saturating_mul(width).saturating_mul(per_key);
+            if values.len() != needed {
+                let each = match drive {
+                    Drive::Weights { targets } => format!(
+                        " of {targets} weights (node {node}'s mesh has {targets} morph targets)"
+                    ),
+                    _ => String::new(),
+                };
                 return Err(self.error(
                     output_at,
                     format!(
-                        "output has {} values, but {} keys with {} interpolation need {}",
+                        "output has {} values, but {} keys{each} with {} interpolation need {needed}",
                         values.len(),
                         keys.len(),
                         interpolation_name(interpolation),
-                        keys.len() * per_key
                     ),
                 ));
             }
             if let Some(bad) = values.iter().position(|v| !v.is_finite()) {
                 return Err(self.error(output_at, format!("value {bad} is not finite")));
             }
-            if target == Target::Rotation && interpolation != Interpolation::CubicSpline {
-                // Keys are interpolated as unit quaternions; cubic spline
-                // values and tangents are combined raw, as the spec says.
-                for (key, value) in values.iter_mut().enumerate() {
-                    let length = value.length();
-                    if length < MIN_QUATERNION_LENGTH {
-                        return Err(self.error(
-                            output_at,
-                            format!("value {key} is a zero-length quaternion"),
-                        ));
-                    }
-                    *value /= length;
-                }
+            if let Some(first) = float_channels.iter().position(|c| c.slot == slot) {
+                let other = format!("{at}.channels[{}]", float_channels[first].channel);
+                self.second_channel(&channel_at, &other, &what)?;
+                float_channels.remove(first);
             }
-            if let Some(first) = tracks
-                .iter()
-                .position(|t| t.bone == bone && t.target == target)
-            {
-                let other = format!("{at}.channels[{}]", tracks[first].channel);
-                if !self.lenient {
-                    return Err(self.error(
-                        channel_at,
-                        format!(
-                            "drives node {node} {} like {other}; glTF allows one channel per \
-                             node and path (--lenient keeps the later one)",
-                            target.name()
-                        ),
-                    ));
-                }
-                tracing::warn!(
-                    source = self.source_name,
-                    "{channel_at}: drives node {node} {} like {other}; skipping {other}, the \
-                     later one wins",
-                    target.name()
-                );
-                tracks.remove(first);
-            }
-            tracks.push(Track {
+            float_channels.push(FloatChannel {
                 channel: k,
-                bone,
-                target,
+                slot,
+                width,
                 interpolation,
                 times: keys,
                 values,
@@ -244,7 +342,7 @@ impl Context<'_> {
         let Timing { rate, end, steps } = timing;
         let bones = skeleton.len();
         let transforms = (steps as f64 + 1.0) * bones as f64;
-        if transforms > *budget as f64 {
+        if transforms > budget.transforms as f64 {
             return Err(self.error(
                 at,
                 format!(
@@ -252,20 +350,39 @@ impl Context<'_> {
                      transforms, past the limit of {MAX_TRANSFORMS} for all animations of a \
                      document ({} left)",
                     steps as f64 + 1.0,
-                    *budget
+                    budget.transforms
+                ),
+            ));
+        }
+        let float_tracks = plan.tracks.len();
+        let float_values = (steps as f64 + 1.0) * float_tracks as f64;
+        if float_values > budget.floats as f64 {
+            return Err(self.error(
+                at,
+                format!(
+                    "{end} s at {rate} Hz is {} samples of {float_tracks} float tracks: \
+                     {float_values} values, past the limit of {MAX_FLOAT_VALUES} for all \
+                     animations of a document ({} left)",
+                    steps as f64 + 1.0,
+                    budget.floats
                 ),
             ));
         }
         let samples = steps as usize + 1;
-        *budget -= samples * bones;
+        budget.transforms -= samples * bones;
+        budget.floats -= samples * float_tracks;
         let mut poses = Vec::with_capacity(samples * bones);
         for _ in 0..samples {
             poses.extend(skeleton.bones().iter().map(|b| b.bind));
         }
+        let sample_time = |sample: usize| {
+            let time = (sample as f64 / rate).min(end);
+            (time, time_tolerance(time, 1.0 / rate))
+        };
         for track in &tracks {
             for sample in 0..samples {
-                let time = (sample as f64 / rate).min(end);
-                let value = track.sample(time, time_tolerance(time, 1.0 / rate));
+                let (time, tolerance) = sample_time(sample);
+                let value = track.sample(time, tolerance);
                 let pose = &mut poses[sample * bones + track.bone];
                 match track.target {
                     Target::Translation => pose.translation = value.truncate(),
@@ -274,7 +391,121 @@ impl Context<'_> {
                 }
             }
         }
-        Ok((rate as f32, poses))
+        let mut floats: Vec<Vec<f32>> = plan.tracks.iter().map(|t| vec![t.rest; samples]).collect();
+        for channel in &float_channels {
+            for j in 0..channel.width {
+                let Some(values) = floats.get_mut(channel.slot + j) else {
+                    return Err(self.internal(format!(
+                        "{at}.channels[{}] fills float track {}, past the {float_tracks}",
+                        channel.channel,
+                        channel.slot + j
+                    )));
+                };
+                for (sample, value) in values.iter_mut().enumerate() {
+                    let (time, tolerance) = sample_time(sample);
+                    *value = channel.sample(j, time, tolerance);
+                }
+            }
+        }
+        Ok(Sampled {
+            rate: rate as f32,
+            poses,
+            floats,
+        })
+    }
+
+    /// The bone of a node a TRS channel drives.
+    fn bone_of(&self, rig: &Rig, node: usize, channel_at: &str) -> Result<usize> {
+        match rig.node_bones.get(node) {
+            None => Err(self.error(
+                format!("{channel_at}.target.node"),
+                format!(
+                    "names node {node}, but there are only {}",
+                    rig.node_bones.len()
+                ),
+            )),
+            // Every node a TRS channel targets is a bone.
+            Some(None) => Err(self.internal(format!(
+                "{channel_at} targets node {node}, which is not a bone"
+            ))),
+            Some(Some(bone)) => Ok(*bone),
+        }
+    }
+
+    /// A TRS channel's values, checked: one per key (three for cubic
+    /// splines), finite, rotations of non-cubic channels normalized.
+    fn bone_track(
+        &self,
+        data: &AccessorData<'_>,
+        target: Target,
+        interpolation: Interpolation,
+        keys: &[f32],
+        output_at: &str,
+    ) -> Result<Vec<Vec4>> {
+        let mut values = match target {
+            Target::Rotation => self.read_vectors(data, 4, true, output_at)?,
+            Target::Translation | Target::Scale => self.read_vectors(data, 3, false, output_at)?,
+        };
+        let per_key = if interpolation == Interpolation::CubicSpline {
+            3
+        } else {
+            1
+        };
+        if values.len() != keys.len() * per_key {
+            return Err(self.error(
+                output_at,
+                format!(
+                    "output has {} values, but {} keys with {} interpolation need {}",
+                    values.len(),
+                    keys.len(),
+                    interpolation_name(interpolation),
+                    keys.len() * per_key
+                ),
+            ));
+        }
+        if let Some(bad) = values.iter().position(|v| !v.is_finite()) {
+            return Err(self.error(output_at, format!("value {bad} is not finite")));
+        }
+        if target == Target::Rotation && interpolation != Interpolation::CubicSpline {
+            // Keys are interpolated as unit quaternions; cubic spline
+            // values and tangents are combined raw, as the spec says.
+            for (key, value) in values.iter_mut().enumerate() {
+                let length = value.length();
+                if length < MIN_QUATERNION_LENGTH {
+                    return Err(self.error(
+                        output_at,
+                        format!("value {key} is a zero-length quaternion"),
+                    ));
+                }
+                *value /= length;
+            }
+        }
+        Ok(values)
+    }
+
+    /// A second channel on what `other` already drives (`what`): refused,
+    /// or with `--lenient` allowed with a warning (the later one wins).
+    fn second_channel(&self, channel_at: &str, other: &str, what: &str) -> Result<()> {
+        if !self.lenient {
+            return Err(self.error(
+                channel_at,
+                format!(
+                    "drives {what} like {other}; glTF allows one channel per node and path \
+                     (--lenient keeps the later one)"
+                ),
+            ));
+        }
+        tracing::warn!(
+            source = self.source_name,
+            "{channel_at}: drives {what} like {other}; skipping {other}, the later one wins"
+        );
+        Ok(())
+    }
+
+    fn internal(&self, message: String) -> Error {
+        Error::Internal {
+            message: format!("{}: {message}", self.source_name),
+        }
     }
 
     /// Chooses an animation's rate and sample count from its samplers' key

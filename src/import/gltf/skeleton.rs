@@ -4,20 +4,22 @@
 use std::borrow::Cow;
 
 use glam::{Quat, Vec3};
-use gltf::json::animation::Property;
-use gltf::json::validation::Checked;
 use gltf::json::Root;
 
-use super::{target_of, Context};
+use super::floats::Drive;
+use super::Context;
 use crate::clip::{Bone, Skeleton, Transform, MIN_QUATERNION_LENGTH};
 use crate::error::Result;
 
 impl Context<'_> {
-    /// Builds the skeleton and maps node indices to bone indices.
+    /// Builds the skeleton from the skins and what the channels drive
+    /// (`drives[animation][channel]`, see `classify_channels`), and maps
+    /// node indices to bone indices.
     pub(super) fn build_skeleton(
         &self,
         document: &gltf::Document,
-    ) -> Result<(Skeleton, Vec<Option<usize>>)> {
+        drives: &[Vec<Drive>],
+    ) -> Result<Rig> {
         let root = document.as_json();
         let nodes = root.nodes.len();
         let mut parents: Vec<Option<usize>> = vec![None; nodes];
@@ -69,49 +71,35 @@ impl Context<'_> {
                 seeds.push(joint);
             }
         }
-        let mut skipped = Vec::new();
         for (a, animation) in root.animations.iter().enumerate() {
             for (k, channel) in animation.channels.iter().enumerate() {
-                let channel_at = format!("animations[{a}].channels[{k}]");
-                let node = channel.target.node.value();
-                if node >= nodes {
-                    return Err(self.error(
-                        format!("{channel_at}.target.node"),
-                        format!("names node {node}, but there are only {nodes} nodes"),
-                    ));
+                if let Some(Drive::Bone(_)) = drives.get(a).and_then(|d| d.get(k)) {
+                    seeds.push(channel.target.node.value());
                 }
-                if target_of(&channel.target.path).is_some() {
-                    seeds.push(node);
-                    continue;
-                }
-                let what = match channel.target.path {
-                    Checked::Valid(Property::MorphTargetWeights) => "morph target weights",
-                    _ => "an unknown path",
-                };
-                if !self.lenient {
-                    return Err(self.error(
-                        format!("{channel_at}.target.path"),
-                        format!(
-                            "channel animates {what} on node {node}, which are not imported \
-                             yet; --lenient packs the rest without such channels"
-                        ),
-                    ));
-                }
-                skipped.push(format!("{channel_at} ({what} on node {node})"));
             }
         }
-        if !skipped.is_empty() {
-            tracing::warn!(
-                source = self.source_name,
-                "skipping {} channel(s) that do not drive translation, rotation or scale: {}",
-                skipped.len(),
-                skipped.join(", ")
-            );
+        if seeds.is_empty() {
+            // Morph weights or a field of view alone: the nodes they animate
+            // and their ancestors stand at rest, so the clip has a skeleton.
+            for (a, animation) in root.animations.iter().enumerate() {
+                for (k, channel) in animation.channels.iter().enumerate() {
+                    match drives.get(a).and_then(|d| d.get(k)) {
+                        Some(Drive::Weights { .. }) => seeds.push(channel.target.node.value()),
+                        Some(&Drive::FieldOfView { camera }) => seeds.extend(
+                            root.nodes
+                                .iter()
+                                .position(|n| n.camera.is_some_and(|c| c.value() == camera)),
+                        ),
+                        _ => {}
+                    }
+                }
+            }
         }
         if seeds.is_empty() {
             return Err(self.error(
                 "animations",
-                "no skin, and no channel moves a node (translation, rotation or scale)",
+                "no skin, and no channel moves a node (translation, rotation, scale, morph \
+                 weights, or the field of view of a camera some node holds)",
             ));
         }
 
@@ -170,7 +158,8 @@ impl Context<'_> {
             stack.append(&mut children[node]);
             order.push(node);
         }
-        let prefixes = self.character_prefixes(root, &order, &parents, &joint_skin, characters);
+        let (prefixes, skin_characters) =
+            self.character_prefixes(root, &order, &parents, &joint_skin, characters);
 
         let transforms: Vec<_> = document
             .nodes()
@@ -218,13 +207,20 @@ impl Context<'_> {
             });
         }
         let skeleton = Skeleton::new(bones).map_err(|e| self.invalid_clip(e))?;
-        Ok((skeleton, node_bones))
+        Ok(Rig {
+            skeleton,
+            node_bones,
+            parents,
+            prefixes,
+            skin_characters,
+        })
     }
 
     /// The character name each bone is prefixed with (`None`: no prefix),
-    /// indexed by node; all `None` unless the skins make two characters or
-    /// more. `order` lists the bones' nodes parents first; `characters`
-    /// already joins skins that share a joint.
+    /// indexed by node, and each skin's character name; all `None` unless
+    /// the skins make two characters or more. `order` lists the bones'
+    /// nodes parents first; `characters` already joins skins that share a
+    /// joint.
     fn character_prefixes(
         &self,
         root: &Root,
@@ -232,7 +228,7 @@ impl Context<'_> {
         parents: &[Option<usize>],
         joint_skin: &[Option<usize>],
         mut characters: UnionFind,
-    ) -> Vec<Option<String>> {
+    ) -> (Vec<Option<String>>, Vec<Option<String>>) {
         let nodes = parents.len();
         // A joint below another skin's joint (a face skin under the body's
         // head) is the same rig: join through each joint's nearest joint
@@ -262,7 +258,7 @@ impl Context<'_> {
             }
         }
         if firsts.len() < 2 {
-            return vec![None; nodes];
+            return (vec![None; nodes], vec![None; skins]);
         }
         let skin_name = |skin: usize| match root.skins[skin].name.as_deref() {
             Some(name) if !name.is_empty() => Some(name),
@@ -323,13 +319,70 @@ impl Context<'_> {
                 }
             }
         }
-        owner
+        let prefixes = owner
             .into_iter()
             .map(|o| match o {
                 Owner::One(group) => character_names[group].clone(),
                 Owner::Nobody | Owner::Several => None,
             })
-            .collect()
+            .collect();
+        let skin_characters = (0..skins)
+            .map(|skin| character_names[characters.find(skin)].clone())
+            .collect();
+        (prefixes, skin_characters)
+    }
+}
+
+/// The skeleton and how the document's nodes map to it.
+pub(super) struct Rig {
+    pub(super) skeleton: Skeleton,
+    /// Node to bone index, for the nodes that are bones.
+    pub(super) node_bones: Vec<Option<usize>>,
+    /// Each node's parent node.
+    pub(super) parents: Vec<Option<usize>>,
+    /// The character prefix of each bone's node (`None` for other nodes).
+    prefixes: Vec<Option<String>>,
+    /// Each skin's character name, when the skins make several characters.
+    skin_characters: Vec<Option<String>>,
+}
+
+impl Rig {
+    /// What a node's float tracks are named after, prefixed like bones: a
+    /// bone's name; for another node, its name prefixed with its skin's
+    /// character (a skinned mesh), else with the character of the nearest
+    /// bone above it (a mesh in a hand, under a character's armature).
+    pub(super) fn node_label(&self, root: &Root, node: usize) -> String {
+        if let Some(bone) = self.node_bones.get(node).copied().flatten() {
+            if let Some(b) = self.skeleton.bones().get(bone) {
+                return b.name.clone();
+            }
+        }
+        let name = match root.nodes.get(node).and_then(|n| n.name.as_deref()) {
+            Some(name) if !name.is_empty() => name.to_string(),
+            _ => format!("node{node}"),
+        };
+        let skin = root.nodes.get(node).and_then(|n| n.skin).map(|s| s.value());
+        let prefix = match skin {
+            Some(skin) => self.skin_characters.get(skin).cloned().flatten(),
+            None => {
+                // The nearest bone above, walking at most once round the nodes.
+                let mut cursor = self.parents.get(node).copied().flatten();
+                let mut prefix = None;
+                for _ in 0..self.parents.len() {
+                    let Some(at) = cursor else { break };
+                    if self.node_bones.get(at).copied().flatten().is_some() {
+                        prefix = self.prefixes.get(at).cloned().flatten();
+                        break;
+                    }
+                    cursor = self.parents.get(at).copied().flatten();
+                }
+                prefix
+            }
+        };
+        match prefix {
+            Some(character) => format!("{character}/{name}"),
+            None => name,
+        }
     }
 }
 
