@@ -66,7 +66,7 @@ pub const CAMERA_FOV_TRACK: &str = "Camera/yfov";
 
 /// Precision of the camera's field of view: 1e-4 rad (0.006°), as the glTF
 /// importer gives a camera's `yfov`.
-pub const CAMERA_FOV_PRECISION: f32 = 1.0e-4;
+pub const CAMERA_FOV_PRECISION: f32 = crate::clip::FIELD_OF_VIEW_PRECISION;
 
 impl Default for CinematicSpec {
     fn default() -> Self {
@@ -267,7 +267,7 @@ pub fn cinematic(spec: &CinematicSpec) -> Clip {
                     FloatTrack::morph_weight(
                         format!("{prefix}/{target}"),
                         values,
-                        displacement,
+                        Some(displacement),
                         FACE_THRESHOLD_CM,
                     )
                     .unwrap_or_else(|e| unreachable!("procedural weights are finite: {e}")),

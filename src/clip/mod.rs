@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use glam::{Quat, Vec3};
 
-pub use float::{FloatKind, FloatTrack, MAX_FLOAT_COMPONENTS};
+pub use float::{FloatKind, FloatTrack, FIELD_OF_VIEW_PRECISION, MAX_FLOAT_COMPONENTS};
 
 /// Largest number of bones a skeleton may have. Bone indices are stored as
 /// `u16` on disk; the last value is kept free to mean "no parent".

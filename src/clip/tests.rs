@@ -396,7 +396,7 @@ fn actors_reject_too_many_bones() {
 }
 
 fn weights(name: &str, values: &[f32]) -> FloatTrack {
-    FloatTrack::morph_weight(name, values.to_vec(), 2.0, 0.01).unwrap()
+    FloatTrack::morph_weight(name, values.to_vec(), Some(2.0), 0.01).unwrap()
 }
 
 #[test]

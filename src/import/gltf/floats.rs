@@ -13,13 +13,11 @@ use gltf::json::Root;
 use serde_json::Value;
 
 use super::skeleton::Rig;
-use super::{Context, Target};
+use super::{Context, Drive, Target};
 use crate::clip::{ClipError, FloatKind, FloatTrack, LengthUnit};
 use crate::error::Result;
 
-/// Precision of a camera's field of view, in radians: 1e-4 rad is 0.0057°,
-/// under a tenth of a pixel at the edge of a 1080-line image at 40°.
-pub const FIELD_OF_VIEW_PRECISION: f32 = 1.0e-4;
+pub use crate::clip::FIELD_OF_VIEW_PRECISION;
 
 /// Most float values (samples times float tracks) one document's
 /// animations may expand to together: 400 MB, as much as the transforms.
@@ -95,20 +93,6 @@ impl RawJson {
     }
 }
 
-/// What one animation channel drives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Drive {
-    /// A bone's translation, rotation or scale (the channel's node).
-    Bone(Target),
-    /// The morph-target weights of the channel's node, whose mesh has
-    /// `targets` targets.
-    Weights { targets: usize },
-    /// Camera `camera`'s vertical field of view (a pointer channel).
-    FieldOfView { camera: usize },
-    /// Nothing: skipped with a warning (`--lenient`).
-    Skipped,
-}
-
 /// The float tracks of every clip of a document: one per morph target of
 /// each node whose weights some animation drives (nodes in index order,
 /// targets in order), then one per camera whose field of view some
@@ -158,9 +142,7 @@ impl FloatPlan {
                 } => FloatTrack::morph_weight(
                     planned.name.clone(),
                     values,
-                    // NaN: unknown, kept as `None` with the precision of a
-                    // target that moves nothing.
-                    max_displacement_cm.unwrap_or(f32::NAN),
+                    max_displacement_cm,
                     threshold_cm,
                 ),
                 PlannedKind::FieldOfView => FloatTrack::new(

@@ -140,6 +140,20 @@ use crate::clip::FloatTrack;
 use crate::clip::{Clip, ClipError, LengthUnit};
 use crate::error::{Error, Result};
 
+/// What one animation channel drives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Drive {
+    /// A bone's translation, rotation or scale (the channel's node).
+    Bone(Target),
+    /// The morph-target weights of the channel's node, whose mesh has
+    /// `targets` targets.
+    Weights { targets: usize },
+    /// Camera `camera`'s vertical field of view (a pointer channel).
+    FieldOfView { camera: usize },
+    /// Nothing: skipped with a warning (`--lenient`).
+    Skipped,
+}
+
 /// Most transforms (samples times bones) one document's animations may
 /// expand to together: about 400 MB of poses. A file claiming more is far
 /// more likely corrupt than a real cinematic, and failing beats attempting

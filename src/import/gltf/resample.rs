@@ -9,8 +9,9 @@ use gltf::json::validation::Checked;
 use gltf::json::Root;
 
 use super::buffers::AccessorData;
-use super::floats::{Drive, FloatPlan, MAX_FLOAT_VALUES};
+use super::floats::{FloatPlan, MAX_FLOAT_VALUES};
 use super::skeleton::Rig;
+use super::Drive;
 use super::{Context, Target, MAX_TRANSFORMS};
 use crate::clip::{Transform, MIN_QUATERNION_LENGTH};
 use crate::error::{Error, Result};

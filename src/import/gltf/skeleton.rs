@@ -6,8 +6,8 @@ use std::borrow::Cow;
 use glam::{Quat, Vec3};
 use gltf::json::Root;
 
-use super::floats::Drive;
 use super::Context;
+use super::Drive;
 use crate::clip::{Bone, Skeleton, Transform, MIN_QUATERNION_LENGTH};
 use crate::error::Result;
 
