@@ -212,6 +212,22 @@ pub enum SampleError {
         /// Length of the pose given.
         found: usize,
     },
+    /// The output slice of float values has the wrong length.
+    #[error("float values have {found} entries, the clip {expected}")]
+    FloatLength {
+        /// Float values of the clip (the sum of its tracks' components).
+        expected: usize,
+        /// Length of the slice given.
+        found: usize,
+    },
+    /// A float track index past the clip's.
+    #[error("float track {track} does not exist: the clip has {tracks}")]
+    NoSuchFloatTrack {
+        /// The index asked for.
+        track: usize,
+        /// Float tracks of the clip.
+        tracks: usize,
+    },
     /// A bone index past the skeleton.
     #[error("bone {bone} does not exist: the clip has {bones} bones")]
     NoSuchBone {

@@ -106,7 +106,7 @@ fn candidates(ctx: &Context, bone: usize, channel: Channel, bind: &Transform) ->
             decoded.rotation = constant_rotation(stored);
             stored
         }
-        Channel::Translation | Channel::Scale => {
+        Channel::Translation | Channel::Scale | Channel::Float => {
             // The middle of the range: it minimizes the largest deviation.
             let values = track().map(|t| channel_value(&t, channel));
             let min = values.clone().fold(Vec3::splat(f32::INFINITY), Vec3::min);
@@ -131,6 +131,8 @@ fn same_channel(a: &Transform, b: &Transform, channel: Channel) -> bool {
         Channel::Rotation => a.rotation == b.rotation,
         Channel::Translation => a.translation == b.translation,
         Channel::Scale => a.scale == b.scale,
+        // Not a bone's channel.
+        Channel::Float => true,
     }
 }
 
@@ -139,6 +141,7 @@ fn set_channel(target: &mut Transform, from: &Transform, channel: Channel) {
         Channel::Rotation => target.rotation = from.rotation,
         Channel::Translation => target.translation = from.translation,
         Channel::Scale => target.scale = from.scale,
+        Channel::Float => {}
     }
 }
 
@@ -147,6 +150,7 @@ fn set_channel_value(target: &mut Transform, channel: Channel, value: Vec3) {
         Channel::Rotation => unreachable!("rotations are set through constant_rotation"),
         Channel::Translation => target.translation = value,
         Channel::Scale => target.scale = value,
+        Channel::Float => {}
     }
 }
 

@@ -14,6 +14,7 @@
 //! measurement, not an estimate.
 
 mod classify;
+mod floats;
 mod search;
 
 use std::ops::RangeInclusive;
@@ -24,6 +25,7 @@ use rayon::prelude::*;
 
 use crate::clip::{Clip, LoopMode, Transform};
 use crate::compressed::CompressedClip;
+use crate::sample::Sampling;
 use crate::error::{Error, Result};
 use crate::format::{AnimatedTrack, Channel, ClipMeta, SegmentLayout};
 use crate::format::{ClipRange, NUM_RATES, RATE_FULL_PRECISION};
@@ -209,6 +211,11 @@ pub struct CompressStats {
     pub loop_mode: LoopMode,
     /// Wall time of the whole compression, verification included.
     pub seconds: f64,
+    /// Each float track's largest error at any stored sample, decoded
+    /// through the sampler, in the track's own unit (within its precision).
+    pub float_errors: Vec<f32>,
+    /// Default (all zero), constant and animated float slots.
+    pub float_counts: TrackCounts,
 }
 
 impl CompressStats {
@@ -242,6 +249,9 @@ pub(crate) struct TrackSamples {
     pub values: Vec<Vec4>,
     /// `values` normalized into the clip range, in [0, 1].
     pub normalized: Vec<Vec3>,
+    /// A float slot's precision (its track's); 0 for a bone's track, whose
+    /// error is the object-space one.
+    pub precision: f32,
 }
 
 /// Share of the threshold the codec keeps back for the rounding the clip
@@ -381,7 +391,13 @@ fn compress_with(
     ctx.raw_vertices.truncate(samples * bones);
 
     let classes = classify::classify(&ctx, settings.constant_share * ctx.threshold);
-    let tracks = gather_tracks(&ctx, &classes.kinds);
+    let mut tracks = gather_tracks(&ctx, &classes.kinds);
+    let bone_tracks = tracks.len();
+    let float_classes = floats::classify(clip, samples)?;
+    let float_default_slots = float_classes.default;
+    tracks.extend(float_classes.animated);
+    let mut constants = classes.constants.clone();
+    constants.extend(float_classes.constants);
     let layout = SegmentLayout::new(samples as u32, settings.segment_samples as u32);
     let meta = ClipMeta::new(
         clip.name().to_string(),
@@ -390,15 +406,16 @@ fn compress_with(
         loop_mode,
         clip.unit(),
         classes.kinds.clone(),
-        classes.constants.clone(),
+        constants,
         tracks.iter().map(|t| t.track).collect(),
         layout,
         settings.threshold_cm,
         settings.shell_cm,
-    );
+    )
+    .with_floats(float_classes.meta);
     let mut segments: Vec<search::SegmentResult> = (0..layout.count())
         .into_par_iter()
-        .map(|segment| search::search_segment(&ctx, &meta, &tracks, segment, &[]))
+        .map(|segment| search::search_segment(&ctx, &meta, &tracks, bone_tracks, segment, &[]))
         .collect();
     let mut compositions: usize = segments.iter().map(|s| s.compositions).sum();
     let stored = clip.prefix(samples).with_loop_mode(loop_mode);
@@ -451,7 +468,8 @@ fn compress_with(
         }
         for (segment, pinned) in by_segment.iter().enumerate() {
             if !pinned.is_empty() {
-                segments[segment] = search::search_segment(&ctx, &meta, &tracks, segment, pinned);
+                segments[segment] =
+                    search::search_segment(&ctx, &meta, &tracks, bone_tracks, segment, pinned);
                 compositions += segments[segment].compositions;
             }
         }
@@ -463,6 +481,34 @@ fn compress_with(
             rate_histogram[r as usize] += 1;
         }
     }
+    // The float tracks' promise, measured the same way: every stored sample
+    // decoded by the sampler, each component within its track's precision.
+    let rate = compressed.meta().sample_rate as f64;
+    let float_errors = floats::measure(
+        &stored,
+        samples,
+        |s, out| compressed.sample_floats(s as f64 / rate, out),
+        compressed.meta().float_offsets(),
+        compressed.meta().num_float_values(),
+    )?;
+    for (track, (&error, meta)) in float_errors.iter().zip(&compressed.meta().floats).enumerate() {
+        if error > meta.precision {
+            return Err(Error::Internal {
+                message: format!(
+                    "'{}': float track {track} '{}' decodes {error} off, over its precision {}",
+                    clip.name(),
+                    meta.name,
+                    meta.precision
+                ),
+            });
+        }
+    }
+    let float_animated = tracks.len() - bone_tracks;
+    let float_counts = TrackCounts {
+        default: float_default_slots,
+        constant: compressed.meta().float_slots().len() - float_default_slots - float_animated,
+        animated: float_animated,
+    };
     let track_counts = classes.counts();
     let stats = CompressStats {
         raw_bytes: RAW_BYTES_PER_BONE_SAMPLE * bones * source_samples,
@@ -472,6 +518,8 @@ fn compress_with(
         track_counts,
         loop_mode,
         seconds: start.elapsed().as_secs_f64(),
+        float_errors,
+        float_counts,
     };
     Ok((compressed, stats, compositions))
 }
@@ -504,8 +552,13 @@ fn choose_loop_mode(ctx: &Context, policy: LoopPolicy) -> LoopMode {
             }
             let first = &ctx.raw_object[..ctx.bones];
             let last = &ctx.raw_object[(n - 1) * ctx.bones..n * ctx.bones];
-            let loops = (0..ctx.bones)
-                .all(|b| vertex_error(&first[b], &last[b], ctx.shells[b]) <= ctx.threshold);
+            let floats_loop = ctx.clip.float_tracks().iter().all(|t| {
+                let (a, b) = (t.sample(0), t.sample(n - 1));
+                a.iter().zip(b).all(|(a, b)| (a - b).abs() <= t.precision())
+            });
+            let loops = floats_loop
+                && (0..ctx.bones)
+                    .all(|b| vertex_error(&first[b], &last[b], ctx.shells[b]) <= ctx.threshold);
             if loops {
                 LoopMode::Wrap
             } else {
@@ -528,6 +581,8 @@ pub(crate) fn channel_value(t: &Transform, channel: Channel) -> Vec3 {
         }
         Channel::Translation => t.translation,
         Channel::Scale => t.scale,
+        // Not a bone's channel.
+        Channel::Float => Vec3::ZERO,
     }
 }
 
@@ -583,6 +638,7 @@ fn gather_tracks(ctx: &Context, kinds: &[[crate::clip::TrackKind; 3]]) -> Vec<Tr
                 ),
                 values,
                 normalized,
+                precision: 0.0,
             });
         }
     }
@@ -680,6 +736,58 @@ mod tests {
             .with_constant_share(1.0);
         let (compressed, _) = compress(&clip, &loose).unwrap();
         assert_ne!(compressed.meta().kinds[0][0], TrackKind::Animated);
+    }
+
+    #[test]
+    fn float_tracks_keep_their_precision_at_every_sample_and_between() {
+        let clip = cinematic(
+            &CinematicSpec::default()
+                .with_actors(2)
+                .with_seconds(4.0)
+                .with_face(true)
+                .with_camera(true),
+        );
+        assert!(clip.float_tracks().len() >= 9, "{}", clip.float_tracks().len());
+        let (compressed, stats) = compress(&clip, &CompressSettings::default()).unwrap();
+        let meta = compressed.meta();
+        assert_eq!(meta.floats.len(), clip.float_tracks().len());
+        assert_eq!(stats.float_errors.len(), clip.float_tracks().len());
+        let offsets = meta.float_offsets().to_vec();
+        let mut values = vec![0.0f32; meta.num_float_values()];
+        let rate = clip.sample_rate() as f64;
+        let samples = meta.num_samples();
+        // At every stored sample, and halfway between: the blend of the two
+        // source samples, within the track's precision.
+        for half in 0..2 * samples - 1 {
+            let time = half as f64 / 2.0 / rate;
+            compressed.sample_floats(time, &mut values).unwrap();
+            let (a, b) = (half / 2, half.div_ceil(2));
+            for (t, track) in clip.float_tracks().iter().enumerate() {
+                for c in 0..track.components() {
+                    let source = 0.5 * (track.sample(a)[c] + track.sample(b)[c]);
+                    let got = values[offsets[t] as usize + c];
+                    assert!(
+                        (got - source).abs() <= track.precision() * 1.0001,
+                        "{} at {time}: {got} vs {source} (precision {})",
+                        track.name(),
+                        track.precision()
+                    );
+                }
+                // One track alone gives the same values.
+                if half % 7 == 0 {
+                    let one = compressed.sample_float(t, time).unwrap();
+                    let at = offsets[t] as usize;
+                    assert_eq!(&one[..track.components()], &values[at..at + track.components()]);
+                }
+            }
+        }
+        // The bones are what they are without the floats.
+        let bones_only = cinematic(&CinematicSpec::default().with_actors(2).with_seconds(4.0));
+        assert!(stats.error.max_cm <= 0.01);
+        assert!(compressed.meta().num_bones() == bones_only.num_bones() + 1);
+        assert!(stats.float_counts.animated > 0, "{:?}", stats.float_counts);
+        assert!(compressed.sample_float(meta.floats.len(), 0.0).is_err());
+        assert!(compressed.sample_floats(0.0, &mut [0.0; 1]).is_err());
     }
 
     #[test]

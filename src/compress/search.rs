@@ -91,7 +91,7 @@ fn component_bounds(values: &[Vec3]) -> [(f32, f32); 3] {
 }
 
 /// The rate-0 slot: the middle of the segment's values at 16 bits per component.
-fn constant_slot(normalized: &[Vec3]) -> [u8; RANGE_SLOT_BYTES] {
+pub(crate) fn constant_slot(normalized: &[Vec3]) -> [u8; RANGE_SLOT_BYTES] {
     let max_q = max_quantized(CONSTANT_VALUE_BITS) as f32;
     let mut slot = [0u8; RANGE_SLOT_BYTES];
     for (c, (lo, hi)) in component_bounds(normalized).into_iter().enumerate() {
@@ -597,47 +597,64 @@ impl<'a> Search<'a> {
         self.refresh(subtree);
     }
 
-    fn encode(&self) -> Vec<u8> {
-        let tracks = self.tracks.len();
-        let animated: Vec<_> = self.tracks.iter().map(|t| t.track).collect();
-        let slots: Vec<[u8; RANGE_SLOT_BYTES]> = (0..tracks)
+    /// The bones' tracks' rates and range slots as stored.
+    fn stored_slots(&self) -> Vec<[u8; RANGE_SLOT_BYTES]> {
+        (0..self.tracks.len())
             .map(|t| match self.rates[t] {
                 RATE_FULL_PRECISION => [0u8; RANGE_SLOT_BYTES],
                 rate => *self.slot(t, rate),
             })
-            .collect();
-        let len = SegmentView::encoded_len(&self.rates, &slots, &animated, self.len);
-        let mut bytes = vec![0u8; len];
-        bytes[..tracks].copy_from_slice(&self.rates);
-        for (t, slot) in slots.iter().enumerate() {
-            let start = tracks + t * RANGE_SLOT_BYTES;
-            bytes[start..start + RANGE_SLOT_BYTES].copy_from_slice(slot);
-        }
-        let keys = tracks * (1 + RANGE_SLOT_BYTES);
-        let decoders: Vec<SegmentTrackDecoder> = (0..tracks).map(|t| self.decoder(t)).collect();
-        let mut bit = keys * 8;
-        for s in 0..self.len {
-            for (t, decoder) in decoders.iter().enumerate() {
-                let q = decoder.quantize(self.tracks[t].values[self.first + s]);
-                for (&q, &bits) in q.iter().zip(&decoder.component_bits()) {
-                    write_bits(&mut bytes, bit, bits, q);
-                    bit += bits as usize;
-                }
-            }
-        }
-        bytes
+            .collect()
     }
 }
 
-/// Searches the bit rates of one segment and encodes it. Tracks of `pinned`
-/// bones are held at full precision (used when verification finds a bone over).
+/// A segment's bytes: every track's rate and range slot, then the keys.
+fn encode(
+    tracks: &[TrackSamples],
+    rates: &[u8],
+    slots: &[[u8; RANGE_SLOT_BYTES]],
+    first: usize,
+    samples: usize,
+) -> Vec<u8> {
+    let count = tracks.len();
+    let animated: Vec<_> = tracks.iter().map(|t| t.track).collect();
+    let len = SegmentView::encoded_len(rates, slots, &animated, samples);
+    let mut bytes = vec![0u8; len];
+    bytes[..count].copy_from_slice(rates);
+    for (t, slot) in slots.iter().enumerate() {
+        let start = count + t * RANGE_SLOT_BYTES;
+        bytes[start..start + RANGE_SLOT_BYTES].copy_from_slice(slot);
+    }
+    let keys = count * (1 + RANGE_SLOT_BYTES);
+    let decoders: Vec<SegmentTrackDecoder> = (0..count)
+        .map(|t| SegmentTrackDecoder::new(&tracks[t].track, rates[t], &slots[t]))
+        .collect();
+    let mut bit = keys * 8;
+    for s in 0..samples {
+        for (t, decoder) in decoders.iter().enumerate() {
+            let q = decoder.quantize(tracks[t].values[first + s]);
+            for (&q, &bits) in q.iter().zip(&decoder.component_bits()) {
+                write_bits(&mut bytes, bit, bits, q);
+                bit += bits as usize;
+            }
+        }
+    }
+    bytes
+}
+
+/// Searches the bit rates of one segment and encodes it. `all_tracks` are
+/// the bones' tracks (the first `bone_tracks`), then the float slots. Tracks
+/// of `pinned` bones are held at full precision (used when verification
+/// finds a bone over).
 pub(crate) fn search_segment(
     ctx: &Context,
     meta: &ClipMeta,
-    tracks: &[TrackSamples],
+    all_tracks: &[TrackSamples],
+    bone_tracks: usize,
     segment: usize,
     pinned: &[usize],
 ) -> SegmentResult {
+    let tracks = &all_tracks[..bone_tracks];
     let (first, len) = meta.segments.segment(segment);
     let bones = ctx.bones;
     let mut local = Vec::with_capacity(len * bones);
@@ -673,9 +690,16 @@ pub(crate) fn search_segment(
         compositions: 0,
     };
     search.run(pinned);
+    let mut rates = search.rates.clone();
+    let mut slots = search.stored_slots();
+    for floats in &all_tracks[bone_tracks..] {
+        let (rate, slot) = super::floats::search_slot(floats, first, len);
+        rates.push(rate);
+        slots.push(slot);
+    }
     SegmentResult {
-        bytes: search.encode(),
-        rates: search.rates,
+        bytes: encode(all_tracks, &rates, &slots, first, len),
+        rates,
         compositions: search.compositions,
     }
 }

@@ -8,7 +8,9 @@
 //! the segment of any sample is found by arithmetic.
 //!
 //! Segment bytes, for `T` animated tracks (in bone order, rotation then
-//! translation then scale within a bone):
+//! translation then scale within a bone, then the animated slots of the
+//! float tracks, each up to three components of one track, stored as a
+//! translation is):
 //!
 //! | bytes | content |
 //! |---|---|
@@ -34,7 +36,8 @@ mod values;
 pub use keys::{component_bits, key_bits, NO_EXTENT};
 pub use segment::{SegmentFault, SegmentView};
 pub use tracks::{
-    constant_rotation, AnimatedTrack, Channel, ClipMeta, ConstantTrack, SegmentLayout,
+    constant_rotation, float_slots, AnimatedTrack, Channel, ClipMeta, ConstantTrack, FloatMeta,
+    FloatSlot, SegmentLayout, FLOAT_SLOT_COMPONENTS,
 };
 pub(crate) use values::INV_MAX;
 pub use values::{

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use glam::Vec3;
 
 use super::values::{finish_rotation, rotation_from_xyz, ClipRange, RANGE_SLOT_BYTES};
-use crate::clip::{LengthUnit, LoopMode, Skeleton, TrackKind, Transform};
+use crate::clip::{FloatKind, LengthUnit, LoopMode, Skeleton, TrackKind, Transform};
 
 /// Which part of a bone's transform a track animates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -17,10 +17,13 @@ pub enum Channel {
     Translation = 1,
     /// Scale.
     Scale = 2,
+    /// Up to three components of a float track (a "slot": a track of four
+    /// components takes two). The track's `bone` field is the slot index.
+    Float = 3,
 }
 
 impl Channel {
-    /// All channels in storage order.
+    /// A bone's channels in storage order.
     pub const ALL: [Channel; 3] = [Channel::Rotation, Channel::Translation, Channel::Scale];
 
     /// Lower-case name.
@@ -29,8 +32,62 @@ impl Channel {
             Channel::Rotation => "rotation",
             Channel::Translation => "translation",
             Channel::Scale => "scale",
+            Channel::Float => "float",
         }
     }
+}
+
+/// Components of a float track one slot (one stored track) carries.
+pub const FLOAT_SLOT_COMPONENTS: usize = 3;
+
+/// A float track as the format knows it: name, kind, width, precision.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FloatMeta {
+    /// The track's name.
+    pub name: String,
+    /// What it drives.
+    pub kind: FloatKind,
+    /// Values per sample, 1 to 4.
+    pub components: u8,
+    /// The largest error the codec may leave in a component.
+    pub precision: f32,
+}
+
+/// Where one float slot's components sit: its track, the track's first
+/// component it carries, how many, and the index of that first component
+/// among all float values of a sample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FloatSlot {
+    /// Float track index.
+    pub track: u32,
+    /// The track's first component this slot carries.
+    pub first: u8,
+    /// Components it carries, 1 to 3.
+    pub count: u8,
+    /// Index of its first component in a sample's flat float values.
+    pub offset: u32,
+}
+
+/// The slots of `floats`, in track order: a track of up to three
+/// components takes one, of four two (three and one).
+pub fn float_slots(floats: &[FloatMeta]) -> Vec<FloatSlot> {
+    let mut slots = Vec::new();
+    let mut offset = 0u32;
+    for (track, f) in floats.iter().enumerate() {
+        let mut first = 0u8;
+        while first < f.components {
+            let count = (f.components - first).min(FLOAT_SLOT_COMPONENTS as u8);
+            slots.push(FloatSlot {
+                track: track as u32,
+                first,
+                count,
+                offset: offset + first as u32,
+            });
+            first += count;
+        }
+        offset += f.components as u32;
+    }
+    slots
 }
 
 /// A sub-track stored per sample.
@@ -213,6 +270,18 @@ pub struct ClipMeta {
     pub threshold_cm: f64,
     /// Shell distance the error was measured at, in cm (informational).
     pub shell_cm: f64,
+    /// Float tracks (morph weights, fields of view, curves), in order.
+    /// Their constant slots are among [`ClipMeta::constants`] and their
+    /// animated slots come last in [`ClipMeta::animated`], both with
+    /// [`Channel::Float`] and the slot index as `bone`.
+    pub floats: Vec<FloatMeta>,
+    /// The slots of the float tracks.
+    float_slots: Vec<FloatSlot>,
+    /// Index of each float track's first value among a sample's values.
+    float_offsets: Vec<u32>,
+    /// Each float value of a sample before animated slots are decoded:
+    /// constants, zero elsewhere.
+    base_floats: Vec<f32>,
     /// Bind pose with constant tracks applied: the pose before animated tracks are decoded.
     base_pose: Vec<Transform>,
 }
@@ -237,11 +306,15 @@ impl ClipMeta {
     ) -> ClipMeta {
         let mut base_pose = skeleton.bind_pose();
         for c in &constants {
-            let t = &mut base_pose[c.bone as usize];
+            let Some(t) = base_pose.get_mut(c.bone as usize) else {
+                continue;
+            };
             match c.channel {
                 Channel::Rotation => t.rotation = constant_rotation(c.value),
                 Channel::Translation => t.translation = c.value,
                 Channel::Scale => t.scale = c.value,
+                // Applied by `with_floats`.
+                Channel::Float => {}
             }
         }
         ClipMeta {
@@ -256,8 +329,61 @@ impl ClipMeta {
             segments,
             threshold_cm,
             shell_cm,
+            floats: Vec::new(),
+            float_slots: Vec::new(),
+            float_offsets: Vec::new(),
+            base_floats: Vec::new(),
             base_pose,
         }
+    }
+
+    /// The same metadata with float tracks: their constant slots are taken
+    /// from [`ClipMeta::constants`] (channel [`Channel::Float`]). The
+    /// caller guarantees that constants and animated tracks name slots that
+    /// exist (the container reader checks this for files).
+    pub fn with_floats(mut self, floats: Vec<FloatMeta>) -> ClipMeta {
+        self.float_slots = float_slots(&floats);
+        self.float_offsets = floats
+            .iter()
+            .scan(0u32, |next, f| {
+                let at = *next;
+                *next += f.components as u32;
+                Some(at)
+            })
+            .collect();
+        let values: usize = floats.iter().map(|f| f.components as usize).sum();
+        self.base_floats = vec![0.0; values];
+        for c in self.constants.iter().filter(|c| c.channel == Channel::Float) {
+            if let Some(slot) = self.float_slots.get(c.bone as usize) {
+                let at = slot.offset as usize;
+                let v = c.value.to_array();
+                self.base_floats[at..at + slot.count as usize]
+                    .copy_from_slice(&v[..slot.count as usize]);
+            }
+        }
+        self.floats = floats;
+        self
+    }
+
+    /// The slots of the float tracks (a track of four components has two).
+    pub fn float_slots(&self) -> &[FloatSlot] {
+        &self.float_slots
+    }
+
+    /// Float values of one sample, all tracks: the sum of their components.
+    pub fn num_float_values(&self) -> usize {
+        self.base_floats.len()
+    }
+
+    /// Index of each float track's first value among a sample's values
+    /// (a track's components follow one another).
+    pub fn float_offsets(&self) -> &[u32] {
+        &self.float_offsets
+    }
+
+    /// The float values before animated slots: constants, zero elsewhere.
+    pub fn base_floats(&self) -> &[f32] {
+        &self.base_floats
     }
 
     /// Number of stored samples.

@@ -24,6 +24,7 @@ use crate::format::{Channel, ClipMeta, SegmentFault};
 use decode::{KeyLanes, RotationLanes};
 use plan::{DecodePlan, TrackSlot};
 pub(crate) use source::{SegmentHandle, SegmentRef, SegmentSource};
+use writer::FloatValues;
 pub use writer::{map_by_name, PoseWriter, Remap};
 
 /// How a time between two samples is turned into a pose.
@@ -216,6 +217,65 @@ pub trait Sampling: SegmentSource<Error = Error> + Sized {
     /// tables and keys in cache.
     fn warm(&self, time: f64) {
         warm_keys(self, locate(self.clip_meta(), time, SampleRounding::None));
+    }
+
+    /// Samples every float track at `time` (seconds) into `values`, track
+    /// after track, each track's components in a row
+    /// ([`ClipMeta::float_offsets`]); no bone is decoded. On an error
+    /// `values` keeps what it held.
+    fn sample_floats(&self, time: f64, values: &mut [f32]) -> Result<(), Error> {
+        let meta = self.clip_meta();
+        if values.len() != meta.num_float_values() {
+            return Err(SampleError::FloatLength {
+                expected: meta.num_float_values(),
+                found: values.len(),
+            }
+            .into());
+        }
+        let mut writer = FloatValues {
+            values,
+            offsets: meta.float_offsets(),
+        };
+        self.sample_into(time, &mut writer)
+    }
+
+    /// Float track `track` alone at `time`: its components, then zeros.
+    fn sample_float(&self, track: usize, time: f64) -> Result<[f32; 4], Error> {
+        struct One {
+            track: usize,
+            out: [f32; 4],
+        }
+        impl PoseWriter for One {
+            fn wants(&self, _: usize) -> bool {
+                false
+            }
+            fn wants_bones(&self) -> bool {
+                false
+            }
+            fn wants_floats(&self) -> bool {
+                true
+            }
+            fn float(&mut self, track: usize, component: usize, value: f32) {
+                if track == self.track {
+                    if let Some(v) = self.out.get_mut(component) {
+                        *v = value;
+                    }
+                }
+            }
+            fn rotation(&mut self, _: usize, _: glam::Quat) {}
+            fn translation(&mut self, _: usize, _: glam::Vec3) {}
+            fn scale(&mut self, _: usize, _: glam::Vec3) {}
+        }
+        let tracks = self.clip_meta().floats.len();
+        if track >= tracks {
+            return Err(SampleError::NoSuchFloatTrack { track, tracks }.into());
+        }
+        let mut one = One {
+            track,
+            out: [0.0; 4],
+        };
+        self.sample_into(time, &mut one)?;
+        Ok(one.out)
     }
 
     /// Decodes the stored sample `index` (clamped to the last) exactly.
@@ -417,38 +477,35 @@ fn decode_with<S: SegmentSource, W: PoseWriter + ?Sized>(
         check_tables(plan, bracket.segment_a, &a, &b)?;
         prefetch_keys_of(&a, bit_a, handle_b.is_some().then_some(&b), bit_b);
         start(writer);
-        // Rotations four at a time, side by side.
-        for ((group, group_a), group_b) in plan.rotation_groups().iter().zip(a.groups).zip(b.groups)
-        {
-            let lanes_a = group_a.read(a.keys, bit_a);
-            let lanes_b = group_b.read(b.keys, bit_b);
-            let rotations = blend_lanes(&lanes_a, &lanes_b, keys.alpha, &group.reference);
-            for (&bone, &rotation) in group.bones[..group.len].iter().zip(&rotations) {
-                let bone = bone as usize;
-                if writer.wants(bone) {
-                    writer.rotation(bone, rotation);
-                }
-            }
+        if writer.wants_bones() {
+            decode_bones(meta, plan, &a, bit_a, &b, bit_b, keys.alpha, writer);
         }
-        for ((&t, vector_a), vector_b) in plan.vector_tracks().iter().zip(a.vectors).zip(b.vectors)
-        {
-            let track = &meta.animated[t as usize];
-            let bone = track.bone as usize;
-            if !writer.wants(bone) {
-                continue;
-            }
-            let va = vector_a.read(a.keys, bit_a);
-            let vb = vector_b.read(b.keys, bit_b);
-            let v = lerp_vector(va, vb, keys.alpha);
-            match track.channel {
-                Channel::Translation => writer.translation(bone, v),
-                Channel::Scale => writer.scale(bone, v),
-                // Rotations are decoded four at a time above.
-                Channel::Rotation => {}
+        if writer.wants_floats() {
+            let bones = plan.bone_vectors();
+            let slots = plan.vector_tracks().iter().zip(a.vectors).zip(b.vectors);
+            for ((&t, vector_a), vector_b) in slots.skip(bones) {
+                let track = &meta.animated[t as usize];
+                let Some(slot) = meta.float_slots().get(track.bone as usize) else {
+                    continue;
+                };
+                let va = vector_a.read(a.keys, bit_a);
+                let vb = vector_b.read(b.keys, bit_b);
+                let v = lerp_vector(va, vb, keys.alpha).to_array();
+                for (c, &value) in v[..slot.count as usize].iter().enumerate() {
+                    writer.float(slot.track as usize, (slot.first as usize) + c, value);
+                }
             }
         }
     }
     if !writer.wants_still_channels() {
+        return Ok(());
+    }
+    if writer.wants_floats() {
+        for &(track, component, value) in plan.static_floats() {
+            writer.float(track as usize, component as usize, value);
+        }
+    }
+    if !writer.wants_bones() {
         return Ok(());
     }
     for s in plan.static_channels() {
@@ -458,10 +515,55 @@ fn decode_with<S: SegmentSource, W: PoseWriter + ?Sized>(
                 Channel::Rotation => writer.rotation(bone, glam::Quat::from_vec4(s.value)),
                 Channel::Translation => writer.translation(bone, s.value.truncate()),
                 Channel::Scale => writer.scale(bone, s.value.truncate()),
+                Channel::Float => {}
             }
         }
     }
     Ok(())
+}
+
+/// The bones' animated channels between two keys, into `writer`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn decode_bones<W: PoseWriter + ?Sized>(
+    meta: &ClipMeta,
+    plan: &DecodePlan,
+    a: &SegmentRef<'_>,
+    bit_a: usize,
+    b: &SegmentRef<'_>,
+    bit_b: usize,
+    alpha: f32,
+    writer: &mut W,
+) {
+    // Rotations four at a time, side by side.
+    for ((group, group_a), group_b) in plan.rotation_groups().iter().zip(a.groups).zip(b.groups) {
+        let lanes_a = group_a.read(a.keys, bit_a);
+        let lanes_b = group_b.read(b.keys, bit_b);
+        let rotations = blend_lanes(&lanes_a, &lanes_b, alpha, &group.reference);
+        for (&bone, &rotation) in group.bones[..group.len].iter().zip(&rotations) {
+            let bone = bone as usize;
+            if writer.wants(bone) {
+                writer.rotation(bone, rotation);
+            }
+        }
+    }
+    let vectors = plan.vector_tracks()[..plan.bone_vectors()].iter();
+    for ((&t, vector_a), vector_b) in vectors.zip(a.vectors).zip(b.vectors) {
+        let track = &meta.animated[t as usize];
+        let bone = track.bone as usize;
+        if !writer.wants(bone) {
+            continue;
+        }
+        let va = vector_a.read(a.keys, bit_a);
+        let vb = vector_b.read(b.keys, bit_b);
+        let v = lerp_vector(va, vb, alpha);
+        match track.channel {
+            Channel::Translation => writer.translation(bone, v),
+            Channel::Scale => writer.scale(bone, v),
+            // Rotations are decoded four at a time above; float slots after the bones.
+            Channel::Rotation | Channel::Float => {}
+        }
+    }
 }
 
 /// Checks that both segments have the tables of `plan`'s clip.
@@ -574,8 +676,9 @@ fn blend_vector(out: &mut Transform, channel: Channel, a: Vec4, b: Vec4, alpha: 
     match channel {
         Channel::Translation => out.translation = v,
         Channel::Scale => out.scale = v,
-        // Rotations are decoded four at a time by `RotationLanes`.
-        Channel::Rotation => {}
+        // Rotations are decoded four at a time by `RotationLanes`; float
+        // slots are not a bone's.
+        Channel::Rotation | Channel::Float => {}
     }
 }
 

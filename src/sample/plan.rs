@@ -65,6 +65,10 @@ pub struct DecodePlan {
     /// The channels no track animates (default or constant), bone by bone,
     /// with their values (the base pose's): a writer gets them as they are.
     static_channels: Vec<StaticChannel>,
+    /// How many of `vector_tracks` are bones' (the float slots follow).
+    bone_vectors: usize,
+    /// The float values no slot animates: (track, component, value).
+    static_floats: Vec<(u32, u8, f32)>,
 }
 
 impl DecodePlan {
@@ -123,9 +127,36 @@ impl DecodePlan {
                                 Channel::Rotation => Vec4::from(t.rotation),
                                 Channel::Translation => t.translation.extend(0.0),
                                 Channel::Scale => t.scale.extend(0.0),
+                                Channel::Float => Vec4::ZERO,
                             },
                         }
                     })
+            })
+            .collect();
+        let bone_vectors = vector_tracks
+            .iter()
+            .filter(|&&t| animated[t as usize].channel != Channel::Float)
+            .count();
+        let animated_slots: Vec<bool> = {
+            let mut animated_slots = vec![false; meta.float_slots().len()];
+            for track in animated.iter().filter(|t| t.channel == Channel::Float) {
+                if let Some(a) = animated_slots.get_mut(track.bone as usize) {
+                    *a = true;
+                }
+            }
+            animated_slots
+        };
+        let base_floats = meta.base_floats();
+        let static_floats = meta
+            .float_slots()
+            .iter()
+            .zip(&animated_slots)
+            .filter(|(_, &animated)| !animated)
+            .flat_map(|(slot, _)| {
+                (0..slot.count).map(move |c| {
+                    let value = base_floats[slot.offset as usize + c as usize];
+                    (slot.track, slot.first + c, value)
+                })
             })
             .collect();
         DecodePlan {
@@ -133,7 +164,20 @@ impl DecodePlan {
             vector_tracks,
             track_slots,
             static_channels,
+            bone_vectors,
+            static_floats,
         }
+    }
+
+    /// How many of [`DecodePlan::vector_tracks`] are bones' translations and
+    /// scales; the float slots follow them.
+    pub fn bone_vectors(&self) -> usize {
+        self.bone_vectors
+    }
+
+    /// The float values no slot animates: (track, component, value).
+    pub fn static_floats(&self) -> &[(u32, u8, f32)] {
+        &self.static_floats
     }
 
     /// Rotation tracks four by four.

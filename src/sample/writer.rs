@@ -61,6 +61,26 @@ pub trait PoseWriter {
         true
     }
 
+    /// Whether the caller needs any bone (default: yes). A writer of float
+    /// tracks alone declines, and no bone is decoded.
+    #[inline(always)]
+    fn wants_bones(&self) -> bool {
+        true
+    }
+
+    /// Whether the caller needs the float tracks (morph weights, fields of
+    /// view, curves; default: no, so a bones-only pose decodes none).
+    #[inline(always)]
+    fn wants_floats(&self) -> bool {
+        false
+    }
+
+    /// Component `component` of float track `track` (default: ignored).
+    #[inline(always)]
+    fn float(&mut self, track: usize, component: usize, value: f32) {
+        let _ = (track, component, value);
+    }
+
     /// The local rotation of `bone`, normalized.
     fn rotation(&mut self, bone: usize, rotation: Quat);
 
@@ -124,6 +144,22 @@ impl<W: PoseWriter + ?Sized> PoseWriter for Remap<'_, W> {
     }
 
     #[inline(always)]
+    fn wants_bones(&self) -> bool {
+        self.writer.wants_bones()
+    }
+
+    #[inline(always)]
+    fn wants_floats(&self) -> bool {
+        self.writer.wants_floats()
+    }
+
+    /// Float tracks are not remapped: they keep the clip's order.
+    #[inline(always)]
+    fn float(&mut self, track: usize, component: usize, value: f32) {
+        self.writer.float(track, component, value);
+    }
+
+    #[inline(always)]
     fn rotation(&mut self, bone: usize, rotation: Quat) {
         if let Some(b) = self.target(bone) {
             self.writer.rotation(b, rotation);
@@ -143,6 +179,46 @@ impl<W: PoseWriter + ?Sized> PoseWriter for Remap<'_, W> {
             self.writer.scale(b, scale);
         }
     }
+}
+
+/// A writer of every float value of a sample into one slice, track after
+/// track (a track's components in a row, as
+/// [`ClipMeta::float_offsets`](crate::format::ClipMeta::float_offsets) says),
+/// and of no bone.
+pub(crate) struct FloatValues<'a> {
+    pub values: &'a mut [f32],
+    /// Index of each track's first value.
+    pub offsets: &'a [u32],
+}
+
+impl PoseWriter for FloatValues<'_> {
+    #[inline(always)]
+    fn wants(&self, _: usize) -> bool {
+        false
+    }
+
+    #[inline(always)]
+    fn wants_bones(&self) -> bool {
+        false
+    }
+
+    #[inline(always)]
+    fn wants_floats(&self) -> bool {
+        true
+    }
+
+    #[inline(always)]
+    fn float(&mut self, track: usize, component: usize, value: f32) {
+        if let Some(&at) = self.offsets.get(track) {
+            if let Some(v) = self.values.get_mut(at as usize + component) {
+                *v = value;
+            }
+        }
+    }
+
+    fn rotation(&mut self, _: usize, _: Quat) {}
+    fn translation(&mut self, _: usize, _: Vec3) {}
+    fn scale(&mut self, _: usize, _: Vec3) {}
 }
 
 /// The map [`Remap`] takes from the clip's skeleton to a caller's bones
