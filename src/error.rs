@@ -136,11 +136,13 @@ pub enum ContainerError {
         found: [u8; 8],
     },
     /// Another format version.
-    #[error("format version {found} is not supported (this build reads version {supported})")]
+    #[error(
+        "format version {found} is not supported (this build reads versions 1 to {supported})"
+    )]
     UnsupportedVersion {
         /// Version in the file.
         found: u16,
-        /// Version this build reads.
+        /// The newest version this build reads (it reads every one from 1).
         supported: u16,
     },
     /// A checksum over the header, metadata or index does not match.

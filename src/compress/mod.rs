@@ -25,13 +25,13 @@ use rayon::prelude::*;
 
 use crate::clip::{Clip, LoopMode, Transform};
 use crate::compressed::CompressedClip;
-use crate::sample::Sampling;
 use crate::error::{Error, Result};
 use crate::format::{AnimatedTrack, Channel, ClipMeta, SegmentLayout};
 use crate::format::{ClipRange, NUM_RATES, RATE_FULL_PRECISION};
 use crate::metric::{
     self, local_to_object, shell_vertices, vertex_error, DTransform, ErrorReport, MetricSettings,
 };
+use crate::sample::Sampling;
 
 /// Bytes per bone per sample of an uncompressed clip, as ACL counts raw size:
 /// rotation (4 floats), translation (3) and scale (3).
@@ -491,7 +491,11 @@ fn compress_with(
         compressed.meta().float_offsets(),
         compressed.meta().num_float_values(),
     )?;
-    for (track, (&error, meta)) in float_errors.iter().zip(&compressed.meta().floats).enumerate() {
+    for (track, (&error, meta)) in float_errors
+        .iter()
+        .zip(&compressed.meta().floats)
+        .enumerate()
+    {
         if error > meta.precision {
             return Err(Error::Internal {
                 message: format!(
@@ -747,7 +751,11 @@ mod tests {
                 .with_face(true)
                 .with_camera(true),
         );
-        assert!(clip.float_tracks().len() >= 9, "{}", clip.float_tracks().len());
+        assert!(
+            clip.float_tracks().len() >= 9,
+            "{}",
+            clip.float_tracks().len()
+        );
         let (compressed, stats) = compress(&clip, &CompressSettings::default()).unwrap();
         let meta = compressed.meta();
         assert_eq!(meta.floats.len(), clip.float_tracks().len());
@@ -777,7 +785,10 @@ mod tests {
                 if half % 7 == 0 {
                     let one = compressed.sample_float(t, time).unwrap();
                     let at = offsets[t] as usize;
-                    assert_eq!(&one[..track.components()], &values[at..at + track.components()]);
+                    assert_eq!(
+                        &one[..track.components()],
+                        &values[at..at + track.components()]
+                    );
                 }
             }
         }

@@ -5,7 +5,9 @@
 #[cfg(feature = "pipeline")]
 use super::bytes::{to_u32, Writer};
 use super::bytes::{Cursor, ReadFault};
-use super::{crc32, ALIGN, FLAG_LZ4_PAGES, FORMAT_VERSION, HEADER_LEN, MAGIC};
+use super::{
+    crc32, ALIGN, FIRST_FORMAT_VERSION, FLAG_LZ4_PAGES, FORMAT_VERSION, HEADER_LEN, MAGIC,
+};
 use crate::error::ContainerError;
 
 /// The fixed 64-byte header: where the sections lie, and their checksums.
@@ -48,7 +50,7 @@ impl Header {
         let mut c = Cursor::new(&header[8..]);
         let field = |r: Result<u64, ReadFault>| r.map_err(|f| f.in_section("header"));
         let version = field(c.u16("version").map(u64::from))? as u16;
-        if version != FORMAT_VERSION {
+        if !(FIRST_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err(ContainerError::UnsupportedVersion {
                 found: version,
                 supported: FORMAT_VERSION,
@@ -127,7 +129,7 @@ impl Header {
         })
     }
 
-    /// The format version; parsing accepts only [`FORMAT_VERSION`].
+    /// The format version; parsing accepts [`FIRST_FORMAT_VERSION`] to [`FORMAT_VERSION`].
     pub fn version(&self) -> u16 {
         self.version
     }
@@ -156,7 +158,9 @@ impl Header {
     /// out as the header, `metadata` right after it, `index` at
     /// `index_offset` and the pages from `pages_offset`: what
     /// [`Header::parse`] reads back.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn encode(
+        version: u16,
         flags: u16,
         file_len: usize,
         metadata: &[u8],
@@ -166,7 +170,7 @@ impl Header {
     ) -> crate::error::Result<Vec<u8>> {
         let mut header = Writer::default();
         header.bytes.extend_from_slice(&MAGIC);
-        header.u16(FORMAT_VERSION);
+        header.u16(version);
         header.u16(flags);
         header.u32(to_u32(metadata.len(), "metadata")?);
         header.u64(file_len as u64);

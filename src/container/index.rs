@@ -110,7 +110,8 @@ impl ContainerIndex {
                 });
             }
         }
-        let meta = parse_metadata(metadata).map_err(|f| f.in_section("metadata"))?;
+        let meta =
+            parse_metadata(metadata, header.version()).map_err(|f| f.in_section("metadata"))?;
         let (segments, pages) = parse_index(index, &meta, header.pages_offset, header.file_len)
             .map_err(|f| f.in_section("index"))?;
         if pages.iter().any(|p| p.compression == COMPRESSION_LZ4)

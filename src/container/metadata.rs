@@ -1,7 +1,8 @@
 //! The metadata section, right after the header: the clip's name, timing,
 //! length unit and error settings, the skeleton with its bind pose, every
 //! track's kind, the constant tracks' values and the animated tracks' clip
-//! ranges. Its parse, and (with the `pipeline` feature) its encode.
+//! ranges; from version 2, the float tracks and their slots. Its parse, and
+//! (with the `pipeline` feature) its encode.
 
 use std::sync::Arc;
 
@@ -11,12 +12,18 @@ use glam::Quat;
 use super::bytes::{to_u32, too_big, Writer};
 use super::bytes::{Cursor, ReadFault};
 use super::{BIND_ROTATION, BIND_SCALE, BIND_TRANSLATION, NO_PARENT};
-use crate::clip::{Bone, LengthUnit, LoopMode, Skeleton, TrackKind, Transform, MAX_BONES};
-use crate::format::{AnimatedTrack, Channel, ClipMeta, ClipRange, ConstantTrack, SegmentLayout};
+use crate::clip::{
+    Bone, FloatKind, LengthUnit, LoopMode, Skeleton, TrackKind, Transform, MAX_BONES,
+    MAX_FLOAT_COMPONENTS,
+};
+use crate::format::{
+    float_slots, AnimatedTrack, Channel, ClipMeta, ClipRange, ConstantTrack, FloatMeta,
+    SegmentLayout,
+};
 
 /// Parses and checks the metadata section's bytes; a fault's offset is
 /// in the section.
-pub(crate) fn parse_metadata(bytes: &[u8]) -> Result<ClipMeta, ReadFault> {
+pub(crate) fn parse_metadata(bytes: &[u8], version: u16) -> Result<ClipMeta, ReadFault> {
     let mut c = Cursor::new(bytes);
     let name_len = c.u32("clip name length")? as usize;
     let name = c.str(name_len, "clip name")?.to_string();
@@ -155,6 +162,10 @@ pub(crate) fn parse_metadata(bytes: &[u8]) -> Result<ClipMeta, ReadFault> {
             }
         }
     }
+    let floats = match version {
+        1 => Vec::new(),
+        _ => parse_floats(&mut c, &mut constants, &mut animated)?,
+    };
     if c.remaining() != 0 {
         return Err(c.fault(format!(
             "{} unexpected bytes after the metadata",
@@ -173,7 +184,114 @@ pub(crate) fn parse_metadata(bytes: &[u8]) -> Result<ClipMeta, ReadFault> {
         layout,
         threshold_cm,
         shell_cm,
-    ))
+    )
+    .with_floats(floats))
+}
+
+/// Float track kinds on disk.
+const FLOAT_MORPH_WEIGHT: u8 = 0;
+const FLOAT_FIELD_OF_VIEW: u8 = 1;
+const FLOAT_GENERIC: u8 = 2;
+
+/// Slot kinds on disk.
+const SLOT_DEFAULT: u8 = 0;
+const SLOT_CONSTANT: u8 = 1;
+const SLOT_ANIMATED: u8 = 2;
+
+/// The float section (version 2): the tracks, each slot's kind, the
+/// constant slots' values and the animated slots' clip ranges, appended to
+/// `constants` and `animated` after the bones'.
+fn parse_floats(
+    c: &mut Cursor<'_>,
+    constants: &mut Vec<ConstantTrack>,
+    animated: &mut Vec<AnimatedTrack>,
+) -> Result<Vec<FloatMeta>, ReadFault> {
+    let at = c.offset();
+    let count = c.u32("float track count")? as usize;
+    // A track takes at least 12 bytes: name length, kind, width, precision, displacement.
+    if count > u16::MAX as usize || count * 12 > c.remaining() {
+        return Err(ReadFault {
+            offset: at,
+            message: format!("float track count {count} is impossible here"),
+        });
+    }
+    let mut floats = Vec::with_capacity(count);
+    for index in 0..count {
+        let name_len = c.u16("float track name length")? as usize;
+        let name = c.str(name_len, "float track name")?.to_string();
+        let kind_code = c.u8("float track kind")?;
+        let at = c.offset();
+        let components = c.u8("float track components")?;
+        if components == 0 || components as usize > MAX_FLOAT_COMPONENTS {
+            return Err(ReadFault {
+                offset: at,
+                message: format!("float track {index} has {components} components"),
+            });
+        }
+        let at = c.offset();
+        let precision = c.f32("float track precision")?;
+        if !(precision.is_finite() && precision > 0.0) {
+            return Err(ReadFault {
+                offset: at,
+                message: format!("float track {index} has precision {precision}"),
+            });
+        }
+        let displacement = c.f32("morph target displacement")?;
+        let kind = match kind_code {
+            FLOAT_MORPH_WEIGHT => FloatKind::MorphWeight {
+                max_displacement_cm: (displacement.is_finite() && displacement >= 0.0)
+                    .then_some(displacement),
+            },
+            FLOAT_FIELD_OF_VIEW => FloatKind::FieldOfView,
+            FLOAT_GENERIC => FloatKind::Generic,
+            other => {
+                return Err(c.fault(format!("float track {index}: unknown kind {other}")));
+            }
+        };
+        floats.push(FloatMeta {
+            name,
+            kind,
+            components,
+            precision,
+        });
+    }
+    let slots = float_slots(&floats);
+    let kinds = c.take(slots.len(), "float slot kinds")?.to_vec();
+    for (slot, &kind) in kinds.iter().enumerate() {
+        if kind == SLOT_CONSTANT {
+            constants.push(ConstantTrack {
+                bone: slot as u16,
+                channel: Channel::Float,
+                value: c.vec3("float constant value")?,
+            });
+        }
+    }
+    for (slot, &kind) in kinds.iter().enumerate() {
+        match kind {
+            SLOT_DEFAULT | SLOT_CONSTANT => {}
+            SLOT_ANIMATED => {
+                let min = c.vec3("float clip range minimum")?;
+                let at = c.offset();
+                let extent = c.vec3("float clip range extent")?;
+                if extent.min_element() < 0.0 {
+                    return Err(ReadFault {
+                        offset: at,
+                        message: "float clip range extent is negative".into(),
+                    });
+                }
+                animated.push(AnimatedTrack::new(
+                    slot as u16,
+                    Channel::Float,
+                    ClipRange { min, extent },
+                    glam::Vec3::ZERO,
+                ));
+            }
+            other => {
+                return Err(c.fault(format!("float slot {slot}: invalid kind {other}")));
+            }
+        }
+    }
+    Ok(floats)
 }
 
 /// The metadata section of `meta`: what [`parse_metadata`] reads back.
@@ -238,15 +356,70 @@ pub(crate) fn encode_metadata(meta: &ClipMeta) -> crate::error::Result<Vec<u8>> 
         }
     }
     w.bytes.extend_from_slice(&kinds);
-    for c in &meta.constants {
+    for c in meta
+        .constants
+        .iter()
+        .filter(|c| c.channel != Channel::Float)
+    {
         w.vec3(c.value);
     }
-    for t in &meta.animated {
+    for t in meta.animated.iter().filter(|t| t.channel != Channel::Float) {
         w.vec3(t.range.min);
         w.vec3(t.range.extent);
         if t.channel == Channel::Rotation {
             w.vec3(t.reference_xyz);
         }
     }
+    if !meta.floats.is_empty() {
+        encode_floats(meta, &mut w)?;
+    }
     Ok(w.bytes)
+}
+
+/// The float section: what [`parse_floats`] reads back.
+#[cfg(feature = "pipeline")]
+fn encode_floats(meta: &ClipMeta, w: &mut Writer) -> crate::error::Result<()> {
+    w.u32(to_u32(meta.floats.len(), "float track count")?);
+    for f in &meta.floats {
+        let name_len = u16::try_from(f.name.len()).map_err(|_| too_big("a float track name"))?;
+        w.u16(name_len);
+        w.bytes.extend_from_slice(f.name.as_bytes());
+        let (code, displacement) = match f.kind {
+            FloatKind::MorphWeight {
+                max_displacement_cm,
+            } => (FLOAT_MORPH_WEIGHT, max_displacement_cm.unwrap_or(f32::NAN)),
+            FloatKind::FieldOfView => (FLOAT_FIELD_OF_VIEW, 0.0),
+            _ => (FLOAT_GENERIC, 0.0),
+        };
+        w.u8(code);
+        w.u8(f.components);
+        w.f32(f.precision);
+        w.f32(displacement);
+    }
+    let mut kinds = vec![SLOT_DEFAULT; meta.float_slots().len()];
+    let float_constants = meta
+        .constants
+        .iter()
+        .filter(|c| c.channel == Channel::Float);
+    for c in float_constants.clone() {
+        kinds[c.bone as usize] = SLOT_CONSTANT;
+    }
+    let float_animated = meta.animated.iter().filter(|t| t.channel == Channel::Float);
+    for t in float_animated.clone() {
+        kinds[t.bone as usize] = SLOT_ANIMATED;
+    }
+    w.bytes.extend_from_slice(&kinds);
+    // Slot order, as the parse reads them back.
+    let mut constants: Vec<_> = float_constants.collect();
+    constants.sort_by_key(|c| c.bone);
+    for c in constants {
+        w.vec3(c.value);
+    }
+    let mut animated: Vec<_> = float_animated.collect();
+    animated.sort_by_key(|t| t.bone);
+    for t in animated {
+        w.vec3(t.range.min);
+        w.vec3(t.range.extent);
+    }
+    Ok(())
 }

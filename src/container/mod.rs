@@ -43,9 +43,13 @@ pub use write::{encode_stream, write_stream, WriteOptions, WriteSummary};
 /// The first eight bytes of every file.
 pub const MAGIC: [u8; 8] = *b"CINESTRM";
 
-/// The format version this build writes, and the only one it reads.
-/// See "Version policy" above.
-pub const FORMAT_VERSION: u16 = 1;
+/// The newest format version: what this build writes for a clip with float
+/// tracks. See "Version policy" above.
+pub const FORMAT_VERSION: u16 = 2;
+
+/// The oldest format version this build reads, and what it writes for a
+/// clip of bones alone (whose bytes are then those earlier builds wrote).
+pub const FIRST_FORMAT_VERSION: u16 = 1;
 
 /// Header length in bytes.
 pub const HEADER_LEN: usize = 64;

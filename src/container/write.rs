@@ -12,7 +12,10 @@ use super::header::Header;
 use super::index::{encode_index, index_len, PageEntry, SegmentEntry};
 use super::metadata::encode_metadata;
 use super::page::{encode_page, EncodedPage};
-use super::{align, crc32, ALIGN, COMPRESSION_LZ4, FLAG_LZ4_PAGES, HEADER_LEN, MAX_PAGE_LEN};
+use super::{
+    align, crc32, ALIGN, COMPRESSION_LZ4, FIRST_FORMAT_VERSION, FLAG_LZ4_PAGES, FORMAT_VERSION,
+    HEADER_LEN, MAX_PAGE_LEN,
+};
 use crate::compressed::CompressedClip;
 use crate::error::{Error, Result};
 
@@ -159,7 +162,13 @@ pub fn encode_stream(
         .filter(|p| p.compression == COMPRESSION_LZ4)
         .count();
     let flags = if lz4_pages > 0 { FLAG_LZ4_PAGES } else { 0 };
+    // Bones alone stay version 1, byte for byte what earlier builds wrote.
+    let version = match clip.meta().floats.is_empty() {
+        true => FIRST_FORMAT_VERSION,
+        false => FORMAT_VERSION,
+    };
     let header = Header::encode(
+        version,
         flags,
         file_len,
         &metadata,

@@ -353,7 +353,11 @@ impl ClipMeta {
             .collect();
         let values: usize = floats.iter().map(|f| f.components as usize).sum();
         self.base_floats = vec![0.0; values];
-        for c in self.constants.iter().filter(|c| c.channel == Channel::Float) {
+        for c in self
+            .constants
+            .iter()
+            .filter(|c| c.channel == Channel::Float)
+        {
             if let Some(slot) = self.float_slots.get(c.bone as usize) {
                 let at = slot.offset as usize;
                 let v = c.value.to_array();

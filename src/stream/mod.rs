@@ -903,6 +903,7 @@ impl SegmentSource for Stream {
 
 /// What the players' tests (in `play`) look at inside a stream.
 #[cfg(test)]
+#[cfg(feature = "pipeline")]
 impl Stream {
     /// The shared state, weakly: gone once every handle is dropped.
     pub(crate) fn shared_for_tests(&self) -> std::sync::Weak<Shared> {
