@@ -5,7 +5,7 @@
 //! The format of its parts is [`crate::format`].
 
 use crate::clip::Transform;
-use crate::format::{Channel, ClipMeta, SegmentFault, SegmentView};
+use crate::format::{key_bits, Channel, ClipMeta, SegmentFault, SegmentView, RANGE_SLOT_BYTES};
 use crate::metric::PoseSource;
 use crate::sample::plan::DecodePlan;
 use crate::sample::tables::{segment_keys, DecodeTables};
@@ -113,8 +113,37 @@ impl CompressedClip {
                 .filter(|t| t.channel == Channel::Rotation)
                 .count()
                 * 12
+            + m.float_slots().len()
             + m.segments.count() * 4
             + self.data.len()
+    }
+
+    /// The part of [`CompressedClip::codec_size`] the float tracks take:
+    /// one byte per slot for its kind, 12 bytes per constant slot, 24 per
+    /// animated slot's clip range, and in every segment each animated
+    /// slot's rate, range slot and key bits (a segment's keys rounded up to
+    /// whole bytes as the bones' are). Names are not counted, as bone names
+    /// are not.
+    pub fn float_bytes(&self) -> usize {
+        let m = &self.meta;
+        let floats: Vec<usize> = (0..m.animated.len())
+            .filter(|&t| m.animated[t].channel == Channel::Float)
+            .collect();
+        let constants = m.constants.iter().filter(|c| c.channel == Channel::Float);
+        let mut bytes = m.float_slots().len() + constants.count() * 12 + floats.len() * 24;
+        for segment in 0..m.segments.count() {
+            let (_, samples) = m.segments.segment(segment);
+            let Ok(view) = SegmentView::new(self.segment_bytes(segment), &m.animated, samples)
+            else {
+                continue;
+            };
+            let bits: usize = floats
+                .iter()
+                .map(|&t| key_bits(&m.animated[t], view.rate(t), view.range_slot(t)))
+                .sum();
+            bytes += floats.len() * (1 + RANGE_SLOT_BYTES) + (bits * samples).div_ceil(8);
+        }
+        bytes
     }
 }
 
