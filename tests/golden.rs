@@ -1,5 +1,5 @@
-//! Golden files: version-1 containers written once, read by every later
-//! version bit for bit (FORMAT.md, "Version policy").
+//! Golden files: containers of every format version written once, read by
+//! every later version bit for bit (FORMAT.md, "Version policy").
 //!
 //! `tests/data/golden/` holds small `.cine` files written by the version-1
 //! writer, each with a `.json` beside it: the header's version and flags,
@@ -63,15 +63,18 @@ struct Golden {
     wrap: bool,
     lz4: bool,
     page_bytes: usize,
+    /// With float tracks (version 2).
+    floats: bool,
 }
 
-const GOLDEN: [Golden; 2] = [
+const GOLDEN: [Golden; 3] = [
     // Raw pages, one segment a page, clamped.
     Golden {
         name: "v1-clamp",
         wrap: false,
         lz4: false,
         page_bytes: 64,
+        floats: false,
     },
     // One lz4 page, wrapping.
     Golden {
@@ -79,8 +82,39 @@ const GOLDEN: [Golden; 2] = [
         wrap: true,
         lz4: true,
         page_bytes: 64 * 1024,
+        floats: false,
+    },
+    // Version 2: the clamped clip with float tracks, raw pages.
+    Golden {
+        name: "v2-floats",
+        wrap: false,
+        lz4: false,
+        page_bytes: 256,
+        floats: true,
     },
 ];
+
+/// The float tracks of the version-2 golden file: an animated morph weight,
+/// a four-component curve (two slots), a constant pair, an all-zero weight
+/// (a default slot) and a field of view.
+#[cfg(feature = "pipeline")]
+fn golden_floats(samples: usize) -> Vec<cinestream::FloatTrack> {
+    use cinestream::{FloatKind, FloatTrack};
+    let t = |s: usize| s as f32 * 0.2;
+    let jaw = (0..samples).map(|s| 0.5 + 0.5 * (2.0 * t(s)).sin()).collect();
+    let colour = (0..samples)
+        .flat_map(|s| [t(s).sin(), 0.25 * t(s), 1.0 - 0.1 * t(s), 0.75])
+        .collect();
+    let focus = (0..samples).flat_map(|_| [3.5, -1.0]).collect();
+    let fov = (0..samples).map(|s| 0.6 + 0.05 * t(s)).collect();
+    vec![
+        FloatTrack::morph_weight("face/jaw", jaw, Some(2.5), 0.01).unwrap(),
+        FloatTrack::new("light/colour", FloatKind::Generic, 4, 1e-3, colour).unwrap(),
+        FloatTrack::new("lens/focus", FloatKind::Generic, 2, 1e-3, focus).unwrap(),
+        FloatTrack::morph_weight("face/idle", vec![0.0; samples], None, 0.01).unwrap(),
+        FloatTrack::new("camera/yfov", FloatKind::FieldOfView, 1, 1e-4, fov).unwrap(),
+    ]
+}
 
 /// The clip a golden file holds: five bones that turn, travel and scale
 /// (uniformly and per axis) and a still one, 20 samples at 30 Hz. Looping,
@@ -183,7 +217,11 @@ fn write_golden_files() {
     let dir = PathBuf::from(dir);
     std::fs::create_dir_all(&dir).unwrap();
     for golden in &GOLDEN {
-        let clip = golden_clip(golden.wrap);
+        let mut clip = golden_clip(golden.wrap);
+        if golden.floats {
+            let samples = clip.num_samples();
+            clip = clip.with_float_tracks(golden_floats(samples)).unwrap();
+        }
         let settings = CompressSettings::default()
             .with_segment_samples(8)
             .with_loop_policy(match golden.wrap {
@@ -206,23 +244,33 @@ fn write_golden_files() {
         let bones = meta.num_bones();
         let (keys, between) = times(meta.num_samples(), 8, meta.loop_mode);
         let mut pose = vec![Transform::IDENTITY; bones];
-        let record = |time: f32, pose: &[Transform], key: Option<usize>| {
-            json!({
+        let mut floats = vec![0.0f32; meta.num_float_values()];
+        let record = |time: f32, pose: &[Transform], floats: &[f32], key: Option<usize>| {
+            let mut entry = json!({
                 "time": time,
                 "time_bits": format!("{:08x}", time.to_bits()),
                 "key": key,
                 "bones": pose.iter().map(hex).collect::<Vec<_>>(),
-            })
+            });
+            if !floats.is_empty() {
+                entry["floats"] = json!(floats
+                    .iter()
+                    .map(|v| format!("{:08x}", v.to_bits()))
+                    .collect::<Vec<_>>());
+            }
+            entry
         };
         let mut key_poses = Vec::new();
         for &(time, key) in &keys {
             reader.decode_sample(key, &mut pose).unwrap();
-            key_poses.push(record(time, &pose, Some(key)));
+            reader.sample_floats(f64::from(time), &mut floats).unwrap();
+            key_poses.push(record(time, &pose, &floats, Some(key)));
         }
         let mut between_poses = Vec::new();
         for &time in &between {
             reader.sample(f64::from(time), &mut pose).unwrap();
-            between_poses.push(record(time, &pose, None));
+            reader.sample_floats(f64::from(time), &mut floats).unwrap();
+            between_poses.push(record(time, &pose, &floats, None));
         }
         let expected = json!({
             "made_by": "CINESTREAM_WRITE_GOLDEN=<dir> cargo test --release --test golden write_golden_files",
@@ -237,7 +285,8 @@ fn write_golden_files() {
             "pages": reader.pages().len(),
             "loop": format!("{:?}", meta.loop_mode),
             "sample_rate_bits": format!("{:08x}", meta.sample_rate.to_bits()),
-            "layout": "each pose: one string per bone, the f32 bits (hex) of rotation x y z w, translation x y z, scale x y z",
+            "layout": "each pose: one string per bone, the f32 bits (hex) of rotation x y z w, translation x y z, scale x y z; floats (version 2): the f32 bits of every float value, track after track",
+            "float_tracks": meta.floats.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
             "keys": key_poses,
             "between": between_poses,
         });
@@ -269,7 +318,7 @@ fn hex_u32(v: &Value) -> u32 {
 }
 
 #[test]
-fn version_1_golden_files_read_bit_for_bit() {
+fn golden_files_of_every_version_read_bit_for_bit() {
     for golden in &GOLDEN {
         let name = golden.name;
         let path = golden_dir().join(format!("{name}.cine"));
@@ -287,17 +336,30 @@ fn version_1_golden_files_read_bit_for_bit() {
             field(&expected, "crc32").as_u64().unwrap(),
             "{name}: the golden file changed; golden files are never rewritten"
         );
-        // Version 1, read from the bytes as FORMAT.md lays them out, and by the reader.
+        // The version, read from the bytes as FORMAT.md lays them out, and by the reader.
+        let version: u16 = if golden.floats { 2 } else { 1 };
         assert_eq!(&bytes[..8], b"CINESTRM", "{name}: magic");
         assert_eq!(
             u16::from_le_bytes([bytes[8], bytes[9]]),
-            1,
+            version,
             "{name}: version field"
         );
-        assert_eq!(field(&expected, "version").as_u64(), Some(1), "{name}");
-        let reader = StreamReader::open(bytes.clone())
-            .unwrap_or_else(|e| panic!("{name}: today's reader rejects a version-1 file: {e}"));
-        assert_eq!(reader.index().header().version(), 1, "{name}");
+        assert_eq!(
+            field(&expected, "version").as_u64(),
+            Some(version as u64),
+            "{name}"
+        );
+        let reader = StreamReader::open(bytes.clone()).unwrap_or_else(|e| {
+            panic!("{name}: today's reader rejects a version-{version} file: {e}")
+        });
+        assert_eq!(reader.index().header().version(), version, "{name}");
+        let float_names: Vec<&str> = expected
+            .get("float_tracks")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().map(|n| n.as_str().unwrap()).collect())
+            .unwrap_or_default();
+        let names: Vec<&str> = reader.meta().floats.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, float_names, "{name}: float tracks");
         let flags = field(&expected, "flags").as_u64().unwrap() as u16;
         assert_eq!(reader.flags(), flags, "{name}: flags");
         assert_eq!(flags & FLAG_LZ4_PAGES != 0, golden.lz4, "{name}: lz4 flag");
@@ -374,6 +436,17 @@ fn version_1_golden_files_read_bit_for_bit() {
                 if let Some(key) = field(entry, "key").as_u64() {
                     reader.decode_sample(key as usize, &mut pose).unwrap();
                     got.push(("decode_sample", pose.iter().map(hex).collect()));
+                }
+                if let Some(want) = entry.get("floats").and_then(Value::as_array) {
+                    let bits = |v: &[f32]| -> Vec<String> {
+                        v.iter().map(|v| format!("{:08x}", v.to_bits())).collect()
+                    };
+                    let want: Vec<&str> = want.iter().map(|v| v.as_str().unwrap()).collect();
+                    let mut floats = vec![0.0f32; reader.meta().num_float_values()];
+                    reader.sample_floats(f64::from(time), &mut floats).unwrap();
+                    assert_eq!(bits(&floats), want, "{name}: floats at t {time} ({part})");
+                    stream.sample_floats(f64::from(time), &mut floats).unwrap();
+                    assert_eq!(bits(&floats), want, "{name}: streamed floats at t {time}");
                 }
                 for (how, got) in got {
                     for bone in 0..bones {

@@ -236,7 +236,8 @@ fn parse_floats(
                 message: format!("float track {index} has precision {precision}"),
             });
         }
-        let displacement = c.f32("morph target displacement")?;
+        // NaN (unknown) is allowed here: read the bits.
+        let displacement = f32::from_bits(c.u32("morph target displacement")?);
         let kind = match kind_code {
             FLOAT_MORPH_WEIGHT => FloatKind::MorphWeight {
                 max_displacement_cm: (displacement.is_finite() && displacement >= 0.0)
