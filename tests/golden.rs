@@ -101,7 +101,9 @@ const GOLDEN: [Golden; 3] = [
 fn golden_floats(samples: usize) -> Vec<cinestream::FloatTrack> {
     use cinestream::{FloatKind, FloatTrack};
     let t = |s: usize| s as f32 * 0.2;
-    let jaw = (0..samples).map(|s| 0.5 + 0.5 * (2.0 * t(s)).sin()).collect();
+    let jaw = (0..samples)
+        .map(|s| 0.5 + 0.5 * (2.0 * t(s)).sin())
+        .collect();
     let colour = (0..samples)
         .flat_map(|s| [t(s).sin(), 0.25 * t(s), 1.0 - 0.1 * t(s), 0.75])
         .collect();
@@ -358,7 +360,12 @@ fn golden_files_of_every_version_read_bit_for_bit() {
             .and_then(Value::as_array)
             .map(|a| a.iter().map(|n| n.as_str().unwrap()).collect())
             .unwrap_or_default();
-        let names: Vec<&str> = reader.meta().floats.iter().map(|f| f.name.as_str()).collect();
+        let names: Vec<&str> = reader
+            .meta()
+            .floats
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
         assert_eq!(names, float_names, "{name}: float tracks");
         let flags = field(&expected, "flags").as_u64().unwrap() as u16;
         assert_eq!(reader.flags(), flags, "{name}: flags");

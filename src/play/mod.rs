@@ -51,6 +51,9 @@ pub struct Player {
     loop_mode: LoopMode,
     root_bone: usize,
     pose: Vec<Transform>,
+    /// The float values of the last ready pose (morph weights, fields of
+    /// view, curves), decoded in the same pass as the bones.
+    floats: Vec<f32>,
     /// Root translation of the last ready pose.
     root_now: Vec3,
     /// Root translation at the first and last sample, once a loop needs them.
@@ -120,6 +123,7 @@ impl Player {
             loop_mode: meta.loop_mode,
             root_bone: 0,
             pose: meta.base_pose().to_vec(),
+            floats: meta.base_floats().to_vec(),
             root_now: Vec3::ZERO,
             root_ends: None,
             pending_loops: 0,
@@ -170,6 +174,14 @@ impl Player {
     /// The pose last sampled.
     pub fn pose(&self) -> &[Transform] {
         &self.pose
+    }
+
+    /// The float values (morph weights, fields of view, curves) last
+    /// sampled with the pose: track after track, each track's components in
+    /// a row at [`ClipMeta::float_offsets`](crate::format::ClipMeta::float_offsets).
+    /// Empty for a clip without float tracks.
+    pub fn floats(&self) -> &[f32] {
+        &self.floats
     }
 
     /// Moves the playhead to `time` (wrapped or clamped) and samples there.
@@ -289,7 +301,7 @@ impl Player {
             Some((time, keys)) if time == self.time => keys,
             _ => crate::sample::locate(self.stream.meta(), self.time, SampleRounding::None),
         };
-        match crate::sample::sample_keys(&self.stream, keys, &mut self.pose) {
+        match crate::sample::sample_keys(&self.stream, keys, &mut self.pose, &mut self.floats) {
             Ok(()) => {
                 self.root_now = self.pose[self.root_bone].translation;
                 self.anchor = None;

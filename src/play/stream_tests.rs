@@ -528,3 +528,57 @@ impl Source for HeldSource {
         self.inner.describe()
     }
 }
+
+#[test]
+fn faces_and_a_camera_stream_cold_at_two_megabytes_a_second_without_a_stall_after_the_first_page() {
+    use crate::compress::{compress, CompressSettings};
+    use crate::container::{encode_stream, WriteOptions};
+    use crate::procedural::{cinematic, CinematicSpec};
+    let clip = cinematic(
+        &CinematicSpec::default()
+            .with_actors(3)
+            .with_seconds(20.0)
+            .with_face(true)
+            .with_camera(true),
+    );
+    let (compressed, _) = compress(&clip, &CompressSettings::default()).unwrap();
+    let options = WriteOptions::default().with_page_bytes(16 * 1024);
+    let (bytes, _) = encode_stream(&compressed, &options).unwrap();
+    let reader = StreamReader::open(&bytes[..]).unwrap();
+    assert!(reader.pages().len() >= 4, "{} pages", reader.pages().len());
+    let source = SlowSource::new(
+        MemorySource::new(bytes.clone()),
+        Duration::from_millis(2),
+        2.0,
+    );
+    let options = StreamOptions::default().with_lookahead_seconds(2.0);
+    let stream = Stream::open(source, options).unwrap();
+    // Cold, forward, in real time at 2x.
+    let mut player = Player::new(&stream);
+    player.set_rate(2.0);
+    let mut expected = vec![0.0f32; reader.meta().num_float_values()];
+    let mut first_page_loads = None;
+    for frame in 0..180 {
+        let step = player.advance(1.0 / 30.0).unwrap();
+        assert!(step.ready, "frame {frame}");
+        if frame == 0 {
+            first_page_loads = Some(stream.stats().stalls);
+        }
+        reader.sample_floats(player.time(), &mut expected).unwrap();
+        assert_eq!(
+            player.floats(),
+            &expected[..],
+            "frame {frame} at {}",
+            player.time()
+        );
+        std::thread::sleep(Duration::from_millis(8));
+    }
+    let stats = stream.stats();
+    assert_eq!(
+        stats.stalls,
+        first_page_loads.unwrap(),
+        "stalls after the first page: {stats:?}"
+    );
+    assert!(stats.prefetch_loads >= 2, "{stats:?}");
+    assert!(!player.floats().is_empty());
+}

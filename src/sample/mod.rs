@@ -326,8 +326,16 @@ pub(crate) fn sample_keys<S: Sampling>(
     source: &S,
     keys: KeyPair,
     pose: &mut [Transform],
+    floats: &mut [f32],
 ) -> Result<(), Error> {
-    decode_keys(source.clip_meta(), source.decode_plan(), source, keys, pose)
+    decode_keys_and_floats(
+        source.clip_meta(),
+        source.decode_plan(),
+        source,
+        keys,
+        pose,
+        floats,
+    )
 }
 
 /// The segments of both keys of a pair, each held once (both keys share one
@@ -413,8 +421,51 @@ pub(crate) fn decode_keys<S: SegmentSource>(
         .into());
     }
     // The base pose in one copy, then the animated channels over it.
-    decode_with(meta, plan, source, keys, &mut OverBase(pose), |w| {
-        w.0.copy_from_slice(meta.base_pose())
+    let mut writer = OverBase { pose, floats: None };
+    decode_with(meta, plan, source, keys, &mut writer, |w| {
+        w.pose.copy_from_slice(meta.base_pose())
+    })
+}
+
+/// [`decode_keys`], and every float value into `floats` (track after track,
+/// [`ClipMeta::float_offsets`]) in the same pass: what a player shows.
+pub(crate) fn decode_keys_and_floats<S: SegmentSource>(
+    meta: &ClipMeta,
+    plan: &DecodePlan,
+    source: &S,
+    keys: KeyPair,
+    pose: &mut [Transform],
+    floats: &mut [f32],
+) -> Result<(), S::Error> {
+    if floats.is_empty() {
+        return decode_keys(meta, plan, source, keys, pose);
+    }
+    if pose.len() != meta.num_bones() {
+        return Err(SampleError::PoseLength {
+            expected: meta.num_bones(),
+            found: pose.len(),
+        }
+        .into());
+    }
+    if floats.len() != meta.num_float_values() {
+        return Err(SampleError::FloatLength {
+            expected: meta.num_float_values(),
+            found: floats.len(),
+        }
+        .into());
+    }
+    let mut writer = OverBase {
+        pose,
+        floats: Some(FloatValues {
+            values: floats,
+            offsets: meta.float_offsets(),
+        }),
+    };
+    decode_with(meta, plan, source, keys, &mut writer, |w| {
+        w.pose.copy_from_slice(meta.base_pose());
+        if let Some(f) = &mut w.floats {
+            f.values.copy_from_slice(meta.base_floats());
+        }
     })
 }
 
@@ -433,7 +484,11 @@ pub(crate) fn decode_keys_into<S: SegmentSource, W: PoseWriter + ?Sized>(
 
 /// A pose whose still channels come from one copy of the base pose
 /// ([`decode_keys`]): it takes only the animated channels from the decode.
-struct OverBase<'a>(&'a mut [Transform]);
+struct OverBase<'a> {
+    pose: &'a mut [Transform],
+    /// The float values too, from one copy of their base values.
+    floats: Option<FloatValues<'a>>,
+}
 
 impl PoseWriter for OverBase<'_> {
     #[inline(always)]
@@ -442,18 +497,30 @@ impl PoseWriter for OverBase<'_> {
     }
 
     #[inline(always)]
+    fn wants_floats(&self) -> bool {
+        self.floats.is_some()
+    }
+
+    #[inline(always)]
+    fn float(&mut self, track: usize, component: usize, value: f32) {
+        if let Some(f) = &mut self.floats {
+            f.float(track, component, value);
+        }
+    }
+
+    #[inline(always)]
     fn rotation(&mut self, bone: usize, rotation: glam::Quat) {
-        self.0.rotation(bone, rotation);
+        self.pose.rotation(bone, rotation);
     }
 
     #[inline(always)]
     fn translation(&mut self, bone: usize, translation: glam::Vec3) {
-        self.0.translation(bone, translation);
+        self.pose.translation(bone, translation);
     }
 
     #[inline(always)]
     fn scale(&mut self, bone: usize, scale: glam::Vec3) {
-        self.0.scale(bone, scale);
+        self.pose.scale(bone, scale);
     }
 }
 
