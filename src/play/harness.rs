@@ -134,6 +134,12 @@ pub struct PlayReport {
     pub spike_ratio: f64,
     /// Runs the report stands for.
     pub runs: usize,
+    /// What each frame decoded, which its latency pays for: the bones, and
+    /// the float values (morph weights, fields of view, curves) of every
+    /// float track, decoded in the same pass.
+    pub bones: usize,
+    /// Float values per frame (the sum of the float tracks' components).
+    pub float_values: usize,
 }
 
 /// One report from several runs of a pattern: the median of each latency
@@ -322,6 +328,8 @@ pub fn run(stream: &Stream, config: &PlayConfig) -> Result<PlayReport> {
         worst_wait_wall_ms,
         preroll_ms,
         stats: stream.stats(),
+        bones: stream.meta().num_bones(),
+        float_values: stream.meta().num_float_values(),
     })
 }
 
@@ -350,6 +358,8 @@ mod tests {
             },
             spike_ratio: latency_us.p99 / latency_us.p50,
             runs: 1,
+            bones: 22,
+            float_values: 0,
         }
     }
 
