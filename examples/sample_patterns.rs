@@ -1,6 +1,7 @@
 //! Times one sampling pattern over a packed file, for alternating A/B runs
 //! between builds: `sample_patterns FILE PATTERN CALLS` with PATTERN one of
-//! forward, backward, random, bone. Prints nothing but a checksum.
+//! forward, backward, random, bone, floats (every float track alone).
+//! Prints nothing but a checksum.
 
 use std::hint::black_box;
 
@@ -18,6 +19,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let duration = meta.duration() as Time;
     let step = 1.0 / meta.sample_rate as Time;
     let mut pose = vec![Transform::IDENTITY; bones];
+    let mut floats = vec![0.0f32; meta.num_float_values()];
     let mut state = 0x9E37_79B9_7F4A_7C15u64;
     let mut sum = 0.0f32;
     let mut t: Time = 0.0;
@@ -37,6 +39,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 state ^= state << 17;
                 t = (state >> 40) as Time / (1u64 << 24) as Time * duration;
                 reader.sample(black_box(t), &mut pose)?;
+            }
+            "floats" => {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                t = (state >> 40) as Time / (1u64 << 24) as Time * duration;
+                reader.sample_floats(black_box(t), &mut floats)?;
+                sum += floats.first().copied().unwrap_or(0.0);
             }
             _ => {
                 state ^= state << 13;
