@@ -118,6 +118,10 @@ struct PatternReport<'a> {
     file: String,
     pattern: &'static str,
     frames: usize,
+    /// What each frame decoded: bones, and float values (morph weights,
+    /// fields of view, curves) in the same pass.
+    bones: usize,
+    float_values: usize,
     fps: f64,
     realtime: bool,
     cold: bool,
@@ -222,8 +226,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         PatternArg::RandomSeek => vec![Pattern::RandomSeek { every }],
         PatternArg::Scrub => vec![Pattern::Scrub],
     };
+    let floats = match meta.floats.len() {
+        0 => String::new(),
+        n => format!(
+            " and {n} float tracks ({} values a frame)",
+            meta.num_float_values()
+        ),
+    };
     let file = format!(
-        "{}: '{}', {} bones, {:.1} s, {} pages",
+        "{}: '{}', {} bones{floats}, {:.1} s, {} pages",
         args.file.display(),
         meta.name,
         meta.num_bones(),
@@ -297,6 +308,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     file: args.file.display().to_string(),
                     pattern: pattern.name(),
                     frames: r.frames,
+                    bones: r.bones,
+                    float_values: r.float_values,
                     fps: args.fps,
                     realtime,
                     cold: args.cold,
