@@ -44,7 +44,7 @@ fn pack(dir: &Path) -> Value {
     let out = cinestream(
         &[
             "pack",
-            source.to_str().unwrap(),
+            source.to_str().expect("a UTF-8 path"),
             "--clip",
             "0",
             "-o",
@@ -68,7 +68,7 @@ fn verify(dir: &Path, against: &Path) -> (bool, Value, String) {
         "--clip",
         "0",
         "--against",
-        against.to_str().unwrap(),
+        against.to_str().expect("a UTF-8 path"),
     ];
     let out = cinestream(&[&args[..], &["--json"]].concat(), dir);
     let report = json(&out);
@@ -277,7 +277,7 @@ fn changed_scene(dir: &Path, change: impl FnOnce(&mut Value, &mut Vec<u8>)) -> P
     change(&mut doc, &mut buffer);
     doc["buffers"][0]["uri"] = Value::String(format!("{head}base64,{}", base64_encode(&buffer)));
     let path = dir.join("changed.gltf");
-    std::fs::write(&path, serde_json::to_string(&doc).unwrap()).expect("writing the copy");
+    std::fs::write(&path, serde_json::to_string(&doc).expect("JSON")).expect("writing the copy");
     path
 }
 

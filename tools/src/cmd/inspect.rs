@@ -892,16 +892,8 @@ impl Report<'_> {
             floats.bytes
         );
         println!(
-            "  {:>5}  {:<28} {:<13} {:>4} {:>10} {:>9} {:>9}  {:<7} {}",
-            "track",
-            "name",
-            "kind",
-            "comp",
-            "precision",
-            "disp cm",
-            "vertex cm",
-            "a/c/d",
-            "bits min/med/max"
+            "  {:>5}  {:<28} {:<13} {:>4} {:>10} {:>9} {:>9}  {:<7} bits min/med/max",
+            "track", "name", "kind", "comp", "precision", "disp cm", "vertex cm", "a/c/d",
         );
         for (i, f) in meta.floats.iter().enumerate() {
             let displacement = displacement_cm(f.kind);

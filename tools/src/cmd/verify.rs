@@ -571,8 +571,9 @@ fn check_floats(
             for (&want, &got) in track.sample(sample).iter().zip(decoded) {
                 let error = (want - got).abs();
                 // NaN counts as the worst error there is.
-                if !(error <= e.max) {
-                    e.max = if error.is_nan() { f32::INFINITY } else { error };
+                let error = if error.is_nan() { f32::INFINITY } else { error };
+                if error > e.max {
+                    e.max = error;
                     e.sample = sample;
                 }
             }
