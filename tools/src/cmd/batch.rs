@@ -25,6 +25,11 @@ use crate::progress;
 /// default settings (skeleton, metadata, index and pages); the error is
 /// measured on what the sampler decodes, every bone at every sample.
 ///
+/// Float tracks (morph weights, fields of view, curves) are counted apart:
+/// their bytes are the part of the codec size they take, and the bones'
+/// bytes the rest, as they were before float tracks; a float column and a
+/// float line show when any clip has them.
+///
 /// Example: cinestream batch ../shared/data/bandai-namco-1 --json
 #[derive(clap::Args)]
 pub struct Args {
@@ -73,6 +78,13 @@ struct BatchReport<'a> {
     kib_per_s: f64,
     threads: usize,
     rate_histogram: &'a [u64],
+    /// Codec sizes (`CompressedClip::codec_size`), bones and floats.
+    total_codec_bytes: usize,
+    /// The bones' part: codec bytes less float bytes.
+    total_bone_bytes: usize,
+    total_float_tracks: usize,
+    /// The float tracks' part (`CompressedClip::float_bytes`).
+    total_float_bytes: usize,
     per_clip: Vec<ClipReport<'a>>,
 }
 
@@ -91,6 +103,25 @@ struct ClipReport<'a> {
     p99_error_cm: f64,
     r#loop: String,
     seconds: f64,
+    codec_bytes: usize,
+    bone_bytes: usize,
+    float_tracks: usize,
+    float_bytes: usize,
+}
+
+/// What one clip's compression gave besides its stats.
+struct Sizes {
+    /// `CompressedClip::codec_size`.
+    codec: usize,
+    /// `CompressedClip::float_bytes`.
+    floats: usize,
+    float_tracks: usize,
+}
+
+impl Sizes {
+    fn bones(&self) -> usize {
+        self.codec.saturating_sub(self.floats)
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -129,20 +160,37 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     let start = Instant::now();
     let compressing = progress::bar(clips.len() as u64, "compressing");
-    let results: Vec<(CompressStats, WriteSummary)> = pool.install(|| {
+    let results: Vec<(CompressStats, WriteSummary, Sizes)> = pool.install(|| {
         clips
             .par_iter()
             .map(|clip| {
                 let (compressed, mut stats) = compress(clip, &settings)?;
                 let (_, file) = encode_stream(&compressed, &WriteOptions::default())?;
+                let sizes = Sizes {
+                    codec: stats.compressed_bytes,
+                    floats: compressed.float_bytes(),
+                    float_tracks: compressed.meta().floats.len(),
+                };
                 stats.compressed_bytes = file.file_bytes;
                 compressing.inc(1);
-                Ok((stats, file))
+                Ok((stats, file, sizes))
             })
             .collect::<Result<Vec<_>, cinestream::Error>>()
     })?;
     compressing.finish_and_clear();
-    let (results, files): (Vec<CompressStats>, Vec<WriteSummary>) = results.into_iter().unzip();
+    let mut files = Vec::with_capacity(results.len());
+    let mut sizes = Vec::with_capacity(results.len());
+    let results: Vec<CompressStats> = results
+        .into_iter()
+        .map(|(stats, file, size)| {
+            files.push(file);
+            sizes.push(size);
+            stats
+        })
+        .collect();
+    let total_codec: usize = sizes.iter().map(|s| s.codec).sum();
+    let total_floats: usize = sizes.iter().map(|s| s.floats).sum();
+    let total_float_tracks: usize = sizes.iter().map(|s| s.float_tracks).sum();
     let payload: usize = files
         .iter()
         .map(|f| f.metadata_bytes + f.segment_bytes)
@@ -175,7 +223,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let per_clip = clips
             .iter()
             .zip(&results)
-            .map(|(clip, s)| ClipReport {
+            .zip(&sizes)
+            .map(|((clip, s), z)| ClipReport {
                 clip: clip.name(),
                 bones: clip.num_bones(),
                 samples: clip.num_samples(),
@@ -188,6 +237,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 p99_error_cm: s.error.percentiles_cm.p99,
                 r#loop: format!("{:?}", s.loop_mode).to_lowercase(),
                 seconds: s.seconds,
+                codec_bytes: z.codec,
+                bone_bytes: z.bones(),
+                float_tracks: z.float_tracks,
+                float_bytes: z.floats,
             })
             .collect();
         print_json(&BatchReport {
@@ -208,22 +261,43 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             kib_per_s,
             threads: pool.current_num_threads(),
             rate_histogram: &histogram,
+            total_codec_bytes: total_codec,
+            total_bone_bytes: total_codec - total_floats,
+            total_float_tracks,
+            total_float_bytes: total_floats,
             per_clip,
         })?;
     } else {
+        // The float column only when a clip has float tracks: a corpus of
+        // bones alone reads as it always has.
+        let floats = total_float_tracks > 0;
+        let float_cell = |v: String| match floats {
+            true => format!(" {v:>9}"),
+            false => String::new(),
+        };
         println!(
-            "{:<44} {:>7} {:>7} {:>4} {:>10} {:>9} {:>7} {:>10} {:>10}",
-            "clip", "samples", "Hz", "unit", "raw B", "comp B", "ratio", "max cm", "p99 cm"
+            "{:<44} {:>7} {:>7} {:>4} {:>10} {:>9}{} {:>7} {:>10} {:>10}",
+            "clip",
+            "samples",
+            "Hz",
+            "unit",
+            "raw B",
+            "comp B",
+            float_cell("float B".to_string()),
+            "ratio",
+            "max cm",
+            "p99 cm"
         );
-        for (clip, s) in clips.iter().zip(&results) {
+        for ((clip, s), z) in clips.iter().zip(&results).zip(&sizes) {
             println!(
-                "{:<44} {:>7} {:>7} {:>4} {:>10} {:>9} {:>7.2} {:>10.5} {:>10.5}",
+                "{:<44} {:>7} {:>7} {:>4} {:>10} {:>9}{} {:>7.2} {:>10.5} {:>10.5}",
                 clip.name(),
                 clip.num_samples(),
                 format!("{}", clip.sample_rate()),
                 clip.unit().to_string(),
                 s.raw_bytes,
                 s.compressed_bytes,
+                float_cell(z.floats.to_string()),
                 s.ratio(),
                 s.error.max_cm,
                 s.error.percentiles_cm.p99
@@ -243,6 +317,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             payload,
             100.0 * (total_compressed as f64 / payload as f64 - 1.0)
         );
+        if floats {
+            println!(
+                "float tracks         {total_float_tracks} in {} clips; codec payload {total_codec} bytes: bones {}, float tracks {total_floats}",
+                sizes.iter().filter(|z| z.float_tracks > 0).count(),
+                total_codec - total_floats
+            );
+        }
         println!("ratio                {ratio:.3} : 1 (median clip {median_ratio:.2} : 1)");
         println!("max error            {:.5} cm", percentiles.max);
         println!(

@@ -6,9 +6,9 @@ use std::process::ExitCode;
 use cinestream::container::{
     ContainerIndex, StreamReader, COMPRESSION_LZ4, FLAG_LZ4_PAGES, HEADER_LEN,
 };
-use cinestream::format::Channel;
-use cinestream::format::{key_bits, BIT_RATES, NUM_RATES};
-use cinestream::LoopMode;
+use cinestream::format::{key_bits, ClipMeta, BIT_RATES, NUM_RATES, RANGE_SLOT_BYTES};
+use cinestream::format::{Channel, FloatSlot};
+use cinestream::{FloatKind, LoopMode};
 use serde::Serialize;
 
 use super::common::{print_json, Usage};
@@ -21,13 +21,20 @@ const PAGES_SHOWN: usize = 12;
 const PAGES_HEAD: usize = 8;
 const PAGES_TAIL: usize = 2;
 
-/// Print the header, clip metadata, skeleton, track classification, segment
-/// and page tables, bit-rate histogram and sizes of a .cine file.
+/// Print the header, clip metadata, skeleton, track classification, float
+/// tracks, segment and page tables, bit-rate histogram and sizes of a .cine
+/// file.
 ///
 /// Every page is read and checked (checksum, lz4, segment layout), so a
 /// corrupt file fails with an error naming the page. The text output
 /// shortens the skeleton and page tables and leaves out the per-bone kinds
 /// and the segment rows unless asked; --json always holds all of them.
+///
+/// Float tracks (morph weights, fields of view, curves) are listed with
+/// their kind, components, precision (in their own unit; for a morph weight
+/// of known displacement also that displacement and the vertex error the
+/// precision allows), their slots' kinds and the bit rates of their
+/// animated slots over the segments.
 ///
 /// Example: cinestream inspect long.cine --pages --segments
 #[derive(clap::Args)]
@@ -118,6 +125,7 @@ struct JsonReport<'a> {
     clip: ClipReport<'a>,
     skeleton: Vec<BoneReport<'a>>,
     tracks: TracksReport<'a>,
+    floats: FloatsReport<'a>,
     segments: Vec<SegmentReport>,
     pages: Vec<PageReport>,
     bit_rates: BitRatesReport<'a>,
@@ -181,6 +189,70 @@ struct BoneKindsReport {
     scale: &'static str,
 }
 
+/// The float tracks of the `--json` output.
+#[derive(Serialize)]
+struct FloatsReport<'a> {
+    tracks: usize,
+    slots: usize,
+    slot_kinds: &'a Usage,
+    /// What the float tracks take of the file's codec payload, counted as
+    /// `CompressedClip::float_bytes` counts it.
+    float_bytes: u64,
+    per_track: Vec<FloatReport<'a>>,
+}
+
+/// One float track of the `--json` output.
+#[derive(Serialize)]
+struct FloatReport<'a> {
+    index: usize,
+    name: &'a str,
+    kind: &'static str,
+    components: u8,
+    /// The largest error the codec may leave in a component, in the
+    /// track's own unit.
+    precision: f32,
+    /// A morph target's largest vertex displacement at weight 1, in cm.
+    max_displacement_cm: Option<f32>,
+    /// The vertex error the precision allows: precision x displacement, in cm.
+    vertex_bound_cm: Option<f64>,
+    slot_kinds: Usage,
+    slots: Vec<SlotReport>,
+    /// Bits per component of the animated slots over every segment.
+    rate_bits: Option<RateBits>,
+    /// Key bits of the track over every stored sample.
+    key_bits: u64,
+}
+
+/// One slot (up to three components) of a float track.
+#[derive(Serialize)]
+struct SlotReport {
+    slot: usize,
+    first_component: u8,
+    components: u8,
+    kind: &'static str,
+}
+
+/// Smallest, median and largest bits per component over (slot, segment) pairs.
+#[derive(Serialize, Clone, Copy)]
+struct RateBits {
+    min: u8,
+    median: u8,
+    max: u8,
+}
+
+impl RateBits {
+    /// `None` when `bits` is empty (no animated slot).
+    fn of(bits: &[u8]) -> Option<RateBits> {
+        let mut sorted = bits.to_vec();
+        sorted.sort_unstable();
+        Some(RateBits {
+            min: *sorted.first()?,
+            median: sorted[sorted.len() / 2],
+            max: *sorted.last()?,
+        })
+    }
+}
+
 #[derive(Serialize)]
 struct SegmentReport {
     index: usize,
@@ -213,6 +285,7 @@ struct BitRatesReport<'a> {
     rotation: RatesReport<'a>,
     translation: RatesReport<'a>,
     scale: RatesReport<'a>,
+    float: RatesReport<'a>,
 }
 
 /// One channel kind's (or all) bit rates.
@@ -235,6 +308,7 @@ struct SizesReport {
     page_decoded_bytes: u64,
     segment_header_bytes: u64,
     key_bytes: u64,
+    float_bytes: u64,
     padding_bytes: u64,
     lz4_pages: usize,
     bytes_per_second: Option<f64>,
@@ -266,12 +340,102 @@ struct Report<'a> {
     magic: String,
     index: &'a ContainerIndex,
     segments: Vec<SegmentRow>,
-    /// Per channel: rotation, translation, scale.
-    rates: [Rates; 3],
+    /// Per channel: rotation, translation, scale, float.
+    rates: [Rates; 4],
     all_rates: Rates,
     /// Per channel, then the total.
     usage: [Usage; 4],
+    floats: Floats,
     sizes: Sizes,
+}
+
+/// The float tracks' slots, rates and bytes.
+#[derive(Default)]
+struct Floats {
+    /// Each track's slot kinds, in slot order.
+    slot_kinds: Vec<Vec<&'static str>>,
+    /// Each track's default, constant and animated slots.
+    usage: Vec<Usage>,
+    /// All slots' kinds.
+    total: Usage,
+    /// Each track's bits per component, one per (animated slot, segment).
+    rate_bits: Vec<Vec<u8>>,
+    /// Each track's key bits over every stored sample.
+    key_bits: Vec<u64>,
+    /// As `CompressedClip::float_bytes` counts them.
+    bytes: u64,
+}
+
+impl Floats {
+    /// The slot kinds from the metadata; rates are added segment by segment.
+    fn of(meta: &ClipMeta) -> Floats {
+        let slots = meta.float_slots();
+        let mut kind = vec!["default"; slots.len()];
+        for c in meta
+            .constants
+            .iter()
+            .filter(|c| c.channel == Channel::Float)
+        {
+            if let Some(k) = kind.get_mut(c.bone as usize) {
+                *k = "constant";
+            }
+        }
+        for t in meta.animated.iter().filter(|t| t.channel == Channel::Float) {
+            if let Some(k) = kind.get_mut(t.bone as usize) {
+                *k = "animated";
+            }
+        }
+        let tracks = meta.floats.len();
+        let mut floats = Floats {
+            slot_kinds: vec![Vec::new(); tracks],
+            usage: (0..tracks).map(|_| Usage::default()).collect(),
+            rate_bits: vec![Vec::new(); tracks],
+            key_bits: vec![0; tracks],
+            ..Floats::default()
+        };
+        for (slot, k) in slots.iter().zip(kind) {
+            let track = slot.track as usize;
+            if track >= tracks {
+                continue;
+            }
+            floats.slot_kinds[track].push(k);
+            for usage in [&mut floats.usage[track], &mut floats.total] {
+                match k {
+                    "animated" => usage.animated += 1,
+                    "constant" => usage.constant += 1,
+                    _ => usage.default += 1,
+                }
+            }
+        }
+        floats.bytes =
+            (slots.len() + floats.total.constant * 12 + floats.total.animated * 24) as u64;
+        floats
+    }
+
+    /// The slots of `track`: their indices among all slots, and kinds.
+    fn slots<'m>(
+        &self,
+        meta: &'m ClipMeta,
+        track: usize,
+    ) -> Vec<(usize, &'m FloatSlot, &'static str)> {
+        meta.float_slots()
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.track as usize == track)
+            .zip(self.slot_kinds[track].iter().copied())
+            .map(|((i, slot), kind)| (i, slot, kind))
+            .collect()
+    }
+}
+
+/// A morph weight's displacement at weight 1, when known.
+fn displacement_cm(kind: FloatKind) -> Option<f32> {
+    match kind {
+        FloatKind::MorphWeight {
+            max_displacement_cm,
+        } => max_displacement_cm,
+        _ => None,
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -292,7 +456,8 @@ fn gather<D: AsRef<[u8]>>(file: String, reader: &StreamReader<D>) -> anyhow::Res
 
     // Reading every segment's rates checks every page on the way, so a
     // corrupt file stops here with the page named, before anything is printed.
-    let mut rates = [Rates::default(); 3];
+    let mut rates = [Rates::default(); 4];
+    let mut floats = Floats::of(meta);
     let mut segments = Vec::with_capacity(index.segments().len());
     for page in 0..index.pages().len() {
         reader.page_bytes(page).map_err(|e| in_file(&file, e))?;
@@ -301,6 +466,8 @@ fn gather<D: AsRef<[u8]>>(file: String, reader: &StreamReader<D>) -> anyhow::Res
                 .segment_view(segment)
                 .map_err(|e| in_file(&file, e))?;
             let (first_sample, samples) = meta.segments.segment(segment);
+            let mut float_bits = 0;
+            let mut float_slots = 0;
             for (t, track) in meta.animated.iter().enumerate() {
                 let rate = view.rate(t);
                 let r = &mut rates[track.channel as usize];
@@ -309,7 +476,20 @@ fn gather<D: AsRef<[u8]>>(file: String, reader: &StreamReader<D>) -> anyhow::Res
                 r.track_samples += samples as u64;
                 r.key_bits += (bits * samples) as u64;
                 r.rate_bits += u64::from(BIT_RATES[rate as usize]) * samples as u64;
+                if track.channel == Channel::Float {
+                    float_bits += bits;
+                    float_slots += 1;
+                    if let Some(slot) = meta.float_slots().get(track.bone as usize) {
+                        let f = slot.track as usize;
+                        if let Some(list) = floats.rate_bits.get_mut(f) {
+                            list.push(BIT_RATES[rate as usize]);
+                            floats.key_bits[f] += (bits * samples) as u64;
+                        }
+                    }
+                }
             }
+            floats.bytes += (float_slots * (1 + RANGE_SLOT_BYTES)) as u64
+                + (float_bits * samples).div_ceil(8) as u64;
             let entry = index.segments()[segment];
             segments.push(SegmentRow {
                 first_sample,
@@ -363,6 +543,7 @@ fn gather<D: AsRef<[u8]>>(file: String, reader: &StreamReader<D>) -> anyhow::Res
         rates,
         all_rates,
         usage: [rotation, translation, scale, total],
+        floats,
         sizes,
     })
 }
@@ -454,6 +635,7 @@ impl Report<'_> {
                     })
                     .collect(),
             },
+            floats: self.floats_json(),
             segments: self
                 .segments
                 .iter()
@@ -495,6 +677,7 @@ impl Report<'_> {
                 rotation: self.rates[0].report(),
                 translation: self.rates[1].report(),
                 scale: self.rates[2].report(),
+                float: self.rates[3].report(),
             },
             sizes: SizesReport {
                 file_bytes: header.file_len,
@@ -505,11 +688,58 @@ impl Report<'_> {
                 page_decoded_bytes: sizes.decoded,
                 segment_header_bytes: sizes.segment_headers,
                 key_bytes: sizes.decoded - sizes.segment_headers,
+                float_bytes: self.floats.bytes,
                 padding_bytes: sizes.padding,
                 lz4_pages: sizes.lz4_pages,
                 bytes_per_second: self.per_second(header.file_len),
                 page_bytes_per_second: self.per_second(sizes.stored),
             },
+        }
+    }
+
+    fn floats_json(&self) -> FloatsReport<'_> {
+        let meta = self.index.meta();
+        let floats = &self.floats;
+        FloatsReport {
+            tracks: meta.floats.len(),
+            slots: meta.float_slots().len(),
+            slot_kinds: &floats.total,
+            float_bytes: floats.bytes,
+            per_track: meta
+                .floats
+                .iter()
+                .enumerate()
+                .map(|(index, f)| {
+                    let displacement = displacement_cm(f.kind);
+                    FloatReport {
+                        index,
+                        name: &f.name,
+                        kind: f.kind.name(),
+                        components: f.components,
+                        precision: f.precision,
+                        max_displacement_cm: displacement,
+                        vertex_bound_cm: displacement
+                            .map(|d| f64::from(f.precision) * f64::from(d)),
+                        slot_kinds: Usage {
+                            animated: floats.usage[index].animated,
+                            constant: floats.usage[index].constant,
+                            default: floats.usage[index].default,
+                        },
+                        slots: floats
+                            .slots(meta, index)
+                            .into_iter()
+                            .map(|(index, slot, kind)| SlotReport {
+                                slot: index,
+                                first_component: slot.first,
+                                components: slot.count,
+                                kind,
+                            })
+                            .collect(),
+                        rate_bits: RateBits::of(&floats.rate_bits[index]),
+                        key_bits: floats.key_bits[index],
+                    }
+                })
+                .collect(),
         }
     }
 
@@ -520,6 +750,10 @@ impl Report<'_> {
         println!();
         self.print_tracks(args.tracks);
         println!();
+        if !self.index.meta().floats.is_empty() {
+            self.print_floats();
+            println!();
+        }
         self.print_segments(args.segments);
         self.print_pages(args.pages);
         println!();
@@ -644,6 +878,42 @@ impl Report<'_> {
         }
     }
 
+    fn print_floats(&self) {
+        let meta = self.index.meta();
+        let floats = &self.floats;
+        let total = &floats.total;
+        println!(
+            "floats      {} tracks in {} slots: {} default, {} constant, {} animated; {} bytes",
+            meta.floats.len(),
+            meta.float_slots().len(),
+            total.default,
+            total.constant,
+            total.animated,
+            floats.bytes
+        );
+        println!(
+            "  {:>5}  {:<28} {:<13} {:>4} {:>10} {:>9} {:>9}  {:<7} bits min/med/max",
+            "track", "name", "kind", "comp", "precision", "disp cm", "vertex cm", "a/c/d",
+        );
+        for (i, f) in meta.floats.iter().enumerate() {
+            let displacement = displacement_cm(f.kind);
+            let cm = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.4}"));
+            let bits = RateBits::of(&floats.rate_bits[i]).map_or("-".to_string(), |r| {
+                format!("{}/{}/{}", r.min, r.median, r.max)
+            });
+            println!(
+                "  {i:>5}  {:<28} {:<13} {:>4} {:>10.3e} {:>9} {:>9}  {:<7} {bits}",
+                f.name,
+                f.kind.name(),
+                f.components,
+                f.precision,
+                cm(displacement.map(f64::from)),
+                cm(displacement.map(|d| f64::from(d) * f64::from(f.precision))),
+                floats.usage[i].cell(),
+            );
+        }
+    }
+
     fn print_segments(&self, rows: bool) {
         let segments = &self.segments;
         let (shortest, longest) = segments.iter().fold((usize::MAX, 0), |(lo, hi), s| {
@@ -716,12 +986,25 @@ impl Report<'_> {
 
     fn print_rates(&self) {
         let rates = &self.rates;
+        // The float column only for files with float tracks: a file of
+        // bones alone reads as it always has.
+        let floats = !self.index.meta().floats.is_empty();
+        let float_cell = |v: String| match floats {
+            true => format!(" {v:>9}"),
+            false => String::new(),
+        };
         println!(
             "bit rates   (track, segment) pairs at each rate, in bits per component as stored"
         );
         println!(
-            "  {:>4} {:>9} {:>7} {:>9} {:>11} {:>9}",
-            "bits", "pairs", "share", "rotation", "translation", "scale"
+            "  {:>4} {:>9} {:>7} {:>9} {:>11} {:>9}{}",
+            "bits",
+            "pairs",
+            "share",
+            "rotation",
+            "translation",
+            "scale",
+            float_cell("float".to_string())
         );
         let total_pairs = self.all_rates.pairs();
         for (rate, &bits) in BIT_RATES.iter().enumerate() {
@@ -730,20 +1013,22 @@ impl Report<'_> {
                 continue;
             }
             println!(
-                "  {bits:>4} {n:>9} {:>6.2}% {:>9} {:>11} {:>9}",
+                "  {bits:>4} {n:>9} {:>6.2}% {:>9} {:>11} {:>9}{}",
                 100.0 * n as f64 / total_pairs as f64,
                 rates[0].histogram[rate],
                 rates[1].histogram[rate],
-                rates[2].histogram[rate]
+                rates[2].histogram[rate],
+                float_cell(rates[3].histogram[rate].to_string())
             );
         }
         println!(
-            "  {:>4} {total_pairs:>9} {:>7} {:>9} {:>11} {:>9}",
+            "  {:>4} {total_pairs:>9} {:>7} {:>9} {:>11} {:>9}{}",
             "all",
             "",
             rates[0].pairs(),
             rates[1].pairs(),
-            rates[2].pairs()
+            rates[2].pairs(),
+            float_cell(rates[3].pairs().to_string())
         );
         let mean = |v: Option<f64>| v.map_or("-".to_string(), |m| format!("{m:.2}"));
         for (label, pick) in [
@@ -753,8 +1038,12 @@ impl Report<'_> {
             ),
             ("mean rate bits per component", Rates::mean_rate_bits),
         ] {
+            let float = match floats {
+                true => format!(", float {}", mean(pick(&rates[3]))),
+                false => String::new(),
+            };
             println!(
-                "  {label}: {} (rotation {}, translation {}, scale {})",
+                "  {label}: {} (rotation {}, translation {}, scale {}{float})",
                 mean(pick(&self.all_rates)),
                 mean(pick(&rates[0])),
                 mean(pick(&rates[1])),
@@ -767,7 +1056,7 @@ impl Report<'_> {
         let header = self.index.header();
         let sizes = &self.sizes;
         println!(
-            "sizes       header {HEADER_LEN}, metadata {}, index {}, pages {} stored ({} decoded: {} segment headers, {} keys), padding {}; {} bytes",
+            "sizes       header {HEADER_LEN}, metadata {}, index {}, pages {} stored ({} decoded: {} segment headers, {} keys), padding {}; {} bytes{}",
             header.metadata_len,
             header.index_len,
             sizes.stored,
@@ -775,7 +1064,14 @@ impl Report<'_> {
             sizes.segment_headers,
             sizes.decoded - sizes.segment_headers,
             sizes.padding,
-            header.file_len
+            header.file_len,
+            match self.index.meta().floats.is_empty() {
+                true => String::new(),
+                false => format!(
+                    "; float tracks {} of them (metadata and segments)",
+                    self.floats.bytes
+                ),
+            }
         );
         match (
             self.per_second(header.file_len),

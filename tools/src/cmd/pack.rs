@@ -118,9 +118,21 @@ struct Packed {
     unit: LengthUnit,
     stats: CompressStats,
     file: WriteSummary,
+    /// Float tracks (morph weights, fields of view, curves).
+    float_tracks: usize,
+    /// What the float tracks take of the codec size.
+    float_bytes: usize,
+    /// The worst float track's error over its precision (at most 1);
+    /// `None` without float tracks.
+    float_error_share: Option<f64>,
 }
 
 impl Packed {
+    /// The codec size of the bones alone: what it was before float tracks.
+    fn bone_bytes(&self) -> usize {
+        self.stats.compressed_bytes.saturating_sub(self.float_bytes)
+    }
+
     fn ratio(&self) -> f64 {
         self.stats.raw_bytes as f64 / self.file.file_bytes.max(1) as f64
     }
@@ -142,6 +154,11 @@ impl Packed {
             pages: self.file.pages,
             lz4_pages: self.file.lz4_pages,
             seconds: self.stats.seconds,
+            codec_bytes: self.stats.compressed_bytes,
+            bone_bytes: self.bone_bytes(),
+            float_tracks: self.float_tracks,
+            float_bytes: self.float_bytes,
+            float_error_share: self.float_error_share,
         }
     }
 }
@@ -164,6 +181,16 @@ struct PackedReport<'a> {
     pages: usize,
     lz4_pages: usize,
     seconds: f64,
+    /// The codec's size (`CompressedClip::codec_size`): bones and floats,
+    /// without the skeleton and the container.
+    codec_bytes: usize,
+    /// The bones' part of it: codec bytes less float bytes.
+    bone_bytes: usize,
+    float_tracks: usize,
+    /// The float tracks' part of it (`CompressedClip::float_bytes`).
+    float_bytes: usize,
+    /// The worst float track's error over its precision; null without any.
+    float_error_share: Option<f64>,
 }
 
 /// The `--json` output when several files are written: totals, then each file.
@@ -177,6 +204,10 @@ struct ManyReport<'a> {
     ratio: f64,
     max_error_cm: f64,
     clips_over_threshold: usize,
+    total_codec_bytes: usize,
+    total_bone_bytes: usize,
+    total_float_tracks: usize,
+    total_float_bytes: usize,
     files: Vec<PackedReport<'a>>,
 }
 
@@ -300,6 +331,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     ratio: raw as f64 / bytes.max(1) as f64,
                     max_error_cm: all.iter().map(|p| p.stats.error.max_cm).fold(0.0, f64::max),
                     clips_over_threshold: over,
+                    total_codec_bytes: all.iter().map(|p| p.stats.compressed_bytes).sum(),
+                    total_bone_bytes: all.iter().map(Packed::bone_bytes).sum(),
+                    total_float_tracks: all.iter().map(|p| p.float_tracks).sum(),
+                    total_float_bytes: all.iter().map(|p| p.float_bytes).sum(),
                     files: all.iter().map(Packed::report).collect(),
                 })?;
             }
@@ -567,7 +602,17 @@ fn pack_clip(args: &Args, clip: &Clip, output: PathBuf, sources: usize) -> anyho
         .with_page_bytes(args.page_kib.saturating_mul(1024))
         .with_lz4(args.lz4);
     let file = write_stream(&compressed, &options, &output)?;
+    let floats = &compressed.meta().floats;
+    let float_error_share = stats
+        .float_errors
+        .iter()
+        .zip(floats)
+        .map(|(&e, f)| f64::from(e) / f64::from(f.precision))
+        .reduce(f64::max);
     Ok(Packed {
+        float_tracks: floats.len(),
+        float_bytes: compressed.float_bytes(),
+        float_error_share,
         output,
         clip: clip.name().to_string(),
         source_clips: sources,
@@ -674,6 +719,32 @@ fn print_table(packed: &[Packed], many: bool) {
             worst
         );
     }
+    print_floats(packed);
+}
+
+/// A line on the float tracks after the table, when there are any: the
+/// table's columns stay the bones' and the file's.
+fn print_floats(packed: &[Packed]) {
+    let with: Vec<&Packed> = packed.iter().filter(|p| p.float_tracks > 0).collect();
+    if with.is_empty() {
+        return;
+    }
+    let tracks: usize = with.iter().map(|p| p.float_tracks).sum();
+    let floats: usize = with.iter().map(|p| p.float_bytes).sum();
+    let codec: usize = with.iter().map(|p| p.stats.compressed_bytes).sum();
+    let share = with
+        .iter()
+        .filter_map(|p| p.float_error_share)
+        .fold(0.0, f64::max);
+    let files = match (with.len(), packed.len()) {
+        (1, 1) => String::new(),
+        (n, _) => format!(" in {n} files"),
+    };
+    println!(
+        "float tracks: {tracks}{files}, {floats} of {codec} codec bytes (bones {}); worst error {:.0} % of its track's precision",
+        codec - floats,
+        100.0 * share
+    );
 }
 
 /// Imports every clip of every input and combines them as `--sequence` or

@@ -9,7 +9,7 @@ use cinestream::container::StreamReader;
 use cinestream::format::ClipMeta;
 use cinestream::import::{self, ImportOptions};
 use cinestream::metric::{measure_error, ErrorReport, MetricSettings};
-use cinestream::Clip;
+use cinestream::{Clip, FloatKind, Sampling};
 use serde::Serialize;
 
 use super::common::{load_one_clip, print_json, ImportArgs};
@@ -24,8 +24,15 @@ use super::common::{load_one_clip, print_json, ImportArgs};
 /// side is told from the file's skeleton (a "Scene" root over actor0/...,
 /// actor1/... bones is a cast), or said with --sequence or --actors.
 ///
+/// Float tracks (morph weights, fields of view, curves) are checked too:
+/// every component of every track at every stored sample, each track's
+/// worst error against its own precision and, for a morph weight whose
+/// displacement is known, the vertex error it makes (error x displacement)
+/// against the threshold. A float track of the source the file lacks, or
+/// one of the file the source lacks, fails by name.
+///
 /// Exit status 0 only when the file is sound and, with sources, every
-/// error is within the threshold.
+/// error is within the threshold and every float track within its precision.
 ///
 /// Examples:
 ///   cinestream verify walk.cine --against walk.bvh --json
@@ -110,6 +117,65 @@ struct VerifyReport<'a> {
     source_unit: Option<String>,
     layout: Option<&'static str>,
     parts: Vec<PartReport<'a>>,
+    /// Every float track of the file and the source compared; empty without --against.
+    floats: Vec<FloatReport<'a>>,
+    /// Float tracks of the source the file lacks.
+    float_tracks_missing: Vec<&'a str>,
+    /// Float tracks of the file the source lacks.
+    float_tracks_extra: Vec<&'a str>,
+    floats_ok: Option<bool>,
+}
+
+/// One float track's error in the `--json` output.
+#[derive(Serialize)]
+struct FloatReport<'a> {
+    name: &'a str,
+    kind: &'static str,
+    components: u8,
+    precision: f32,
+    max_error: f32,
+    worst_sample: usize,
+    within_precision: bool,
+    max_displacement_cm: Option<f32>,
+    max_vertex_error_cm: Option<f64>,
+    ok: bool,
+}
+
+/// One float track of the file checked against the source's of that name.
+struct FloatError {
+    /// The file's track.
+    track: usize,
+    /// Largest error of any component at any stored sample, own unit.
+    max: f32,
+    /// The sample where it is.
+    sample: usize,
+    /// error x the morph target's displacement, in cm, when known.
+    vertex_cm: Option<f64>,
+}
+
+/// The float tracks compared: per track, and the names found on one side only.
+struct FloatCheck {
+    tracks: Vec<FloatError>,
+    missing: Vec<String>,
+    extra: Vec<String>,
+    /// Same name, a different number of components: `(name, source, file)`.
+    mismatched: Vec<(String, usize, u8)>,
+}
+
+impl FloatCheck {
+    fn track_ok(e: &FloatError, meta: &ClipMeta, threshold: f64) -> bool {
+        e.max <= meta.floats[e.track].precision && e.vertex_cm.is_none_or(|v| v <= threshold)
+    }
+
+    fn ok(&self, meta: &ClipMeta, threshold: f64) -> bool {
+        self.missing.is_empty()
+            && self.extra.is_empty()
+            && self.mismatched.is_empty()
+            && self
+                .tracks
+                .iter()
+                .all(|e| FloatCheck::track_ok(e, meta, threshold))
+    }
 }
 
 /// One source clip's error in the `--json` output.
@@ -146,16 +212,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .with_decoded_unit(meta.unit);
             let error = measure_error(&stored, &reader, &settings)?;
             let parts = part_errors(&sources, &error);
-            Some((sources, error, parts))
+            let floats = check_floats(&stored, &reader, &args.file)?;
+            Some((sources, error, parts, floats))
         }
     };
     let within = measured
         .as_ref()
-        .is_none_or(|(_, e, _)| e.max_cm <= threshold);
-    let ok = report.is_sound() && within;
+        .is_none_or(|(_, e, _, _)| e.max_cm <= threshold);
+    let floats_ok = measured.as_ref().map(|(_, _, _, f)| f.ok(meta, threshold));
+    let ok = report.is_sound() && within && floats_ok.unwrap_or(true);
     if args.json {
         let (layout, parts) = match &measured {
-            Some((sources, _, parts)) => (
+            Some((sources, _, parts, _)) => (
                 Some(sources.layout.name()),
                 parts
                     .iter()
@@ -167,7 +235,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ),
             None => (None, Vec::new()),
         };
-        let error = measured.as_ref().map(|(_, e, _)| e);
+        let error = measured.as_ref().map(|(_, e, _, _)| e);
+        let floats = measured.as_ref().map(|(_, _, _, f)| f);
+        let float_reports = floats.map_or_else(Vec::new, |f| {
+            f.tracks
+                .iter()
+                .map(|e| {
+                    let m = &meta.floats[e.track];
+                    FloatReport {
+                        name: &m.name,
+                        kind: m.kind.name(),
+                        components: m.components,
+                        precision: m.precision,
+                        max_error: e.max,
+                        worst_sample: e.sample,
+                        within_precision: e.max <= m.precision,
+                        max_displacement_cm: displacement_cm(m.kind),
+                        max_vertex_error_cm: e.vertex_cm,
+                        ok: FloatCheck::track_ok(e, meta, threshold),
+                    }
+                })
+                .collect()
+        });
+        let names = |pick: fn(&FloatCheck) -> Vec<&str>| floats.map_or_else(Vec::new, pick);
         print_json(&VerifyReport {
             file: args.file.display().to_string(),
             ok,
@@ -176,13 +266,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             max_error_cm: error.map(|e| e.max_cm),
             p99_error_cm: error.map(|e| e.percentiles_cm.p99),
             threshold_cm: threshold,
-            source_unit: measured.as_ref().map(|(s, _, _)| s.clip.unit().to_string()),
+            source_unit: measured
+                .as_ref()
+                .map(|(s, _, _, _)| s.clip.unit().to_string()),
             layout,
             parts,
+            floats: float_reports,
+            float_tracks_missing: names(|f| f.missing.iter().map(String::as_str).collect()),
+            float_tracks_extra: names(|f| f.extra.iter().map(String::as_str).collect()),
+            floats_ok,
         })?;
     } else {
+        let float_tracks = match meta.floats.len() {
+            0 => String::new(),
+            1 => ", 1 float track".to_string(),
+            n => format!(", {n} float tracks"),
+        };
         println!(
-            "{}: '{}', {} bones, {} samples, {} segments in {} pages",
+            "{}: '{}', {} bones{float_tracks}, {} samples, {} segments in {} pages",
             args.file.display(),
             meta.name,
             meta.num_bones(),
@@ -193,7 +294,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         for (page, message) in &report.corrupt_pages {
             println!("  page {page}: {message}");
         }
-        if let Some((sources, e, parts)) = &measured {
+        if let Some((sources, e, parts, floats)) = &measured {
             let p = e.percentiles_cm;
             let bone = meta
                 .skeleton
@@ -212,6 +313,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             if parts.len() > 1 {
                 print_parts(sources.layout, parts, threshold);
             }
+            print_floats(floats, meta, threshold);
         }
         println!("{}", if ok { "ok" } else { "FAILED" });
     }
@@ -390,5 +492,155 @@ fn print_parts(layout: Layout, parts: &[PartError], threshold: f64) {
     );
     for part in over {
         println!("    '{}': max {:.5} cm", part.name, part.max_cm);
+    }
+}
+
+/// A morph weight's displacement at weight 1, when known.
+fn displacement_cm(kind: FloatKind) -> Option<f32> {
+    match kind {
+        FloatKind::MorphWeight {
+            max_displacement_cm,
+        } => max_displacement_cm,
+        _ => None,
+    }
+}
+
+/// Compares every float track of the file with the source's track of the
+/// same name, every component at every stored sample (decoded at the
+/// sample's time, which the sampler snaps to the key).
+fn check_floats(
+    stored: &Clip,
+    reader: &impl Sampling,
+    file: &std::path::Path,
+) -> anyhow::Result<FloatCheck> {
+    let meta = reader.clip_meta();
+    let source = stored.float_tracks();
+    let in_file = |name: &str| meta.floats.iter().position(|f| f.name == name);
+    let mut check = FloatCheck {
+        tracks: Vec::new(),
+        missing: Vec::new(),
+        extra: meta
+            .floats
+            .iter()
+            .filter(|f| !source.iter().any(|s| s.name() == f.name))
+            .map(|f| f.name.clone())
+            .collect(),
+        mismatched: Vec::new(),
+    };
+    // (source track, file track) of each name found in both.
+    let mut pairs = Vec::new();
+    for (i, track) in source.iter().enumerate() {
+        match in_file(track.name()) {
+            None => check.missing.push(track.name().to_string()),
+            Some(t) if meta.floats[t].components as usize != track.components() => {
+                check.mismatched.push((
+                    track.name().to_string(),
+                    track.components(),
+                    meta.floats[t].components,
+                ))
+            }
+            Some(t) => pairs.push((i, t)),
+        }
+    }
+    check.tracks = pairs
+        .iter()
+        .map(|&(_, t)| FloatError {
+            track: t,
+            max: 0.0,
+            sample: 0,
+            vertex_cm: None,
+        })
+        .collect();
+    if pairs.is_empty() {
+        return Ok(check);
+    }
+    let offsets = meta.float_offsets();
+    let rate = f64::from(meta.sample_rate);
+    let mut values = vec![0.0f32; meta.num_float_values()];
+    for sample in 0..meta.num_samples() {
+        reader
+            .sample_floats(sample as f64 / rate, &mut values)
+            .map_err(|e| anyhow::anyhow!("{}: sample {sample}: {e}", file.display()))?;
+        for (e, &(i, t)) in check.tracks.iter_mut().zip(&pairs) {
+            let track = &source[i];
+            if sample >= track.num_samples() {
+                continue;
+            }
+            let at = offsets[t] as usize;
+            let decoded = &values[at..at + track.components()];
+            for (&want, &got) in track.sample(sample).iter().zip(decoded) {
+                let error = (want - got).abs();
+                // NaN counts as the worst error there is.
+                let error = if error.is_nan() { f32::INFINITY } else { error };
+                if error > e.max {
+                    e.max = error;
+                    e.sample = sample;
+                }
+            }
+        }
+    }
+    for e in &mut check.tracks {
+        e.vertex_cm =
+            displacement_cm(meta.floats[e.track].kind).map(|d| f64::from(e.max) * f64::from(d));
+    }
+    Ok(check)
+}
+
+/// Float tracks shown one a line in full up to this many; past it, only
+/// the failing ones and the worst few.
+const FLOATS_SHOWN: usize = 24;
+
+fn print_floats(check: &FloatCheck, meta: &ClipMeta, threshold: f64) {
+    for name in &check.missing {
+        println!("  float track '{name}' of the source is not in the file");
+    }
+    for name in &check.extra {
+        println!("  float track '{name}' of the file is not in the source");
+    }
+    for (name, source, file) in &check.mismatched {
+        println!("  float track '{name}': {source} components in the source, {file} in the file");
+    }
+    if check.tracks.is_empty() {
+        return;
+    }
+    let failing = check
+        .tracks
+        .iter()
+        .filter(|e| !FloatCheck::track_ok(e, meta, threshold))
+        .count();
+    println!(
+        "  float tracks against the source: {} checked at every sample, {failing} over their precision or the threshold",
+        check.tracks.len()
+    );
+    let mut shown: Vec<&FloatError> = check.tracks.iter().collect();
+    if shown.len() > FLOATS_SHOWN {
+        // The failing ones, then the worst of the rest relative to precision.
+        shown.sort_by(|a, b| {
+            let share =
+                |e: &FloatError| f64::from(e.max) / f64::from(meta.floats[e.track].precision);
+            share(b).total_cmp(&share(a))
+        });
+        shown.truncate(FLOATS_SHOWN.max(failing));
+        println!("  (the {} worst relative to their precision)", shown.len());
+    }
+    for e in shown {
+        let m = &meta.floats[e.track];
+        let vertex = match (e.vertex_cm, displacement_cm(m.kind)) {
+            (Some(v), Some(d)) => format!("; vertex {v:.5} cm ({d:.3} cm at weight 1)"),
+            _ => String::new(),
+        };
+        println!(
+            "    {:<28} {:<13} max {:.3e} at sample {:<5} precision {:.3e}{vertex}{}",
+            format!("'{}'", m.name),
+            m.kind.name(),
+            e.max,
+            e.sample,
+            m.precision,
+            if FloatCheck::track_ok(e, meta, threshold) {
+                ""
+            } else {
+                "  OVER"
+            }
+        );
     }
 }
