@@ -203,8 +203,11 @@ pub struct CompressStats {
     pub compressed_bytes: usize,
     /// Error of every stored sample decoded through the sampler.
     pub error: ErrorReport,
-    /// (track, segment) pairs at each bit-rate index.
+    /// (track, segment) pairs of the bones' tracks at each bit-rate index.
     pub rate_histogram: [u64; NUM_RATES as usize],
+    /// (slot, segment) pairs of the float tracks' animated slots at each
+    /// bit-rate index.
+    pub float_rate_histogram: [u64; NUM_RATES as usize],
     /// Default, constant and animated sub-tracks.
     pub track_counts: TrackCounts,
     /// Loop mode chosen.
@@ -476,9 +479,13 @@ fn compress_with(
     }
 
     let mut rate_histogram = [0u64; NUM_RATES as usize];
+    let mut float_rate_histogram = [0u64; NUM_RATES as usize];
     for s in &segments {
-        for &r in &s.rates {
+        for &r in &s.rates[..bone_tracks] {
             rate_histogram[r as usize] += 1;
+        }
+        for &r in &s.rates[bone_tracks..] {
+            float_rate_histogram[r as usize] += 1;
         }
     }
     // The float tracks' promise, measured the same way: every stored sample
@@ -519,6 +526,7 @@ fn compress_with(
         compressed_bytes: compressed.codec_size(),
         error: report,
         rate_histogram,
+        float_rate_histogram,
         track_counts,
         loop_mode,
         seconds: start.elapsed().as_secs_f64(),
