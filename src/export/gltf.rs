@@ -791,7 +791,7 @@ impl FloatParts {
             }
             Ok(v)
         };
-        let bone_named = |name: &str| bones.iter().position(|b| b.name == name);
+        let bone_named = |name: &str| skeleton.find(name);
         let mut sampler = first_sampler;
         let mut add_sampler = |buffer: &mut Buffer, parts: &mut FloatParts, output: Vec<f32>| {
             let output = buffer.push(&output, "SCALAR", 1, false);

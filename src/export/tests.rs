@@ -1487,6 +1487,8 @@ where
     let wraps = meta.loop_mode == LoopMode::Wrap;
     let keys = meta.num_samples() + usize::from(wraps);
     assert_eq!(back.num_samples(), keys);
+    // The new nodes holding meshes and cameras are no bones.
+    assert_eq!(back.num_bones(), meta.num_bones());
     assert_eq!(back.float_tracks().len(), meta.floats.len());
     let sampled = sampled_floats(reader);
     for (track, float) in meta.floats.iter().enumerate() {
@@ -1814,6 +1816,7 @@ fn gltf_places_floats_under_bones_of_their_name_and_notes_what_it_leaves_out() {
 
     // Back through the importer: every track but the three left out.
     let back = import_gltf(&bytes, "floats.glb", meta.sample_rate);
+    assert_eq!(back.num_bones(), 2, "the new nodes are no bones");
     let mut names: Vec<&str> = back.float_tracks().iter().map(|t| t.name()).collect();
     names.sort_unstable();
     assert_eq!(
