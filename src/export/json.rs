@@ -7,7 +7,13 @@
 //!  "bones": [{"name": "Hips", "parent": null}, {"name": "Spine", "parent": 0}],
 //!  "samples": [
 //!   [{"rotation": [0, 0, 0, 1], "translation": [0, 94, 0], "scale": [1, 1, 1]}, ...],
-//!   ...]}
+//!   ...],
+//!  "floats": [
+//!   {"name": "Face/jaw_open", "kind": "morph_weight", "components": 1,
+//!    "precision": 0.0033333334, "max_displacement_cm": 3,
+//!    "values": [[0], [0.25], ...]},
+//!   {"name": "Camera/yfov", "kind": "field_of_view", "components": 1,
+//!    "precision": 0.0001, "values": [[0.6], ...]}]}
 //! ```
 //!
 //! `samples` holds one array per stored sample (a wrapping clip's repeated
@@ -17,11 +23,22 @@
 //! clip's unit, `cm_per_unit` centimetres each. Every number is the decoded
 //! `f32` exactly (to `f64` precision, for readers in either). Names are escaped
 //! as JSON requires (quotes, backslashes, control characters).
+//!
+//! `floats` (after `samples`, so readers of bones alone see what they always
+//! did; empty for a clip without float tracks) holds each float track in the
+//! clip's order: its name; its kind, `"morph_weight"` (unitless),
+//! `"field_of_view"` (radians) or `"generic"`; its `components` (1 to 4);
+//! its `precision` (the largest error the codec may leave in a component, in
+//! the track's unit); for a morph weight `max_displacement_cm`, the target's
+//! largest vertex displacement at weight 1 (`null` when unknown); and
+//! `values`, one array of `components` numbers per stored sample, the
+//! decoded values exactly as [`Sampling::sample_floats`] gives them at the
+//! sample's time.
 
 use std::fmt::Write as _;
 
-use super::{for_each_pose, push_f32};
-use crate::clip::LoopMode;
+use super::{decode_floats, for_each_pose, push_f32};
+use crate::clip::{FloatKind, LoopMode};
 use crate::error::{Error, Result};
 use crate::sample::Sampling;
 
@@ -88,8 +105,69 @@ where
         out.push(']');
         Ok(())
     })?;
-    out.push_str("\n ]}\n");
+    out.push_str("\n ],\n \"floats\": [");
+    push_floats(&mut out, source)?;
+    out.push_str("]}\n");
     Ok(out)
+}
+
+/// The `floats` array's items: every float track with its decoded values.
+fn push_floats<S>(out: &mut String, source: &S) -> Result<()>
+where
+    S: Sampling,
+    Error: From<S::Error>,
+{
+    let meta = source.clip_meta();
+    let values = decode_floats(source)?;
+    let width = meta.num_float_values();
+    for (track, float) in meta.floats.iter().enumerate() {
+        let components = usize::from(float.components);
+        let offset = meta.float_offsets()[track] as usize;
+        out.push_str(if track == 0 { "\n  {" } else { ",\n  {" });
+        out.push_str("\"name\": ");
+        push_json_string(out, &float.name);
+        out.push_str(", \"kind\": ");
+        out.push_str(match float.kind {
+            FloatKind::MorphWeight { .. } => "\"morph_weight\"",
+            FloatKind::FieldOfView => "\"field_of_view\"",
+            FloatKind::Generic => "\"generic\"",
+        });
+        let _ = write!(out, ", \"components\": {components}, \"precision\": ");
+        push_f32(out, float.precision);
+        if let FloatKind::MorphWeight {
+            max_displacement_cm,
+        } = float.kind
+        {
+            out.push_str(", \"max_displacement_cm\": ");
+            match max_displacement_cm {
+                Some(cm) if cm.is_finite() => push_f32(out, cm),
+                _ => out.push_str("null"),
+            }
+        }
+        out.push_str(",\n   \"values\": [");
+        for (sample, row) in values.chunks_exact(width).enumerate() {
+            let here = &row[offset..offset + components];
+            if !here.iter().all(|v| v.is_finite()) {
+                return Err(Error::Export {
+                    format: "json",
+                    message: format!(
+                        "float track {track} '{}' at sample {sample}: decoded a non-finite \
+                         value, which JSON cannot hold",
+                        float.name
+                    ),
+                });
+            }
+            if sample > 0 {
+                out.push_str(", ");
+            }
+            push_array(out, here);
+        }
+        out.push_str("]}");
+    }
+    if !meta.floats.is_empty() {
+        out.push_str("\n ");
+    }
+    Ok(())
 }
 
 fn push_array(out: &mut String, values: &[f32]) {

@@ -13,11 +13,22 @@
 //!   object-space position and rotation; a constant non-uniform scale is
 //!   written only where it bends no joint's axes; an animated non-uniform
 //!   scale is refused, naming the bone.
-//! - JSON ([`json`]): every local transform as stored, scale included.
+//! - JSON ([`json`]): every local transform as stored, scale included, and
+//!   every float track (name, kind, components, precision, a morph target's
+//!   displacement) with its decoded values at every stored sample.
 //! - glTF 2.0 ([`gltf`]), `.glb` or `.gltf`: the skeleton as nodes with a
 //!   skin, the samples as one animation of `LINEAR` channels at the clip's
 //!   rate, lengths in metres; any viewer plays it and the glTF importer reads
-//!   it back.
+//!   it back. Morph weights become a mesh of morph targets per node (a
+//!   `weights` channel), fields of view cameras (a `KHR_animation_pointer`
+//!   channel on their `yfov`), so the importer reads the same tracks back
+//!   within their precision; generic float tracks have no place in glTF and
+//!   are left out.
+//!
+//! BVH holds no float track. What a format leaves out, or the glTF importer
+//! will read back under another name or precision, is said by
+//! [`export_notes`] (and in [`ExportSummary::notes`]), never dropped
+//! silently.
 //!
 //! BVH lengths are in the clip's own [`LengthUnit`](crate::LengthUnit)
 //! (BVH has no unit field), JSON's too (it says `cm_per_unit`); glTF's are
@@ -95,6 +106,11 @@ pub struct ExportSummary {
     pub samples: usize,
     /// Length of the file in bytes.
     pub bytes: usize,
+    /// What the format could not hold or will read back differently (float
+    /// tracks BVH has no place for, generic tracks glTF has none for, a name
+    /// the glTF importer gives back otherwise): [`export_notes`], one line
+    /// each, for the caller to show.
+    pub notes: Vec<String>,
 }
 
 /// Most transforms (bones times keys) an export writes: ten million, the
@@ -105,8 +121,14 @@ pub struct ExportSummary {
 /// is decoded or allocated.
 pub const MAX_EXPORT_TRANSFORMS: u64 = 10_000_000;
 
-/// Refuses a clip with more than [`MAX_EXPORT_TRANSFORMS`] transforms to
-/// write in `format`.
+/// Most float values (keys times float components) an export writes: a
+/// hundred million, the most the glTF importer reads back (at up to about
+/// 25 bytes a value in JSON). Checked with [`MAX_EXPORT_TRANSFORMS`] before
+/// anything is decoded.
+pub const MAX_EXPORT_FLOAT_VALUES: u64 = 100_000_000;
+
+/// Refuses a clip with more than [`MAX_EXPORT_TRANSFORMS`] transforms, or
+/// more than [`MAX_EXPORT_FLOAT_VALUES`] float values, to write in `format`.
 pub(super) fn check_export_size(
     meta: &crate::format::ClipMeta,
     format: ExportFormat,
@@ -125,7 +147,44 @@ pub(super) fn check_export_size(
             ),
         });
     }
+    let components = meta.num_float_values() as u64;
+    let values = keys.saturating_mul(components);
+    if values > MAX_EXPORT_FLOAT_VALUES {
+        return Err(Error::Export {
+            format: format.name(),
+            message: format!(
+                "{components} float values ({} float tracks) x {} samples is {values} values, \
+                 over the limit of {MAX_EXPORT_FLOAT_VALUES} an export writes",
+                meta.floats.len(),
+                meta.num_samples()
+            ),
+        });
+    }
     Ok(())
+}
+
+/// What exporting a clip of `meta` as `format` leaves out or changes, one
+/// line each (empty when the file holds everything): BVH writes no float
+/// track; glTF writes no generic float track, and says which tracks the glTF
+/// importer will read back under another name or precision (see
+/// [`gltf`]); JSON holds everything. [`export_file`] puts these
+/// in its [`ExportSummary::notes`]; a caller of [`export_bytes`] or
+/// [`export_text`] asks here.
+pub fn export_notes(meta: &crate::format::ClipMeta, format: ExportFormat) -> Vec<String> {
+    match format {
+        ExportFormat::Json => Vec::new(),
+        ExportFormat::Bvh if meta.floats.is_empty() => Vec::new(),
+        ExportFormat::Bvh => vec![format!(
+            "BVH has no place for float tracks: {} left out ({})",
+            meta.floats.len(),
+            meta.floats
+                .iter()
+                .map(|f| format!("'{}'", f.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )],
+        ExportFormat::Gltf | ExportFormat::Glb => gltf::FloatLayout::plan(meta).notes,
+    }
 }
 
 /// The file `source` makes in `format`. A clip of more than
@@ -179,6 +238,7 @@ where
         bones: meta.num_bones(),
         samples: meta.num_samples(),
         bytes: bytes.len(),
+        notes: export_notes(meta, format),
     })
 }
 
@@ -198,6 +258,41 @@ where
         visit(sample, &pose)?;
     }
     Ok(())
+}
+
+/// Decodes every float track at every stored sample exactly (as
+/// [`Sampling::decode_sample`] decodes the bones, and as
+/// [`Sampling::sample_floats`] gives them at a sample's time): `values[sample
+/// * n + i]` with `n` the clip's [`num_float_values`] and `i` laid out by
+/// [`float_offsets`]. Empty when the clip has no float track.
+///
+/// [`num_float_values`]: crate::format::ClipMeta::num_float_values
+/// [`float_offsets`]: crate::format::ClipMeta::float_offsets
+fn decode_floats<S>(source: &S) -> Result<Vec<f32>>
+where
+    S: Sampling,
+    Error: From<S::Error>,
+{
+    use crate::sample::writer::FloatValues;
+    let meta = source.clip_meta();
+    let width = meta.num_float_values();
+    if width == 0 {
+        return Ok(Vec::new());
+    }
+    let mut values = vec![0.0f32; width * meta.num_samples()];
+    for (sample, row) in values.chunks_exact_mut(width).enumerate() {
+        let keys = crate::sample::KeyPair {
+            a: sample,
+            b: sample,
+            alpha: 0.0,
+        };
+        let mut writer = FloatValues {
+            values: row,
+            offsets: meta.float_offsets(),
+        };
+        crate::sample::decode_keys_into(meta, source.decode_plan(), source, keys, &mut writer)?;
+    }
+    Ok(values)
 }
 
 /// Appends an `f32` as the shortest decimal that reads back as the same

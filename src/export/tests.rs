@@ -906,11 +906,14 @@ fn gltf_keys(
     let mut keys = vec![[None, None, None]; nodes.len()];
     let animation = &json["animations"][0];
     for channel in animation["channels"].as_array().unwrap() {
-        let node = channel["target"]["node"].as_u64().unwrap() as usize;
-        let path = ["translation", "rotation", "scale"]
+        // Weights and pointer channels drive float tracks, not bones.
+        let Some(path) = ["translation", "rotation", "scale"]
             .iter()
             .position(|p| channel["target"]["path"] == *p)
-            .unwrap();
+        else {
+            continue;
+        };
+        let node = channel["target"]["node"].as_u64().unwrap() as usize;
         let sampler = &animation["samplers"][channel["sampler"].as_u64().unwrap() as usize];
         keys[node][path] = Some(accessor_floats(
             json,
@@ -1368,4 +1371,519 @@ fn the_last_gltf_key_does_not_read_as_one_more_sample() {
     let back = import_gltf(&bytes, "long.glb", 30.0);
     assert_eq!(back.num_samples(), 302);
     assert_gltf_round_trip(&reader, &clip, false);
+}
+
+/// A procedural cinematic with faces (morph weights) and a camera (field of
+/// view), `actors` actors, 2 s.
+fn float_clip(actors: usize) -> Clip {
+    cinematic(
+        &CinematicSpec::default()
+            .with_actors(actors)
+            .with_seconds(2.0)
+            .with_face(true)
+            .with_camera(true),
+    )
+}
+
+/// Every float value of every stored sample, through `sample_floats` at the
+/// sample's time: `[sample][value]`.
+fn sampled_floats<S: Sampling>(source: &S) -> Vec<Vec<f32>> {
+    let meta = source.clip_meta();
+    let rate = f64::from(meta.sample_rate);
+    (0..meta.num_samples())
+        .map(|k| {
+            let mut values = vec![0.0; meta.num_float_values()];
+            source.sample_floats(k as f64 / rate, &mut values).unwrap();
+            values
+        })
+        .collect()
+}
+
+#[test]
+fn json_holds_every_float_track_as_decoded() {
+    for loop_mode in [LoopPolicy::Clamp, LoopPolicy::Wrap] {
+        let clip = float_clip(2);
+        let settings = CompressSettings::default().with_loop_policy(loop_mode);
+        let reader = packed(&clip, &settings);
+        let meta = reader.meta();
+        assert!(meta.floats.len() >= 9, "two faces and a camera");
+        let text = json_text(&reader).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        // The bones' fields as before.
+        assert_eq!(
+            json["samples"].as_array().unwrap().len(),
+            meta.num_samples()
+        );
+        assert_eq!(json["bones"].as_array().unwrap().len(), meta.num_bones());
+        let floats = json["floats"].as_array().unwrap();
+        assert_eq!(floats.len(), meta.floats.len());
+        let sampled = sampled_floats(&reader);
+        for (track, (float, written)) in meta.floats.iter().zip(floats).enumerate() {
+            assert_eq!(written["name"], float.name.as_str());
+            assert_eq!(written["components"], u64::from(float.components));
+            assert_eq!(
+                written["precision"].as_f64().unwrap() as f32,
+                float.precision
+            );
+            match float.kind {
+                crate::clip::FloatKind::MorphWeight {
+                    max_displacement_cm,
+                } => {
+                    assert_eq!(written["kind"], "morph_weight");
+                    assert_eq!(
+                        written["max_displacement_cm"].as_f64().map(|v| v as f32),
+                        max_displacement_cm
+                    );
+                }
+                crate::clip::FloatKind::FieldOfView => {
+                    assert_eq!(written["kind"], "field_of_view");
+                    assert!(written.get("max_displacement_cm").is_none());
+                }
+                crate::clip::FloatKind::Generic => assert_eq!(written["kind"], "generic"),
+            }
+            let values = written["values"].as_array().unwrap();
+            assert_eq!(values.len(), meta.num_samples());
+            let offset = meta.float_offsets()[track] as usize;
+            let components = usize::from(float.components);
+            for (k, row) in values.iter().enumerate() {
+                let got: Vec<f32> = row
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_f64().unwrap() as f32)
+                    .collect();
+                let want = &sampled[k][offset..offset + components];
+                // Bit for bit.
+                assert_eq!(
+                    got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    want.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    "'{}' sample {k}",
+                    float.name
+                );
+            }
+        }
+    }
+    // A clip without float tracks says so with an empty array.
+    let reader = packed(
+        &edge_case_clip(LoopMode::Clamp),
+        &CompressSettings::default(),
+    );
+    let json: serde_json::Value = serde_json::from_str(&json_text(&reader).unwrap()).unwrap();
+    assert_eq!(json["floats"], serde_json::json!([]));
+}
+
+/// Exports `reader` as glTF (`.glb` when `binary`), imports it back and
+/// checks every float track the export writes: the same name, kind,
+/// components, precision (to the f32 rounding of the displacement written in
+/// metres and read back in cm) and, at every sample, values within the
+/// track's precision of the decoded ones. Returns the imported clip.
+fn assert_gltf_floats_round_trip<S: Sampling>(reader: &S, binary: bool) -> Clip
+where
+    Error: From<S::Error>,
+{
+    let meta = reader.clip_meta();
+    let bytes = super::gltf::gltf_bytes(reader, binary).unwrap();
+    let back = import_gltf(&bytes, "export.glb", meta.sample_rate);
+    let wraps = meta.loop_mode == LoopMode::Wrap;
+    let keys = meta.num_samples() + usize::from(wraps);
+    assert_eq!(back.num_samples(), keys);
+    // The new nodes holding meshes and cameras are no bones.
+    assert_eq!(back.num_bones(), meta.num_bones());
+    assert_eq!(back.float_tracks().len(), meta.floats.len());
+    let sampled = sampled_floats(reader);
+    for (track, float) in meta.floats.iter().enumerate() {
+        let imported = back
+            .float_tracks()
+            .iter()
+            .find(|t| t.name() == float.name)
+            .unwrap_or_else(|| panic!("'{}' not imported", float.name));
+        assert_eq!(imported.components(), usize::from(float.components));
+        match (float.kind, imported.kind()) {
+            (
+                crate::clip::FloatKind::MorphWeight {
+                    max_displacement_cm: want,
+                },
+                crate::clip::FloatKind::MorphWeight {
+                    max_displacement_cm: got,
+                },
+            ) => match (want, got) {
+                (Some(want), Some(got)) => assert!(
+                    (want - got).abs() <= want * 2.0 * f32::EPSILON,
+                    "'{}': {got} cm, wrote {want} cm",
+                    float.name
+                ),
+                (want, got) => assert_eq!(want, got, "'{}'", float.name),
+            },
+            (want, got) => assert_eq!(want, got, "'{}'", float.name),
+        }
+        assert!(
+            (imported.precision() - float.precision).abs() <= float.precision * 4.0 * f32::EPSILON,
+            "'{}': precision {} back, {} written",
+            float.name,
+            imported.precision(),
+            float.precision
+        );
+        let offset = meta.float_offsets()[track] as usize;
+        for k in 0..keys {
+            let want = sampled[k % meta.num_samples()][offset];
+            let got = imported.sample(k)[0];
+            assert!(
+                (got - want).abs() <= float.precision,
+                "'{}' sample {k}: {got} back, {want} decoded",
+                float.name
+            );
+        }
+    }
+    back
+}
+
+#[test]
+fn float_tracks_round_trip_through_gltf() {
+    for actors in [1, 2] {
+        let clip = float_clip(actors);
+        for policy in [LoopPolicy::Clamp, LoopPolicy::Wrap] {
+            let settings = CompressSettings::default().with_loop_policy(policy);
+            let reader = packed(&clip, &settings);
+            for binary in [true, false] {
+                assert_gltf_floats_round_trip(&reader, binary);
+            }
+            // The bones as before (the clip does not loop: its samples
+            // are the source's only when clamped).
+            if policy == LoopPolicy::Clamp {
+                assert_gltf_round_trip(&reader, &clip, true);
+            }
+        }
+        // Against the clip before compression: within the codec's precision
+        // and the export's, each bounded by the track's.
+        let settings = CompressSettings::default().with_loop_policy(LoopPolicy::Clamp);
+        let reader = packed(&clip, &settings);
+        let back = assert_gltf_floats_round_trip(&reader, true);
+        for original in clip.float_tracks() {
+            let imported = back
+                .float_tracks()
+                .iter()
+                .find(|t| t.name() == original.name())
+                .unwrap();
+            for k in 0..clip.num_samples() {
+                let (a, b) = (original.sample(k)[0], imported.sample(k)[0]);
+                assert!(
+                    (a - b).abs() <= 2.0 * original.precision(),
+                    "'{}' sample {k}: {b} back, {a} before compression",
+                    original.name()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_gltf_float_layout_is_as_documented() {
+    let clip = float_clip(2);
+    let reader = packed(&clip, &CompressSettings::default());
+    let meta = reader.meta();
+    let bytes = super::gltf::gltf_bytes(&reader, false).unwrap();
+    let (json, bin) = gltf_parts(&bytes);
+    let bones = meta.num_bones();
+    let nodes = json["nodes"].as_array().unwrap();
+    // The camera on the camera bone; a node per face at the root (the
+    // procedural rig has no bone named after the face).
+    let camera_bone = meta.skeleton.find("Camera").unwrap();
+    assert_eq!(nodes[camera_bone]["camera"], 0);
+    let camera = &json["cameras"][0];
+    assert_eq!(camera["type"], "perspective");
+    assert!(camera["perspective"]["yfov"].as_f64().unwrap() > 0.0);
+    assert!(camera["perspective"]["znear"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        json["extensionsUsed"],
+        serde_json::json!(["KHR_animation_pointer"])
+    );
+    assert!(json.get("extensionsRequired").is_none());
+    assert_eq!(nodes.len(), bones + 2);
+    let roots = json["scenes"][0]["nodes"].as_array().unwrap();
+    for (group, node) in ["actor0/Face", "actor1/Face"].iter().zip(bones..) {
+        assert_eq!(nodes[node]["name"], *group);
+        assert!(roots.contains(&serde_json::json!(node)));
+        let mesh = &json["meshes"][nodes[node]["mesh"].as_u64().unwrap() as usize];
+        assert_eq!(mesh["name"], *group);
+        let names: Vec<&str> = mesh["extras"]["targetNames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap())
+            .collect();
+        assert_eq!(names, crate::procedural::FACE_TARGETS.map(|(n, _)| n));
+        let primitive = &mesh["primitives"][0];
+        let position =
+            &json["accessors"][primitive["attributes"]["POSITION"].as_u64().unwrap() as usize];
+        assert!(position.get("min").is_some() && position.get("max").is_some());
+        for (target, (_, cm)) in primitive["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(crate::procedural::FACE_TARGETS)
+        {
+            let index = target["POSITION"].as_u64().unwrap() as usize;
+            let moved = accessor_floats(&json, &bin, index);
+            assert_eq!(moved[..8], [0.0; 8]);
+            assert_eq!(moved[8], (f64::from(cm) / 100.0) as f32, "{group}");
+            assert_eq!(
+                json["accessors"][index]["max"][2].as_f64().unwrap() as f32,
+                moved[8]
+            );
+        }
+    }
+    // One weights channel per face, one pointer channel, every key.
+    let animation = &json["animations"][0];
+    let channels = animation["channels"].as_array().unwrap();
+    let weights: Vec<_> = channels
+        .iter()
+        .filter(|c| c["target"]["path"] == "weights")
+        .collect();
+    assert_eq!(weights.len(), 2);
+    for channel in weights {
+        let sampler = &animation["samplers"][channel["sampler"].as_u64().unwrap() as usize];
+        assert_eq!(sampler["interpolation"], "LINEAR");
+        let output = accessor_floats(&json, &bin, sampler["output"].as_u64().unwrap() as usize);
+        assert_eq!(output.len(), 4 * meta.num_samples());
+    }
+    let pointer: Vec<_> = channels
+        .iter()
+        .filter(|c| c["target"]["path"] == "pointer")
+        .collect();
+    assert_eq!(pointer.len(), 1);
+    assert_eq!(
+        pointer[0]["target"]["extensions"]["KHR_animation_pointer"]["pointer"],
+        "/cameras/0/perspective/yfov"
+    );
+    assert!(pointer[0]["target"].get("node").is_none());
+    validate_with_gltf_crate(&json);
+    // Nothing left out, nothing to note.
+    assert!(super::export_notes(meta, ExportFormat::Gltf).is_empty());
+    let notes = super::export_notes(meta, ExportFormat::Bvh);
+    assert_eq!(notes.len(), 1);
+    assert!(
+        notes[0].contains("BVH has no place for float tracks: 9"),
+        "{notes:?}"
+    );
+}
+
+/// Runs the gltf crate's validation (required fields, enums, some indices)
+/// on `json`, its pointer channels given the placeholder `target.node` the
+/// crate requires and `KHR_animation_pointer` forbids (the importer does the
+/// same).
+fn validate_with_gltf_crate(json: &serde_json::Value) {
+    let mut json = json.clone();
+    for channel in json["animations"][0]["channels"].as_array_mut().unwrap() {
+        if channel["target"]["path"] == "pointer" {
+            channel["target"]["node"] = serde_json::json!(0);
+        }
+    }
+    gltf::Gltf::from_slice(&serde_json::to_vec(&json).unwrap()).unwrap();
+}
+
+/// `clip` with its float tracks replaced by `tracks`.
+fn with_floats(clip: &Clip, tracks: Vec<crate::clip::FloatTrack>) -> Clip {
+    let mut bare = Clip::from_poses(
+        clip.name(),
+        clip.skeleton().clone(),
+        clip.sample_rate(),
+        clip.unit(),
+        (0..clip.num_samples())
+            .flat_map(|k| clip.pose(k).to_vec())
+            .collect(),
+    )
+    .unwrap();
+    bare = bare.with_float_tracks(tracks).unwrap();
+    bare
+}
+
+#[test]
+fn gltf_places_floats_under_bones_of_their_name_and_notes_what_it_leaves_out() {
+    use crate::clip::{FloatKind, FloatTrack};
+    // Jaw rests at a scale of 3 (its largest axis): a morph under it moves
+    // its vertices three times as far as its mesh says.
+    let jaw_bind = Transform {
+        rotation: Quat::IDENTITY,
+        translation: Vec3::Y * 10.0,
+        scale: Vec3::new(3.0, 0.5, 1.0),
+    };
+    let skeleton = Skeleton::new(vec![
+        Bone {
+            name: "Head".into(),
+            parent: None,
+            bind: Transform::IDENTITY,
+        },
+        Bone {
+            name: "Jaw".into(),
+            parent: Some(0),
+            bind: jaw_bind,
+        },
+    ])
+    .unwrap();
+    let poses = (0..20)
+        .flat_map(|s| {
+            [
+                Transform::from_rotation_translation(
+                    Quat::from_rotation_y(0.1 * s as f32),
+                    Vec3::new(s as f32, 0.0, 0.0),
+                ),
+                jaw_bind,
+            ]
+        })
+        .collect();
+    let clip =
+        Clip::from_poses("faces", Arc::new(skeleton), 30.0, LengthUnit::METRE, poses).unwrap();
+    let n = clip.num_samples();
+    let ramp = |scale: f32| {
+        (0..n)
+            .map(|k| scale * k as f32 / n as f32)
+            .collect::<Vec<f32>>()
+    };
+    let tracks = vec![
+        // Under the bone "Head", whose scale is 1: the node's.
+        FloatTrack::morph_weight("Head/smile", ramp(1.0), Some(2.5), 0.01).unwrap(),
+        FloatTrack::morph_weight("Head/unknown", ramp(0.5), None, 0.01).unwrap(),
+        FloatTrack::morph_weight("Head/still", ramp(0.25), Some(0.0), 0.01).unwrap(),
+        // Under "Jaw": written as a third of 4 cm.
+        FloatTrack::morph_weight("Jaw/open", ramp(1.0), Some(4.0), 0.01).unwrap(),
+        // A camera and a morph on a node no bone is named after: one node.
+        FloatTrack::new(
+            "Lens/yfov",
+            FloatKind::FieldOfView,
+            1,
+            1.0e-4,
+            ramp(0.1).iter().map(|v| v + 0.5).collect(),
+        )
+        .unwrap(),
+        FloatTrack::morph_weight("Lens/dirt", ramp(1.0), Some(1.0), 0.01).unwrap(),
+        // Left out, with a note each.
+        FloatTrack::new("focus", FloatKind::Generic, 1, 1.0e-3, ramp(3.0)).unwrap(),
+        FloatTrack::new(
+            "Head/colour",
+            FloatKind::Generic,
+            3,
+            1.0e-3,
+            vec![0.5; 3 * n],
+        )
+        .unwrap(),
+        FloatTrack::new("Lens/fov2", FloatKind::FieldOfView, 1, 1.0e-4, vec![0.7; n]).unwrap(),
+    ];
+    let clip = with_floats(&clip, tracks);
+    // In memory: a container cannot yet hold an unknown displacement.
+    let (compressed, _) = compress(&clip, &CompressSettings::default()).unwrap();
+    let meta = compressed.clip_meta();
+    let notes = super::export_notes(meta, ExportFormat::Glb);
+    assert_eq!(notes.len(), 3, "{notes:?}");
+    assert!(
+        notes[0].contains("'focus' left out: glTF has no place for a generic"),
+        "{notes:?}"
+    );
+    assert!(notes[1].contains("'Head/colour' left out"), "{notes:?}");
+    assert!(
+        notes[2].contains("'Lens/fov2' left out: node 'Lens' already holds"),
+        "{notes:?}"
+    );
+
+    let bytes = super::gltf::gltf_bytes(&compressed, true).unwrap();
+    let (json, _) = gltf_parts(&bytes);
+    validate_with_gltf_crate(&json);
+    let nodes = json["nodes"].as_array().unwrap();
+    // Bones 0 and 1, then the camera's node (Lens, at the root, which takes
+    // Lens's morph too), then Head's and Jaw's under their bones.
+    assert_eq!(nodes.len(), 5);
+    assert_eq!(json["scenes"][0]["nodes"], serde_json::json!([0, 2]));
+    assert_eq!(nodes[0]["children"], serde_json::json!([1, 3]));
+    assert_eq!(nodes[1]["children"], serde_json::json!([4]));
+    assert_eq!(nodes[2]["name"], "Lens");
+    assert_eq!(nodes[2]["camera"], 0);
+    assert!(nodes[2].get("mesh").is_some());
+    assert_eq!(nodes[3]["name"], "Head");
+    assert_eq!(nodes[4]["name"], "Jaw");
+    // The unknown displacement: a NORMAL target, no POSITION.
+    let head = &json["meshes"][nodes[3]["mesh"].as_u64().unwrap() as usize];
+    let targets = head["primitives"][0]["targets"].as_array().unwrap();
+    assert!(targets[0].get("POSITION").is_some());
+    assert!(targets[1].get("POSITION").is_none() && targets[1].get("NORMAL").is_some());
+    assert!(head["primitives"][0]["attributes"].get("NORMAL").is_some());
+    let jaw = &json["meshes"][nodes[4]["mesh"].as_u64().unwrap() as usize];
+    let moved = jaw["primitives"][0]["targets"][0]["POSITION"]
+        .as_u64()
+        .unwrap() as usize;
+    assert_eq!(
+        json["accessors"][moved]["max"][2].as_f64().unwrap() as f32,
+        (0.04 / 3.0f64) as f32
+    );
+
+    // Back through the importer: every track but the three left out.
+    let back = import_gltf(&bytes, "floats.glb", meta.sample_rate);
+    assert_eq!(back.num_bones(), 2, "the new nodes are no bones");
+    let mut names: Vec<&str> = back.float_tracks().iter().map(|t| t.name()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "Head/smile",
+            "Head/still",
+            "Head/unknown",
+            "Jaw/open",
+            "Lens/dirt",
+            "Lens/yfov"
+        ]
+    );
+    let sampled = sampled_floats(&compressed);
+    for imported in back.float_tracks() {
+        let track = meta
+            .floats
+            .iter()
+            .position(|f| f.name == imported.name())
+            .unwrap();
+        let float = &meta.floats[track];
+        assert_eq!(imported.kind(), float.kind, "{}", float.name);
+        assert!(
+            (imported.precision() - float.precision).abs() <= float.precision * 4.0 * f32::EPSILON,
+            "{}",
+            float.name
+        );
+        let offset = meta.float_offsets()[track] as usize;
+        for (k, row) in sampled.iter().enumerate() {
+            assert!((imported.sample(k)[0] - row[offset]).abs() <= float.precision);
+        }
+    }
+
+    // export_file reports the notes.
+    let dir = scratch_dir("gltf-notes");
+    let summary = export_file(&compressed, ExportFormat::Gltf, &dir.join("floats.gltf")).unwrap();
+    assert_eq!(summary.notes, notes);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_gltf_morph_scene_keeps_its_float_tracks_through_export() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/gltf_morph/morph_scene.gltf");
+    let options = crate::import::ImportOptions::default();
+    let clips = crate::import::import_file(&path, &options).unwrap();
+    for clip in &clips {
+        assert!(!clip.float_tracks().is_empty());
+        let settings = CompressSettings::default().with_loop_policy(LoopPolicy::Clamp);
+        let reader = packed(clip, &settings);
+        assert!(super::export_notes(reader.meta(), ExportFormat::Glb).is_empty());
+        let back = assert_gltf_floats_round_trip(&reader, true);
+        assert_eq!(back.float_tracks().len(), clip.float_tracks().len());
+        // And against the imported clip, before compression.
+        for original in clip.float_tracks() {
+            let imported = back
+                .float_tracks()
+                .iter()
+                .find(|t| t.name() == original.name())
+                .unwrap();
+            for k in 0..clip.num_samples().min(back.num_samples()) {
+                let (a, b) = (original.sample(k)[0], imported.sample(k)[0]);
+                assert!(
+                    (a - b).abs() <= 2.0 * original.precision(),
+                    "'{}' sample {k}: {b} back, {a} imported",
+                    original.name()
+                );
+            }
+        }
+    }
 }

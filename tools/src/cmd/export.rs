@@ -16,7 +16,12 @@ use cinestream::export::{export_file, ExportFormat};
 /// translation, scale) a sample. glTF 2.0 (.glb binary, .gltf with the
 /// buffer embedded): the bones as nodes with a skin, the samples as one
 /// animation of LINEAR channels at the clip's rate, in metres; Blender and
-/// web viewers open it. The file is written atomically.
+/// web viewers open it. Float tracks: JSON holds every one with its decoded
+/// values; glTF writes morph weights as a mesh of morph targets per node
+/// (a `weights` channel) and fields of view as cameras (a
+/// KHR_animation_pointer channel on yfov), and leaves generic tracks out;
+/// BVH holds none. What a format leaves out is printed as a note. The file
+/// is written atomically.
 ///
 /// Example: cinestream export walk.cine -o walk.glb
 #[derive(clap::Args)]
@@ -74,5 +79,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         summary.bytes,
         unit
     );
+    for note in &summary.notes {
+        eprintln!("note: {note}");
+    }
     Ok(ExitCode::SUCCESS)
 }
