@@ -800,6 +800,16 @@ mod tests {
                 }
             }
         }
+        // One bone alone is the pose's bone, float slots or not.
+        let mut pose = vec![Transform::IDENTITY; meta.num_bones()];
+        for k in 0..40 {
+            let time = k as f64 * 0.0977;
+            compressed.sample(time, &mut pose).unwrap();
+            for (bone, expected) in pose.iter().enumerate() {
+                let one = compressed.sample_bone(bone, time).unwrap();
+                assert_eq!(&one, expected, "bone {bone} at {time}");
+            }
+        }
         // The bones are what they are without the floats.
         let bones_only = cinematic(&CinematicSpec::default().with_actors(2).with_seconds(4.0));
         assert!(stats.error.max_cm <= 0.01);

@@ -672,9 +672,15 @@ pub(crate) fn sample_bone<S: SegmentSource>(
         .into());
     };
     let mut out = base;
-    let first = meta.animated.partition_point(|t| (t.bone as usize) < bone);
+    // The bones' tracks, in bone order; the float slots follow them (their
+    // `bone` is a slot index), so the search must stop before them.
+    let bone_tracks = meta
+        .animated
+        .partition_point(|t| t.channel != Channel::Float);
+    let tracks = &meta.animated[..bone_tracks];
+    let first = tracks.partition_point(|t| (t.bone as usize) < bone);
     let end = first
-        + meta.animated[first..]
+        + tracks[first..]
             .iter()
             .take_while(|t| t.bone as usize == bone)
             .count();
