@@ -790,14 +790,12 @@ mod tests {
                     );
                 }
                 // One track alone gives the same values.
-                if half % 7 == 0 {
-                    let one = compressed.sample_float(t, time).unwrap();
-                    let at = offsets[t] as usize;
-                    assert_eq!(
-                        &one[..track.components()],
-                        &values[at..at + track.components()]
-                    );
-                }
+                let one = compressed.sample_float(t, time).unwrap();
+                let at = offsets[t] as usize;
+                assert_eq!(
+                    &one[..track.components()],
+                    &values[at..at + track.components()]
+                );
             }
         }
         // One bone alone is the pose's bone, float slots or not.
@@ -817,6 +815,39 @@ mod tests {
         assert!(stats.float_counts.animated > 0, "{:?}", stats.float_counts);
         assert!(compressed.sample_float(meta.floats.len(), 0.0).is_err());
         assert!(compressed.sample_floats(0.0, &mut [0.0; 1]).is_err());
+    }
+
+    #[test]
+    fn a_four_component_track_alone_is_its_two_slots_from_the_pose() {
+        let base = cinematic(&CinematicSpec::default().with_seconds(1.0));
+        let n = base.num_samples();
+        let colour = (0..n)
+            .flat_map(|s| {
+                let t = s as f32 * 0.1;
+                [t.sin(), 0.3 * t, t.cos(), 1.0 - 0.2 * t]
+            })
+            .collect();
+        let curve = crate::clip::FloatTrack::new(
+            "light/colour",
+            crate::clip::FloatKind::Generic,
+            4,
+            1e-3,
+            colour,
+        )
+        .unwrap();
+        let clip = base.with_float_tracks(vec![curve]).unwrap();
+        let (compressed, stats) = compress(&clip, &CompressSettings::default()).unwrap();
+        assert_eq!(stats.float_counts.animated, 2, "{:?}", stats.float_counts);
+        let mut values = [0.0f32; 4];
+        for k in 0..3 * n {
+            let time = k as f64 / 3.0 / clip.sample_rate() as f64;
+            compressed.sample_floats(time, &mut values).unwrap();
+            assert_eq!(
+                compressed.sample_float(0, time).unwrap(),
+                values,
+                "at {time}"
+            );
+        }
     }
 
     #[test]

@@ -270,6 +270,9 @@ pub struct ClipMeta {
     pub threshold_cm: f64,
     /// Shell distance the error was measured at, in cm (informational).
     pub shell_cm: f64,
+    /// How many of [`ClipMeta::animated`] are the bones' (the float slots
+    /// follow them).
+    bone_tracks: usize,
     /// Float tracks (morph weights, fields of view, curves), in order.
     /// Their constant slots are among [`ClipMeta::constants`] and their
     /// animated slots come last in [`ClipMeta::animated`], both with
@@ -317,7 +320,12 @@ impl ClipMeta {
                 Channel::Float => {}
             }
         }
+        let bone_tracks = animated
+            .iter()
+            .take_while(|t| t.channel != Channel::Float)
+            .count();
         ClipMeta {
+            bone_tracks,
             name,
             skeleton,
             sample_rate,
@@ -367,6 +375,13 @@ impl ClipMeta {
         }
         self.floats = floats;
         self
+    }
+
+    /// How many of [`ClipMeta::animated`] are the bones' tracks, in bone
+    /// order; the animated float slots follow them, in slot order.
+    #[inline]
+    pub fn bone_tracks(&self) -> usize {
+        self.bone_tracks
     }
 
     /// The slots of the float tracks (a track of four components has two).

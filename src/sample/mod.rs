@@ -240,42 +240,10 @@ pub trait Sampling: SegmentSource<Error = Error> + Sized {
     }
 
     /// Float track `track` alone at `time`: its components, then zeros.
+    /// Decodes only that track's slots, as [`Sampling::sample_bone`] does
+    /// one bone, with the values [`Sampling::sample_floats`] gives.
     fn sample_float(&self, track: usize, time: f64) -> Result<[f32; 4], Error> {
-        struct One {
-            track: usize,
-            out: [f32; 4],
-        }
-        impl PoseWriter for One {
-            fn wants(&self, _: usize) -> bool {
-                false
-            }
-            fn wants_bones(&self) -> bool {
-                false
-            }
-            fn wants_floats(&self) -> bool {
-                true
-            }
-            fn float(&mut self, track: usize, component: usize, value: f32) {
-                if track == self.track {
-                    if let Some(v) = self.out.get_mut(component) {
-                        *v = value;
-                    }
-                }
-            }
-            fn rotation(&mut self, _: usize, _: glam::Quat) {}
-            fn translation(&mut self, _: usize, _: glam::Vec3) {}
-            fn scale(&mut self, _: usize, _: glam::Vec3) {}
-        }
-        let tracks = self.clip_meta().floats.len();
-        if track >= tracks {
-            return Err(SampleError::NoSuchFloatTrack { track, tracks }.into());
-        }
-        let mut one = One {
-            track,
-            out: [0.0; 4],
-        };
-        self.sample_into(time, &mut one)?;
-        Ok(one.out)
+        sample_float(self.clip_meta(), self.decode_plan(), self, track, time)
     }
 
     /// Decodes the stored sample `index` (clamped to the last) exactly.
@@ -674,10 +642,7 @@ pub(crate) fn sample_bone<S: SegmentSource>(
     let mut out = base;
     // The bones' tracks, in bone order; the float slots follow them (their
     // `bone` is a slot index), so the search must stop before them.
-    let bone_tracks = meta
-        .animated
-        .partition_point(|t| t.channel != Channel::Float);
-    let tracks = &meta.animated[..bone_tracks];
+    let tracks = &meta.animated[..meta.bone_tracks()];
     let first = tracks.partition_point(|t| (t.bone as usize) < bone);
     let end = first
         + tracks[first..]
@@ -713,6 +678,65 @@ pub(crate) fn sample_bone<S: SegmentSource>(
                 blend_vector(&mut out, track.channel, va, vb, keys.alpha);
             }
         }
+    }
+    Ok(out)
+}
+
+/// One float track at `time` (see [`Sampling::sample_float`]).
+pub(crate) fn sample_float<S: SegmentSource>(
+    meta: &ClipMeta,
+    plan: &DecodePlan,
+    source: &S,
+    track: usize,
+    time: f64,
+) -> Result<[f32; 4], S::Error> {
+    let (Some(float), Some(&offset)) = (meta.floats.get(track), meta.float_offsets().get(track))
+    else {
+        return Err(SampleError::NoSuchFloatTrack {
+            track,
+            tracks: meta.floats.len(),
+        }
+        .into());
+    };
+    let (offset, components) = (offset as usize, float.components as usize);
+    let mut out = [0.0f32; 4];
+    out[..components].copy_from_slice(&meta.base_floats()[offset..offset + components]);
+    // The track's slots are consecutive, and the animated ones follow the
+    // bones' tracks in slot order.
+    let slots = meta.float_slots();
+    let first_slot = slots.partition_point(|s| (s.track as usize) < track);
+    let end_slot = first_slot
+        + slots[first_slot..]
+            .iter()
+            .take_while(|s| s.track as usize == track)
+            .count();
+    let bone_tracks = meta.bone_tracks();
+    let animated = &meta.animated[bone_tracks..];
+    let first = animated.partition_point(|t| (t.bone as usize) < first_slot);
+    let end = first
+        + animated[first..]
+            .iter()
+            .take_while(|t| (t.bone as usize) < end_slot)
+            .count();
+    if first == end {
+        return Ok(out);
+    }
+    let keys = locate(meta, time, SampleRounding::None);
+    let (bracket, handle_a, handle_b) = bracketing_segments(meta, source, keys)?;
+    let (a, bit_a, b, bit_b) = bracket.resolve(&handle_a, &handle_b);
+    check_tables(plan, bracket.segment_a, &a, &b)?;
+    for (t, stored) in (bone_tracks + first..).zip(&animated[first..end]) {
+        let (TrackSlot::Vector { index }, Some(slot)) =
+            (plan.track_slot(t), slots.get(stored.bone as usize))
+        else {
+            continue;
+        };
+        let va = a.vectors[index as usize].read(a.keys, bit_a);
+        let vb = b.vectors[index as usize].read(b.keys, bit_b);
+        // The arithmetic of the pose's float loop, so the values are its own.
+        let v = lerp_vector(va, vb, keys.alpha).to_array();
+        let at = slot.first as usize;
+        out[at..at + slot.count as usize].copy_from_slice(&v[..slot.count as usize]);
     }
     Ok(out)
 }
