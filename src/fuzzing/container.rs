@@ -3,6 +3,7 @@
 //!
 //! Not part of the stable API: it exists for the fuzzers.
 
+use super::same_bits;
 use crate::container::StreamReader;
 use crate::sample::Sampling;
 use crate::stream::{Stream, StreamOptions};
@@ -107,19 +108,6 @@ fn stream_like_the_reader(data: &[u8], reader: &StreamReader<&[u8]>, times: &[f6
             );
         }
     }
-}
-
-/// Bitwise equality, so that NaN equals itself.
-fn same_bits(a: &Transform, b: &Transform) -> bool {
-    let bits = |t: &Transform| {
-        let (r, p, s) = (
-            t.rotation.to_array(),
-            t.translation.to_array(),
-            t.scale.to_array(),
-        );
-        [r[0], r[1], r[2], r[3], p[0], p[1], p[2], s[0], s[1], s[2]].map(f32::to_bits)
-    };
-    bits(a) == bits(b)
 }
 
 /// Recomputes every checksum the file's own (possibly mutated) fields point

@@ -56,6 +56,7 @@
 
 use std::sync::OnceLock;
 
+use super::same_bits;
 use crate::clip::{LoopMode, Transform};
 use crate::compress::{compress, CompressSettings, LoopPolicy};
 use crate::container::{encode_stream, StreamReader, WriteOptions};
@@ -271,19 +272,6 @@ impl<'a> Input<'a> {
             _ => self.time(duration, rate),
         }
     }
-}
-
-/// Bitwise equality, so that NaN equals itself.
-fn same_bits(a: &Transform, b: &Transform) -> bool {
-    let bits = |t: &Transform| {
-        let (r, p, s) = (
-            t.rotation.to_array(),
-            t.translation.to_array(),
-            t.scale.to_array(),
-        );
-        [r[0], r[1], r[2], r[3], p[0], p[1], p[2], s[0], s[1], s[2]].map(f32::to_bits)
-    };
-    bits(a) == bits(b)
 }
 
 fn same_pose(a: &[Transform], b: &[Transform]) -> bool {
