@@ -65,7 +65,7 @@ pub use compress::{compress, CompressSettings, CompressStats, LoopPolicy};
 #[cfg(feature = "pipeline")]
 pub use compressed::CompressedClip;
 pub use error::{Error, Result};
-pub use sample::Sampling;
+pub use sample::{Quality, Sampling};
 
 // The README's examples are compiled and run as doctests.
 #[cfg(all(doctest, feature = "pipeline"))]

@@ -15,7 +15,10 @@
 
 mod classify;
 mod floats;
+mod preview;
 mod search;
+
+pub use preview::{build_preview, Preview, PreviewPart, DEFAULT_PREVIEW_CM, PREVIEW_CM_RANGE};
 
 use std::ops::RangeInclusive;
 use std::time::Instant;
@@ -416,67 +419,9 @@ fn compress_with(
         settings.shell_cm,
     )
     .with_floats(float_classes.meta);
-    let mut segments: Vec<search::SegmentResult> = (0..layout.count())
-        .into_par_iter()
-        .map(|segment| search::search_segment(&ctx, &meta, &tracks, bone_tracks, segment, &[]))
-        .collect();
-    let mut compositions: usize = segments.iter().map(|s| s.compositions).sum();
     let stored = clip.prefix(samples).with_loop_mode(loop_mode);
-
-    // The promise: measure what the sampler decodes; give bits where a bone is over.
-    let mut compressed;
-    let mut report;
-    let mut rounds = 0;
-    loop {
-        compressed = CompressedClip::new(
-            meta.clone(),
-            segments.iter().map(|s| s.bytes.clone()).collect(),
-        )
-        .map_err(|(segment, fault)| Error::Internal {
-            message: format!(
-                "'{}': segment {segment} does not decode: {fault}",
-                clip.name()
-            ),
-        })?;
-        report = metric::measure_error(&stored, &compressed, &settings.metric())?;
-        let over = over_threshold(&report, &ctx, settings.aimed_threshold_cm());
-        if over.is_empty() {
-            break;
-        }
-        rounds += 1;
-        if rounds > 2 {
-            return Err(Error::Internal {
-                message: format!(
-                    "'{}': error {:.5} cm at bone {} sample {} stays over the threshold at full precision",
-                    clip.name(),
-                    report.max_cm,
-                    report.worst.0,
-                    report.worst.1
-                ),
-            });
-        }
-        tracing::warn!(
-            clip = clip.name(),
-            pairs = over.len(),
-            "raising bit rates after verification"
-        );
-        let mut by_segment: Vec<Vec<usize>> = vec![Vec::new(); layout.count()];
-        for (bone, sample) in over {
-            let (segment, _) = layout.locate(sample);
-            let mut cursor = Some(bone);
-            while let Some(b) = cursor {
-                by_segment[segment].push(b);
-                cursor = clip.skeleton().parent(b);
-            }
-        }
-        for (segment, pinned) in by_segment.iter().enumerate() {
-            if !pinned.is_empty() {
-                segments[segment] =
-                    search::search_segment(&ctx, &meta, &tracks, bone_tracks, segment, pinned);
-                compositions += segments[segment].compositions;
-            }
-        }
-    }
+    let (compressed, segments, compositions, report) =
+        search_verified(&ctx, &stored, &meta, &tracks, bone_tracks, settings)?;
 
     let mut rate_histogram = [0u64; NUM_RATES as usize];
     let mut float_rate_histogram = [0u64; NUM_RATES as usize];
@@ -494,7 +439,7 @@ fn compress_with(
     let float_errors = floats::measure(
         &stored,
         samples,
-        |s, out| compressed.sample_floats(s as f64 / rate, out),
+        |s, out| compressed.sample_floats(s as f64 / rate, out).map(|_| ()),
         compressed.meta().float_offsets(),
         compressed.meta().num_float_values(),
     )?;
@@ -534,6 +479,159 @@ fn compress_with(
         float_counts,
     };
     Ok((compressed, stats, compositions))
+}
+
+/// Searches every segment's rates, then measures what the sampler decodes
+/// against `stored` (the samples kept) and gives bits where a bone is over,
+/// at most twice: the promise, kept or an error.
+fn search_verified(
+    ctx: &Context,
+    stored: &Clip,
+    meta: &ClipMeta,
+    tracks: &[TrackSamples],
+    bone_tracks: usize,
+    settings: &CompressSettings,
+) -> Result<(CompressedClip, Vec<search::SegmentResult>, usize, ErrorReport)> {
+    let clip = ctx.clip;
+    let layout = meta.segments;
+    let mut segments: Vec<search::SegmentResult> = (0..layout.count())
+        .into_par_iter()
+        .map(|segment| search::search_segment(ctx, meta, tracks, bone_tracks, segment, &[]))
+        .collect();
+    let mut compositions: usize = segments.iter().map(|s| s.compositions).sum();
+
+    // The promise: measure what the sampler decodes; give bits where a bone is over.
+    let mut compressed;
+    let mut report;
+    let mut rounds = 0;
+    loop {
+        compressed = CompressedClip::new(
+            meta.clone(),
+            segments.iter().map(|s| s.bytes.clone()).collect(),
+        )
+        .map_err(|(segment, fault)| Error::Internal {
+            message: format!(
+                "'{}': segment {segment} does not decode: {fault}",
+                clip.name()
+            ),
+        })?;
+        report = metric::measure_error(stored, &compressed, &settings.metric())?;
+        let over = over_threshold(&report, ctx, settings.aimed_threshold_cm());
+        if over.is_empty() {
+            break;
+        }
+        rounds += 1;
+        if rounds > 2 {
+            return Err(Error::Internal {
+                message: format!(
+                    "'{}': error {:.5} cm at bone {} sample {} stays over the threshold at full precision",
+                    clip.name(),
+                    report.max_cm,
+                    report.worst.0,
+                    report.worst.1
+                ),
+            });
+        }
+        tracing::warn!(
+            clip = clip.name(),
+            pairs = over.len(),
+            "raising bit rates after verification"
+        );
+        let mut by_segment: Vec<Vec<usize>> = vec![Vec::new(); layout.count()];
+        for (bone, sample) in over {
+            let (segment, _) = layout.locate(sample);
+            let mut cursor = Some(bone);
+            while let Some(b) = cursor {
+                by_segment[segment].push(b);
+                cursor = clip.skeleton().parent(b);
+            }
+        }
+        for (segment, pinned) in by_segment.iter().enumerate() {
+            if !pinned.is_empty() {
+                segments[segment] =
+                    search::search_segment(ctx, meta, tracks, bone_tracks, segment, pinned);
+                compositions += segments[segment].compositions;
+            }
+        }
+    }
+    Ok((compressed, segments, compositions, report))
+}
+
+/// Compresses `clip` (clamping, every sample kept) onto `template`'s
+/// tracks: the same kinds, constants, clip ranges and rotation references,
+/// so that the result needs no metadata of its own beyond its segments. The
+/// template's clip ranges must hold every value of `clip` (true of a clip
+/// made of the template's own samples, as a preview tier is). The float
+/// slots' precisions are `clip`'s tracks'.
+pub(crate) fn compress_onto(
+    clip: &Clip,
+    template: &ClipMeta,
+    settings: &CompressSettings,
+) -> Result<CompressedClip> {
+    settings.check()?;
+    let samples = clip.num_samples();
+    let ctx = Context::new(clip, samples, settings);
+    let bone_tracks = template.bone_tracks();
+    let mut tracks = Vec::with_capacity(template.animated.len());
+    for track in &template.animated[..bone_tracks] {
+        let bone = track.bone as usize;
+        let inverse_reference = track.reference().conjugate();
+        let values: Vec<Vec4> = (0..samples)
+            .map(|s| {
+                let t = clip.pose(s)[bone];
+                match track.channel {
+                    Channel::Rotation => {
+                        let q = inverse_reference * t.rotation;
+                        Vec4::from(if q.w < 0.0 { -q } else { q })
+                    }
+                    channel => channel_value(&t, channel).extend(0.0),
+                }
+            })
+            .collect();
+        tracks.push(TrackSamples {
+            normalized: normalize(&values, &track.range),
+            values,
+            track: *track,
+            precision: 0.0,
+        });
+    }
+    let slots = template.float_slots();
+    for track in &template.animated[bone_tracks..] {
+        let slot = &slots[track.bone as usize];
+        let float = &clip.float_tracks()[slot.track as usize];
+        let values: Vec<Vec4> = (0..samples)
+            .map(|s| {
+                let mut v = [0.0f32; 4];
+                let first = slot.first as usize;
+                v[..slot.count as usize]
+                    .copy_from_slice(&float.sample(s)[first..first + slot.count as usize]);
+                Vec4::from_array(v)
+            })
+            .collect();
+        tracks.push(TrackSamples {
+            normalized: normalize(&values, &track.range),
+            values,
+            track: *track,
+            precision: float.precision(),
+        });
+    }
+    let mut meta = template.clone();
+    meta.loop_mode = LoopMode::Clamp;
+    meta.segments = SegmentLayout::new(samples as u32, settings.segment_samples as u32);
+    let (compressed, ..) = search_verified(&ctx, clip, &meta, &tracks, bone_tracks, settings)?;
+    Ok(compressed)
+}
+
+/// Values normalized into a clip range, in [0, 1] (0 on an axis of no extent).
+fn normalize(values: &[Vec4], range: &ClipRange) -> Vec<Vec3> {
+    values
+        .iter()
+        .map(|v| {
+            let n = (v.truncate() - range.min) / range.extent;
+            Vec3::select(range.extent.cmpgt(Vec3::ZERO), n, Vec3::ZERO)
+                .clamp(Vec3::ZERO, Vec3::ONE)
+        })
+        .collect()
 }
 
 /// The (bone, sample) pairs over the threshold, by the metric's measurement.

@@ -7,6 +7,7 @@ use super::bytes::{to_u32, Writer};
 use super::bytes::{Cursor, ReadFault};
 use super::{
     crc32, ALIGN, FIRST_FORMAT_VERSION, FLAG_LZ4_PAGES, FORMAT_VERSION, HEADER_LEN, MAGIC,
+    PREVIEW_FORMAT_VERSION,
 };
 use crate::error::ContainerError;
 
@@ -25,7 +26,11 @@ pub struct Header {
     pub index_len: u64,
     /// Offset of the first page: every byte before it is the table of contents.
     pub pages_offset: u64,
+    /// Length of the preview tier (version 3), which starts at the first
+    /// multiple of 8 after the index; zero when the file has none.
+    pub preview_len: u64,
     version: u16,
+    preview_crc: u32,
     header_crc: u32,
     metadata_crc: u32,
     index_crc: u32,
@@ -72,9 +77,10 @@ impl Header {
         let index_len = field(c.u32("index length").map(u64::from))?;
         let metadata_crc = field(c.u32("metadata checksum").map(u64::from))? as u32;
         let index_crc = field(c.u32("index checksum").map(u64::from))? as u32;
-        let reserved_a = field(c.u32("reserved").map(u64::from))?;
+        // Version 3: the preview tier's length and checksum; reserved before.
+        let preview_len = field(c.u32("preview length").map(u64::from))?;
         let pages_offset = field(c.u64("pages offset"))?;
-        let reserved_b = field(c.u32("reserved").map(u64::from))?;
+        let preview_crc = field(c.u32("preview checksum").map(u64::from))? as u32;
         let bad_header = |offset: usize, message: String| ContainerError::Malformed {
             section: "header".into(),
             offset,
@@ -83,8 +89,14 @@ impl Header {
         if flags & !FLAG_LZ4_PAGES != 0 {
             return Err(bad_header(10, format!("unknown flag bits {flags:#06x}")));
         }
-        if reserved_a != 0 || reserved_b != 0 {
+        if version < PREVIEW_FORMAT_VERSION && (preview_len != 0 || preview_crc != 0) {
             return Err(bad_header(44, "reserved fields are not zero".into()));
+        }
+        if version >= PREVIEW_FORMAT_VERSION && preview_len == 0 {
+            return Err(bad_header(
+                44,
+                format!("a version-{version} file without its preview tier (length 0)"),
+            ));
         }
         if declared_len != file_len {
             return Err(if declared_len > file_len {
@@ -102,16 +114,21 @@ impl Header {
         let metadata_end = HEADER_LEN as u64 + metadata_len;
         let index_end = index_offset.saturating_add(index_len);
         let aligned = |n: u64| n.div_ceil(ALIGN as u64) * ALIGN as u64;
+        let preview_end = match preview_len {
+            0 => index_end,
+            len => aligned(index_end) + len,
+        };
         if metadata_end > file_len
             || index_offset != aligned(metadata_end)
             || index_end > file_len
-            || pages_offset != aligned(index_end)
+            || preview_end > file_len
+            || pages_offset != aligned(preview_end)
             || pages_offset > file_len
         {
             return Err(bad_header(
                 12,
                 format!(
-                    "sections out of order or bounds: metadata 64..{metadata_end}, index {index_offset}..{index_end}, pages from {pages_offset}, file {file_len}"
+                    "sections out of order or bounds: metadata 64..{metadata_end}, index {index_offset}..{index_end}, preview ..{preview_end}, pages from {pages_offset}, file {file_len}"
                 ),
             ));
         }
@@ -122,7 +139,9 @@ impl Header {
             index_offset,
             index_len,
             pages_offset,
+            preview_len,
             version,
+            preview_crc,
             header_crc: stored,
             metadata_crc,
             index_crc,
@@ -132,6 +151,19 @@ impl Header {
     /// The format version; parsing accepts [`FIRST_FORMAT_VERSION`] to [`FORMAT_VERSION`].
     pub fn version(&self) -> u16 {
         self.version
+    }
+
+    /// Where the preview tier starts (meaningful when
+    /// [`preview_len`](Self::preview_len) is not zero): the first multiple
+    /// of 8 after the index.
+    pub fn preview_offset(&self) -> u64 {
+        (self.index_offset + self.index_len).div_ceil(ALIGN as u64) * ALIGN as u64
+    }
+
+    /// The stored CRC-32 of the preview tier (version 3), checked by
+    /// [`ContainerIndex::parse`](super::ContainerIndex::parse).
+    pub fn preview_checksum(&self) -> u32 {
+        self.preview_crc
     }
 
     /// The stored CRC-32 of header bytes 0..60, checked by [`Header::parse`].
@@ -156,8 +188,8 @@ impl Header {
 impl Header {
     /// The 64 header bytes of a file of `file_len` bytes with `flags`, laid
     /// out as the header, `metadata` right after it, `index` at
-    /// `index_offset` and the pages from `pages_offset`: what
-    /// [`Header::parse`] reads back.
+    /// `index_offset`, `preview` (version 3) after it and the pages from
+    /// `pages_offset`: what [`Header::parse`] reads back.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn encode(
         version: u16,
@@ -166,6 +198,7 @@ impl Header {
         metadata: &[u8],
         index_offset: usize,
         index: &[u8],
+        preview: &[u8],
         pages_offset: usize,
     ) -> crate::error::Result<Vec<u8>> {
         let mut header = Writer::default();
@@ -178,9 +211,12 @@ impl Header {
         header.u32(to_u32(index.len(), "index")?);
         header.u32(crc32(metadata));
         header.u32(crc32(index));
-        header.u32(0);
+        header.u32(to_u32(preview.len(), "preview tier")?);
         header.u64(pages_offset as u64);
-        header.u32(0);
+        header.u32(match preview.is_empty() {
+            true => 0,
+            false => crc32(preview),
+        });
         let checksum = crc32(&header.bytes);
         header.u32(checksum);
         debug_assert_eq!(header.bytes.len(), HEADER_LEN);

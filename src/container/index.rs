@@ -84,7 +84,19 @@ impl ContainerIndex {
         let metadata_end = (HEADER_LEN as u64 + header.metadata_len) as usize;
         let index_start = header.index_offset as usize;
         let index_end = (header.index_offset + header.index_len) as usize;
-        let padding = [metadata_end..index_start, index_end..needed as usize];
+        // The preview tier (version 3) sits between the index and the pages.
+        let preview = match header.preview_len {
+            0 => index_end..index_end,
+            len => {
+                let start = header.preview_offset() as usize;
+                start..start + len as usize
+            }
+        };
+        let padding = [
+            metadata_end..index_start,
+            index_end..preview.start,
+            preview.end..needed as usize,
+        ];
         if let Some(gap) = padding
             .iter()
             .find(|g| prefix[(*g).clone()].iter().any(|&b| b != 0))
@@ -97,10 +109,15 @@ impl ContainerIndex {
         }
         let metadata = &prefix[HEADER_LEN..metadata_end];
         let index = &prefix[index_start..index_end];
-        for (section, stored, data) in [
+        let preview_bytes = &prefix[preview.clone()];
+        let mut sections = vec![
             ("metadata", header.metadata_checksum(), metadata),
             ("index", header.index_checksum(), index),
-        ] {
+        ];
+        if !preview_bytes.is_empty() {
+            sections.push(("preview", header.preview_checksum(), preview_bytes));
+        }
+        for (section, stored, data) in sections {
             let computed = crc32(data);
             if stored != computed {
                 return Err(ContainerError::ChecksumMismatch {

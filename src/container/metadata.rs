@@ -297,7 +297,7 @@ fn parse_floats(
 
 /// The metadata section of `meta`: what [`parse_metadata`] reads back.
 #[cfg(feature = "pipeline")]
-pub(crate) fn encode_metadata(meta: &ClipMeta) -> crate::error::Result<Vec<u8>> {
+pub(crate) fn encode_metadata(meta: &ClipMeta, version: u16) -> crate::error::Result<Vec<u8>> {
     let mut w = Writer::default();
     w.u32(to_u32(meta.name.len(), "clip name")?);
     w.bytes.extend_from_slice(meta.name.as_bytes());
@@ -371,7 +371,8 @@ pub(crate) fn encode_metadata(meta: &ClipMeta) -> crate::error::Result<Vec<u8>> 
             w.vec3(t.reference_xyz);
         }
     }
-    if !meta.floats.is_empty() {
+    // From version 2 the float section is always there (empty or not).
+    if version >= 2 {
         encode_floats(meta, &mut w)?;
     }
     Ok(w.bytes)

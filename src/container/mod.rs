@@ -16,6 +16,7 @@
 //! | header | `header.rs` | [`Header::parse`] | `Header::encode` |
 //! | metadata | `metadata.rs` | `parse_metadata` | `encode_metadata` |
 //! | index | [`index`] | [`ContainerIndex::parse`] (with the two above) | `encode_index` |
+//! | preview tier | [`preview`] | [`PreviewTier::parse`] | `encode_preview` (in `write.rs`) |
 //! | page | `page.rs` | `ContainerIndex::check_page` | `encode_page` |
 //!
 //! [`write`](mod@write) assembles the sections into a file; `bytes.rs` has
@@ -30,22 +31,34 @@ pub mod index;
 mod metadata;
 pub mod mmap;
 mod page;
+pub mod preview;
 pub mod read;
 #[cfg(feature = "pipeline")]
 pub mod write;
 
 pub use header::Header;
 pub use index::{ContainerError, ContainerIndex, PageEntry, SegmentEntry};
+pub use preview::PreviewTier;
 pub use read::{PageState, StreamReader, VerifyReport};
 #[cfg(feature = "pipeline")]
-pub use write::{encode_stream, write_stream, WriteOptions, WriteSummary};
+pub use write::{
+    encode_stream, encode_stream_with_preview, write_stream, write_stream_with_preview,
+    WriteOptions, WriteSummary,
+};
 
 /// The first eight bytes of every file.
 pub const MAGIC: [u8; 8] = *b"CINESTRM";
 
-/// The newest format version: what this build writes for a clip with float
-/// tracks. See "Version policy" above.
-pub const FORMAT_VERSION: u16 = 2;
+/// The newest format version: what this build writes for a clip with a
+/// preview tier. See "Version policy" above.
+pub const FORMAT_VERSION: u16 = 3;
+
+/// The version that added float tracks: what this build writes for a clip
+/// with float tracks and no preview tier.
+pub const FLOAT_FORMAT_VERSION: u16 = 2;
+
+/// The version that added the preview tier.
+pub const PREVIEW_FORMAT_VERSION: u16 = 3;
 
 /// The oldest format version this build reads, and what it writes for a
 /// clip of bones alone (whose bytes are then those earlier builds wrote).

@@ -12,10 +12,12 @@ use super::header::Header;
 use super::index::{encode_index, index_len, PageEntry, SegmentEntry};
 use super::metadata::encode_metadata;
 use super::page::{encode_page, EncodedPage};
+use super::preview::{PreviewActor, PreviewSection};
 use super::{
-    align, crc32, ALIGN, COMPRESSION_LZ4, FIRST_FORMAT_VERSION, FLAG_LZ4_PAGES, FORMAT_VERSION,
-    HEADER_LEN, MAX_PAGE_LEN,
+    align, crc32, ALIGN, COMPRESSION_LZ4, FIRST_FORMAT_VERSION, FLAG_LZ4_PAGES,
+    FLOAT_FORMAT_VERSION, HEADER_LEN, MAX_PAGE_LEN, PREVIEW_FORMAT_VERSION,
 };
+use crate::compress::Preview;
 use crate::compressed::CompressedClip;
 use crate::error::{Error, Result};
 
@@ -58,6 +60,8 @@ impl WriteOptions {
 pub struct WriteSummary {
     /// File length.
     pub file_bytes: usize,
+    /// Preview tier length (zero without one).
+    pub preview_bytes: usize,
     /// Metadata section length.
     pub metadata_bytes: usize,
     /// Segment bytes before page compression.
@@ -69,10 +73,12 @@ pub struct WriteSummary {
 }
 
 impl WriteSummary {
-    /// Bytes the container adds to the codec payload (metadata and segments):
-    /// header, index, and alignment padding, minus what lz4 saved.
+    /// Bytes the container adds to the codec payload (metadata and segments)
+    /// besides the preview tier: header, index, and alignment padding,
+    /// minus what lz4 saved.
     pub fn container_overhead(&self) -> isize {
-        self.file_bytes as isize - (self.metadata_bytes + self.segment_bytes) as isize
+        self.file_bytes as isize
+            - (self.metadata_bytes + self.segment_bytes + self.preview_bytes) as isize
     }
 }
 
@@ -98,6 +104,18 @@ pub fn encode_stream(
     clip: &CompressedClip,
     options: &WriteOptions,
 ) -> Result<(Vec<u8>, WriteSummary)> {
+    encode_stream_with_preview(clip, None, options)
+}
+
+/// [`encode_stream`] with a preview tier (format version 3) between the
+/// index and the pages: its clip as a container of its own (one raw page),
+/// after a preamble with its measured bounds and its keys' places. The pages are the
+/// same bytes as without it.
+pub fn encode_stream_with_preview(
+    clip: &CompressedClip,
+    preview: Option<&Preview>,
+    options: &WriteOptions,
+) -> Result<(Vec<u8>, WriteSummary)> {
     if options.page_bytes == 0 || options.page_bytes > MAX_PAGE_LEN {
         return Err(Error::InvalidSettings {
             message: format!(
@@ -107,7 +125,14 @@ pub fn encode_stream(
         });
     }
     let meta = clip.meta();
-    let metadata = encode_metadata(meta)?;
+    // The lowest version that holds the clip: bones alone stay version 1,
+    // byte for byte what earlier builds wrote.
+    let version = match (preview.is_some(), meta.floats.is_empty()) {
+        (true, _) => PREVIEW_FORMAT_VERSION,
+        (false, true) => FIRST_FORMAT_VERSION,
+        (false, false) => FLOAT_FORMAT_VERSION,
+    };
+    let metadata = encode_metadata(meta, version)?;
 
     // Whole segments into pages, in order.
     let count = meta.segments.count();
@@ -139,7 +164,15 @@ pub fn encode_stream(
     let metadata_offset = HEADER_LEN;
     let index_offset = align(metadata_offset + metadata.len());
     let index_len = index_len(segments.len(), pages.len());
-    let pages_offset = align(index_offset + index_len);
+    let preview_section = match preview {
+        Some(preview) => encode_preview(preview)?,
+        None => Vec::new(),
+    };
+    let preview_offset = align(index_offset + index_len);
+    let pages_offset = match preview_section.len() {
+        0 => preview_offset,
+        len => align(preview_offset + len),
+    };
     let mut entries = Vec::with_capacity(pages.len());
     let mut end = pages_offset;
     for page in &pages {
@@ -162,11 +195,6 @@ pub fn encode_stream(
         .filter(|p| p.compression == COMPRESSION_LZ4)
         .count();
     let flags = if lz4_pages > 0 { FLAG_LZ4_PAGES } else { 0 };
-    // Bones alone stay version 1, byte for byte what earlier builds wrote.
-    let version = match clip.meta().floats.is_empty() {
-        true => FIRST_FORMAT_VERSION,
-        false => FORMAT_VERSION,
-    };
     let header = Header::encode(
         version,
         flags,
@@ -174,6 +202,7 @@ pub fn encode_stream(
         &metadata,
         index_offset,
         &index,
+        &preview_section,
         pages_offset,
     )?;
 
@@ -181,6 +210,10 @@ pub fn encode_stream(
     out.extend_from_slice(&metadata);
     out.resize(index_offset, 0);
     out.extend_from_slice(&index);
+    if !preview_section.is_empty() {
+        out.resize(preview_offset, 0);
+        out.extend_from_slice(&preview_section);
+    }
     for (page, entry) in pages.iter().zip(&entries) {
         out.resize(entry.offset as usize, 0);
         out.extend_from_slice(&page.stored);
@@ -189,12 +222,36 @@ pub fn encode_stream(
     debug_assert_eq!(ALIGN, 8);
     let summary = WriteSummary {
         file_bytes: out.len(),
+        preview_bytes: preview_section.len(),
         metadata_bytes: metadata.len(),
         segment_bytes: clip.segment_data_len(),
         pages: pages.len(),
         lz4_pages,
     };
     Ok((out, summary))
+}
+
+/// The preview section: its bounds and each actor's keys and segments
+/// (on the clip's own metadata).
+fn encode_preview(preview: &Preview) -> Result<Vec<u8>> {
+    let mut actors = Vec::with_capacity(preview.actors.len());
+    for part in &preview.actors {
+        let clip = &part.clip;
+        to_u32(clip.segment_data_len(), "preview segments")?;
+        actors.push(PreviewActor {
+            first_bone: to_u32(part.bones.start, "preview bone")?,
+            positions: part.keys.positions().to_vec(),
+            segments: (0..clip.meta().segments.count())
+                .map(|s| clip.segment_bytes(s).to_vec())
+                .collect(),
+        });
+    }
+    let section = PreviewSection {
+        bound_cm: preview.bound_cm as f32,
+        float_bound: preview.float_bound as f32,
+        actors,
+    };
+    Ok(section.encode())
 }
 
 /// Whether adding `next` to the page would pass the page size (a page
@@ -213,6 +270,18 @@ pub fn write_stream(
     path: &Path,
 ) -> Result<WriteSummary> {
     let (bytes, summary) = encode_stream(clip, options)?;
+    write_atomically(path, &bytes)?;
+    Ok(summary)
+}
+
+/// [`write_stream`] with a preview tier (see [`encode_stream_with_preview`]).
+pub fn write_stream_with_preview(
+    clip: &CompressedClip,
+    preview: Option<&Preview>,
+    options: &WriteOptions,
+    path: &Path,
+) -> Result<WriteSummary> {
+    let (bytes, summary) = encode_stream_with_preview(clip, preview, options)?;
     write_atomically(path, &bytes)?;
     Ok(summary)
 }

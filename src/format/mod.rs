@@ -23,17 +23,21 @@
 //!   ranges, rotations as stored;
 //! - `tracks.rs`: tracks, the segment split, [`ClipMeta`];
 //! - `keys.rs`: the bits of each component of a track's key;
-//! - `segment.rs`: a segment's bytes, checked ([`SegmentView`]).
+//! - `segment.rs`: a segment's bytes, checked ([`SegmentView`]);
+//! - `preview.rs`: where a preview tier's keys lie on the clip's samples
+//!   ([`PreviewKeys`]).
 //!
 //! The container file that carries these parts is written down in
 //! `FORMAT.md`; decoding them fast is [`crate::sample`]'s job.
 
 mod keys;
+mod preview;
 mod segment;
 mod tracks;
 mod values;
 
 pub use keys::{component_bits, key_bits, NO_EXTENT};
+pub use preview::{actor_ranges, PreviewKeys, MAX_PREVIEW_GAP};
 pub use segment::{SegmentFault, SegmentView};
 pub use tracks::{
     constant_rotation, float_slots, AnimatedTrack, Channel, ClipMeta, ConstantTrack, FloatMeta,

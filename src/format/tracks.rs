@@ -345,6 +345,73 @@ impl ClipMeta {
         }
     }
 
+    /// The metadata of bones `range` alone, renumbered from 0, with the
+    /// float tracks when `floats`: for an actor (see
+    /// [`actor_ranges`](crate::format::actor_ranges)). A bone whose parent
+    /// lies before `range` (a still scene root) becomes a root. `None` if
+    /// `range` is out of bounds.
+    pub fn bone_range(&self, range: std::ops::Range<usize>, floats: bool) -> Option<ClipMeta> {
+        let start = range.start;
+        let bones = self.skeleton.bones().get(range.clone())?;
+        let mut renumbered = Vec::with_capacity(bones.len());
+        for bone in bones {
+            let parent = match bone.parent {
+                Some(p) if p < start => None,
+                p => p.map(|p| p - start),
+            };
+            renumbered.push(crate::clip::Bone {
+                name: bone.name.clone(),
+                parent,
+                bind: bone.bind,
+            });
+        }
+        let skeleton = Arc::new(Skeleton::new(renumbered).ok()?);
+        let in_range = |bone: u16| range.contains(&(bone as usize));
+        let keep = |channel: Channel, bone: u16| match channel {
+            Channel::Float => floats,
+            _ => in_range(bone),
+        };
+        let shift = |channel: Channel, bone: u16| match channel {
+            Channel::Float => bone,
+            _ => bone - start as u16,
+        };
+        let constants = self
+            .constants
+            .iter()
+            .filter(|c| keep(c.channel, c.bone))
+            .map(|c| ConstantTrack {
+                bone: shift(c.channel, c.bone),
+                ..*c
+            })
+            .collect();
+        let animated = self
+            .animated
+            .iter()
+            .filter(|t| keep(t.channel, t.bone))
+            .map(|t| AnimatedTrack {
+                bone: shift(t.channel, t.bone),
+                ..*t
+            })
+            .collect();
+        let meta = ClipMeta::new(
+            self.name.clone(),
+            skeleton,
+            self.sample_rate,
+            self.loop_mode,
+            self.unit,
+            self.kinds[range].to_vec(),
+            constants,
+            animated,
+            self.segments,
+            self.threshold_cm,
+            self.shell_cm,
+        );
+        Some(match floats {
+            true => meta.with_floats(self.floats.clone()),
+            false => meta,
+        })
+    }
+
     /// The same metadata with float tracks: their constant slots are taken
     /// from [`ClipMeta::constants`] (channel [`Channel::Float`]). The
     /// caller guarantees that constants and animated tracks name slots that

@@ -534,7 +534,7 @@ impl<'s> Run<'s, '_> {
         }
         let t = player.time();
         match self.reader.sample(t, &mut self.expected) {
-            Ok(()) => assert!(
+            Ok(_) => assert!(
                 same_pose(player.pose(), &self.expected),
                 "a player's pose at {t} differs from the reader's"
             ),
@@ -551,7 +551,7 @@ impl<'s> Run<'s, '_> {
                 .stream
                 .sample_rounded(time, rounding, &mut self.scratch)
             {
-                Ok(()) => {
+                Ok(_) => {
                     let expected = self
                         .reader
                         .sample_rounded(time, rounding, &mut self.expected);

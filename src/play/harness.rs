@@ -175,6 +175,7 @@ pub fn combine(mut runs: Vec<PlayReport>) -> Option<PlayReport> {
         stats.stalls += t.stalls;
         stats.stall_ns += t.stall_ns;
         stats.not_ready += t.not_ready;
+        stats.previews += t.previews;
         stats.bytes_read += t.bytes_read;
         stats.page_loads += t.page_loads;
         stats.prefetch_loads += t.prefetch_loads;

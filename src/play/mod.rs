@@ -15,7 +15,7 @@
 #[cfg(feature = "pipeline")]
 pub mod harness;
 
-use crate::sample::{KeyPair, SampleRounding, Sampling};
+use crate::sample::{KeyPair, Quality, SampleRounding, Sampling};
 use glam::Vec3;
 
 use crate::clip::{LoopMode, Transform};
@@ -35,6 +35,11 @@ pub struct Advance {
     /// False when the pose could not be sampled because its page is not
     /// resident (non-blocking streams only): [`Player::pose`] is the last one.
     pub ready: bool,
+    /// Whether the pose is the full-quality one or, under
+    /// [`MissingPage::Preview`](crate::stream::MissingPage::Preview) while
+    /// its page is on its way, the preview tier's (the last pose's when not
+    /// ready).
+    pub quality: Quality,
 }
 
 /// A playhead over a stream.
@@ -56,6 +61,11 @@ pub struct Player {
     floats: Vec<f32>,
     /// Root translation of the last ready pose.
     root_now: Vec3,
+    /// Time and quality of the last ready pose: root motion across a
+    /// switch between the preview tier and the pages takes both ends of a
+    /// step from the same one.
+    ready_time: f64,
+    quality: Quality,
     /// Root translation at the first and last sample, once a loop needs them.
     root_ends: Option<(Vec3, Vec3)>,
     /// Loop boundaries crossed since the last ready pose.
@@ -125,6 +135,8 @@ impl Player {
             pose: meta.base_pose().to_vec(),
             floats: meta.base_floats().to_vec(),
             root_now: Vec3::ZERO,
+            ready_time: 0.0,
+            quality: Quality::Full,
             root_ends: None,
             pending_loops: 0,
             anchor: Some(0.0),
@@ -211,6 +223,7 @@ impl Player {
             root_delta: Vec3::ZERO,
             loops,
             ready: false,
+            quality: self.quality,
         };
         let ends = match self.pending_loops {
             0 => None,
@@ -220,6 +233,7 @@ impl Player {
                 Err(e) => return Err(e),
             },
         };
+        let (previous_time, previous_quality) = (self.ready_time, self.quality);
         let previous = match self.anchor {
             None => self.root_now,
             Some(t) => match self.stream.sample_bone(self.root_bone, t) {
@@ -231,6 +245,13 @@ impl Player {
         if !self.sample()? {
             return Ok(not_ready);
         }
+        // Switching between the preview tier and the pages: the previous
+        // root again, from where this pose came, so that the step carries
+        // no preview error (the sum of steps stays what the poses say).
+        let previous = match self.anchor_was_none_and_switched(previous_quality) {
+            true => self.root_from_current_tier(previous_time).unwrap_or(previous),
+            false => previous,
+        };
         self.warm_next(dt);
         let current = self.root_now;
         let k = std::mem::take(&mut self.pending_loops);
@@ -249,7 +270,35 @@ impl Player {
             root_delta,
             loops,
             ready: true,
+            quality: self.quality,
         })
+    }
+
+    /// Whether this update's pose came from another tier than the last
+    /// ready one (and root motion counted from that pose, not an anchor).
+    fn anchor_was_none_and_switched(&self, previous: Quality) -> bool {
+        previous.is_full() != self.quality.is_full()
+    }
+
+    /// The root's translation at `time` from the tier this update's pose
+    /// came from; `None` when that tier cannot give it now.
+    fn root_from_current_tier(&self, time: f64) -> Option<Vec3> {
+        let keys = crate::sample::locate(self.stream.meta(), time, SampleRounding::None);
+        match self.quality {
+            Quality::Full => match self.stream.sample_bone_quality(self.root_bone, time) {
+                Ok((root, Quality::Full)) => Some(root.translation),
+                _ => None,
+            },
+            Quality::Preview { .. } => {
+                let tier = self.stream.preview()?;
+                tier.bone(self.root_bone, keys).ok().map(|r| r.translation)
+            }
+        }
+    }
+
+    /// Whether the pose is full quality or a preview (see [`Advance::quality`]).
+    pub fn quality(&self) -> Quality {
+        self.quality
     }
 
     /// A time inside the clip, and how many loop boundaries lie between.
@@ -287,12 +336,16 @@ impl Player {
         if let Some(ends) = self.root_ends {
             return Ok(ends);
         }
-        let at = |t: f64| -> Result<Vec3> {
-            Ok(self.stream.sample_bone(self.root_bone, t)?.translation)
+        let at = |t: f64| -> Result<(Vec3, Quality)> {
+            let (root, quality) = self.stream.sample_bone_quality(self.root_bone, t)?;
+            Ok((root.translation, quality))
         };
-        let ends = (at(0.0)?, at(self.duration())?);
-        self.root_ends = Some(ends);
-        Ok(ends)
+        let ((first, q_first), (last, q_last)) = (at(0.0)?, at(self.duration())?);
+        // Kept only at full quality: a preview's ends would stay wrong.
+        if q_first.is_full() && q_last.is_full() {
+            self.root_ends = Some((first, last));
+        }
+        Ok((first, last))
     }
 
     /// Samples at the playhead; false when the page is not resident yet.
@@ -301,9 +354,11 @@ impl Player {
             Some((time, keys)) if time == self.time => keys,
             _ => crate::sample::locate(self.stream.meta(), self.time, SampleRounding::None),
         };
-        match crate::sample::sample_keys(&self.stream, keys, &mut self.pose, &mut self.floats) {
-            Ok(()) => {
+        match self.stream.sample_keys(keys, &mut self.pose, &mut self.floats) {
+            Ok(quality) => {
                 self.root_now = self.pose[self.root_bone].translation;
+                self.ready_time = self.time;
+                self.quality = quality;
                 self.anchor = None;
                 Ok(true)
             }

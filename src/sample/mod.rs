@@ -20,7 +20,7 @@ use glam::Vec4;
 use crate::clip::{LoopMode, Skeleton, Transform};
 use crate::error::Error;
 pub use crate::error::SampleError;
-use crate::format::{Channel, ClipMeta, SegmentFault};
+use crate::format::{Channel, ClipMeta, PreviewKeys, SegmentFault};
 use decode::{KeyLanes, RotationLanes};
 use plan::{DecodePlan, TrackSlot};
 pub(crate) use source::{SegmentHandle, SegmentRef, SegmentSource};
@@ -41,6 +41,32 @@ pub enum SampleRounding {
     Nearest,
 }
 
+/// What a sampling call gave: the full-quality pose, or (on a stream whose
+/// missing-page policy is `Preview`, while the page of that time is on its
+/// way) the file's preview tier's, within its stated bound.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Quality {
+    /// Decoded from the clip's own keys.
+    #[default]
+    Full,
+    /// Decoded from the preview tier: every bone within `bound_cm` of the
+    /// full-quality pose (object-space error on the clip's shell), and
+    /// every float value within `float_bound` times its track's precision.
+    Preview {
+        /// The tier's stored bound, in centimetres.
+        bound_cm: f32,
+        /// The tier's float bound, in units of each track's precision.
+        float_bound: f32,
+    },
+}
+
+impl Quality {
+    /// Whether the pose is the full-quality one.
+    pub fn is_full(&self) -> bool {
+        *self == Quality::Full
+    }
+}
+
 /// Where a sample time falls: the two bracketing samples and the blend.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct KeyPair {
@@ -50,6 +76,18 @@ pub(crate) struct KeyPair {
     pub b: usize,
     /// Blend from `a` (0) to `b` (1).
     pub alpha: f32,
+}
+
+/// The keys of a preview tier laid out as `layout` says around the full
+/// clip's `keys`: the full clip's position (`a + alpha`, running on past
+/// the last sample of a wrapping clip) mapped onto the preview's keys.
+pub(crate) fn preview_keys(layout: &PreviewKeys, keys: KeyPair) -> KeyPair {
+    let position = layout.position(keys.a as f64 + f64::from(keys.alpha));
+    let last = layout.keys() - 1;
+    let a = (position as usize).min(last);
+    let alpha = (position - a as f64) as f32;
+    let b = if alpha == 0.0 { a } else { (a + 1).min(last) };
+    KeyPair { a, b, alpha }
 }
 
 /// Sample positions this close to a whole sample (plus the rounding of an
@@ -162,15 +200,8 @@ pub trait Sampling: SegmentSource<Error = Error> + Sized {
 
     /// Samples every bone at `time` (seconds), interpolating. On an error
     /// `pose` keeps what it held.
-    fn sample(&self, time: f64, pose: &mut [Transform]) -> Result<(), Error> {
-        sample_pose(
-            self.clip_meta(),
-            self.decode_plan(),
-            self,
-            time,
-            SampleRounding::None,
-            pose,
-        )
+    fn sample(&self, time: f64, pose: &mut [Transform]) -> Result<Quality, Error> {
+        self.sample_rounded(time, SampleRounding::None, pose)
     }
 
     /// Samples every bone at `time` with the given rounding.
@@ -179,7 +210,7 @@ pub trait Sampling: SegmentSource<Error = Error> + Sized {
         time: f64,
         rounding: SampleRounding,
         pose: &mut [Transform],
-    ) -> Result<(), Error> {
+    ) -> Result<Quality, Error> {
         sample_pose(
             self.clip_meta(),
             self.decode_plan(),
@@ -187,27 +218,28 @@ pub trait Sampling: SegmentSource<Error = Error> + Sized {
             time,
             rounding,
             pose,
-        )
+        )?;
+        Ok(Quality::Full)
     }
 
     /// Samples every bone the writer wants at `time` into the caller's own
     /// types (see [`PoseWriter`]). On an error nothing is written.
-    fn sample_into<W: PoseWriter + ?Sized>(&self, time: f64, writer: &mut W) -> Result<(), Error> {
+    fn sample_into<W: PoseWriter + ?Sized>(
+        &self,
+        time: f64,
+        writer: &mut W,
+    ) -> Result<Quality, Error> {
         let meta = self.clip_meta();
         let keys = locate(meta, time, SampleRounding::None);
-        decode_keys_into(meta, self.decode_plan(), self, keys, writer)
+        decode_keys_into(meta, self.decode_plan(), self, keys, writer)?;
+        Ok(Quality::Full)
     }
 
     /// Samples one bone's local transform at `time`, decoding only its tracks.
     fn sample_bone(&self, bone: usize, time: f64) -> Result<Transform, Error> {
-        sample_bone(
-            self.clip_meta(),
-            self.decode_plan(),
-            self,
-            bone,
-            time,
-            SampleRounding::None,
-        )
+        let meta = self.clip_meta();
+        let keys = locate(meta, time, SampleRounding::None);
+        sample_bone_keys(meta, self.decode_plan(), self, bone, keys)
     }
 
     /// Brings into the CPU cache what sampling at `time` will read, if its
@@ -223,7 +255,7 @@ pub trait Sampling: SegmentSource<Error = Error> + Sized {
     /// after track, each track's components in a row
     /// ([`ClipMeta::float_offsets`]); no bone is decoded. On an error
     /// `values` keeps what it held.
-    fn sample_floats(&self, time: f64, values: &mut [f32]) -> Result<(), Error> {
+    fn sample_floats(&self, time: f64, values: &mut [f32]) -> Result<Quality, Error> {
         let meta = self.clip_meta();
         if values.len() != meta.num_float_values() {
             return Err(SampleError::FloatLength {
@@ -243,18 +275,21 @@ pub trait Sampling: SegmentSource<Error = Error> + Sized {
     /// Decodes only that track's slots, as [`Sampling::sample_bone`] does
     /// one bone, with the values [`Sampling::sample_floats`] gives.
     fn sample_float(&self, track: usize, time: f64) -> Result<[f32; 4], Error> {
-        sample_float(self.clip_meta(), self.decode_plan(), self, track, time)
+        let meta = self.clip_meta();
+        let keys = locate(meta, time, SampleRounding::None);
+        sample_float_keys(meta, self.decode_plan(), self, track, keys)
     }
 
     /// Decodes the stored sample `index` (clamped to the last) exactly.
-    fn decode_sample(&self, index: usize, pose: &mut [Transform]) -> Result<(), Error> {
+    fn decode_sample(&self, index: usize, pose: &mut [Transform]) -> Result<Quality, Error> {
         let index = index.min(self.clip_meta().num_samples() - 1);
         let keys = KeyPair {
             a: index,
             b: index,
             alpha: 0.0,
         };
-        decode_keys(self.clip_meta(), self.decode_plan(), self, keys, pose)
+        decode_keys(self.clip_meta(), self.decode_plan(), self, keys, pose)?;
+        Ok(Quality::Full)
     }
 }
 
@@ -285,25 +320,6 @@ pub(crate) fn warm_keys<S: Sampling>(source: &S, keys: KeyPair) {
         // The second key's segment is not resident: warm the first alone.
         (None, false) => prefetch_keys_of(&a, bit_a, None, bit_a),
     }
-}
-
-/// Samples every bone between two keys already located (see
-/// [`locate`]): what [`Sampling::sample`] does after locating. A caller
-/// that located a time to warm it decodes it with no second locate.
-pub(crate) fn sample_keys<S: Sampling>(
-    source: &S,
-    keys: KeyPair,
-    pose: &mut [Transform],
-    floats: &mut [f32],
-) -> Result<(), Error> {
-    decode_keys_and_floats(
-        source.clip_meta(),
-        source.decode_plan(),
-        source,
-        keys,
-        pose,
-        floats,
-    )
 }
 
 /// The segments of both keys of a pair, each held once (both keys share one
@@ -623,14 +639,14 @@ fn check_tables(
     })
 }
 
-/// Samples one bone's local transform at `time`, decoding only its tracks.
-pub(crate) fn sample_bone<S: SegmentSource>(
+/// One bone's local transform between two keys already located (see
+/// [`locate`]), decoding only its tracks.
+pub(crate) fn sample_bone_keys<S: SegmentSource>(
     meta: &ClipMeta,
     plan: &DecodePlan,
     source: &S,
     bone: usize,
-    time: f64,
-    rounding: SampleRounding,
+    keys: KeyPair,
 ) -> Result<Transform, S::Error> {
     let Some(&base) = meta.base_pose().get(bone) else {
         return Err(SampleError::NoSuchBone {
@@ -652,7 +668,6 @@ pub(crate) fn sample_bone<S: SegmentSource>(
     if first == end {
         return Ok(out);
     }
-    let keys = locate(meta, time, rounding);
     let (bracket, handle_a, handle_b) = bracketing_segments(meta, source, keys)?;
     let (a, bit_a, b, bit_b) = bracket.resolve(&handle_a, &handle_b);
     check_tables(plan, bracket.segment_a, &a, &b)?;
@@ -682,13 +697,14 @@ pub(crate) fn sample_bone<S: SegmentSource>(
     Ok(out)
 }
 
-/// One float track at `time` (see [`Sampling::sample_float`]).
-pub(crate) fn sample_float<S: SegmentSource>(
+/// One float track between two keys already located (see
+/// [`Sampling::sample_float`]).
+pub(crate) fn sample_float_keys<S: SegmentSource>(
     meta: &ClipMeta,
     plan: &DecodePlan,
     source: &S,
     track: usize,
-    time: f64,
+    keys: KeyPair,
 ) -> Result<[f32; 4], S::Error> {
     let (Some(float), Some(&offset)) = (meta.floats.get(track), meta.float_offsets().get(track))
     else {
@@ -721,7 +737,6 @@ pub(crate) fn sample_float<S: SegmentSource>(
     if first == end {
         return Ok(out);
     }
-    let keys = locate(meta, time, SampleRounding::None);
     let (bracket, handle_a, handle_b) = bracketing_segments(meta, source, keys)?;
     let (a, bit_a, b, bit_b) = bracket.resolve(&handle_a, &handle_b);
     check_tables(plan, bracket.segment_a, &a, &b)?;

@@ -238,3 +238,52 @@ pub fn map_by_name(clip: &Skeleton, names: &[&str]) -> Vec<Option<usize>> {
         })
         .collect()
 }
+
+/// A writer seen from a run of its bones: bone `b` of the run is bone
+/// `offset + b` of `inner` (a preview tier decodes actor after actor).
+pub(crate) struct Offset<'a, W: PoseWriter + ?Sized> {
+    pub inner: &'a mut W,
+    pub offset: usize,
+}
+
+impl<W: PoseWriter + ?Sized> PoseWriter for Offset<'_, W> {
+    #[inline(always)]
+    fn wants(&self, bone: usize) -> bool {
+        self.inner.wants(self.offset + bone)
+    }
+
+    #[inline(always)]
+    fn wants_still_channels(&self) -> bool {
+        self.inner.wants_still_channels()
+    }
+
+    #[inline(always)]
+    fn wants_bones(&self) -> bool {
+        self.inner.wants_bones()
+    }
+
+    #[inline(always)]
+    fn wants_floats(&self) -> bool {
+        self.inner.wants_floats()
+    }
+
+    #[inline(always)]
+    fn float(&mut self, track: usize, component: usize, value: f32) {
+        self.inner.float(track, component, value);
+    }
+
+    #[inline(always)]
+    fn rotation(&mut self, bone: usize, rotation: Quat) {
+        self.inner.rotation(self.offset + bone, rotation);
+    }
+
+    #[inline(always)]
+    fn translation(&mut self, bone: usize, translation: Vec3) {
+        self.inner.translation(self.offset + bone, translation);
+    }
+
+    #[inline(always)]
+    fn scale(&mut self, bone: usize, scale: Vec3) {
+        self.inner.scale(self.offset + bone, scale);
+    }
+}

@@ -42,6 +42,8 @@ pub struct StreamStats {
     pub stall_ns: u64,
     /// Misses answered "not ready" (non-blocking mode).
     pub not_ready: u64,
+    /// Sampling calls answered from the preview tier (preview mode).
+    pub previews: u64,
     /// Bytes read from the source (table of contents and pages).
     pub bytes_read: u64,
     /// Pages loaded, by anyone.
@@ -63,6 +65,7 @@ pub(crate) struct Counters {
     pub stalls: AtomicU64,
     pub stall_ns: AtomicU64,
     pub not_ready: AtomicU64,
+    pub previews: AtomicU64,
     pub bytes_read: AtomicU64,
     pub page_loads: AtomicU64,
     pub prefetch_loads: AtomicU64,
@@ -84,6 +87,7 @@ impl Counters {
             stalls: get(&self.stalls),
             stall_ns: get(&self.stall_ns),
             not_ready: get(&self.not_ready),
+            previews: get(&self.previews),
             bytes_read: get(&self.bytes_read),
             page_loads: get(&self.page_loads),
             prefetch_loads: get(&self.prefetch_loads),
@@ -101,6 +105,7 @@ impl Counters {
             &self.stalls,
             &self.stall_ns,
             &self.not_ready,
+            &self.previews,
             &self.bytes_read,
             &self.page_loads,
             &self.prefetch_loads,

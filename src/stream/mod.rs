@@ -21,6 +21,11 @@
 //!   now than the budget holds, they take turns, and every player that
 //!   keeps asking gets its page within a few loads and frames.
 //!
+//! - [`MissingPage::Preview`]: as `NotReady`, but instead of an error the
+//!   sampler decodes the time from the file's preview tier, resident since
+//!   open, and reports the pose as a preview within the tier's stored bound
+//!   ([`Quality`]); a frame never waits for the disk.
+//!
 //! The prefetch worker (`stream/prefetch.rs`) follows the hints players send
 //! (time, rate, loop mode) and loads the pages covering the next
 //! [`StreamOptions::lookahead_seconds`] of play, times the rate, in the
@@ -44,13 +49,17 @@ use std::time::{Duration, Instant};
 use arc_swap::Guard;
 
 use crate::container::index::{ContainerError, ContainerIndex, Header};
+use crate::container::PreviewTier;
 use crate::container::read::{resident_cost, ReadyPage};
 use crate::container::HEADER_LEN;
 use crate::error::{Error, Result};
 use crate::format::ClipMeta;
 use crate::sample::plan::DecodePlan;
 pub use crate::sample::Sampling;
-use crate::sample::{self, SampleRounding, SegmentHandle, SegmentRef, SegmentSource};
+use crate::clip::Transform;
+use crate::sample::{
+    self, KeyPair, PoseWriter, Quality, SampleRounding, SegmentHandle, SegmentRef, SegmentSource,
+};
 pub use cache::StreamStats;
 use cache::{Admission, Counters, PageCache, ResidentPage};
 pub(crate) use playhead::Hint;
@@ -74,6 +83,14 @@ pub enum MissingPage {
     /// ([`StreamOptions::prefetch`]) or the host; without either the page
     /// comes only from [`Stream::preload`].
     NotReady,
+    /// Decode that time from the file's preview tier (resident from open;
+    /// no disk, no wait, no allocation), say so
+    /// ([`Quality::Preview`](crate::sample::Quality::Preview), with the
+    /// tier's bound) and ask for the page first, as `NotReady` does; once
+    /// it is resident the full-quality pose returns. Needs a file with a
+    /// preview tier (format version 3, `pack --preview-cm`): opening one
+    /// without is an error.
+    Preview,
 }
 
 /// Longest prefetch lookahead [`StreamOptions::check`] accepts, in seconds
@@ -220,6 +237,8 @@ pub(crate) struct Shared {
     host: Option<Mutex<HostQueue>>,
     /// Pages that failed their check: they fail again without a read.
     corrupt: Vec<OnceLock<ContainerError>>,
+    /// The file's preview tier, checked and resident, if it has one.
+    preview: Option<PreviewTier>,
     /// Tests: every load evicts every page as soon as it is installed.
     #[cfg(test)]
     evict_on_install: std::sync::atomic::AtomicBool,
@@ -477,10 +496,10 @@ impl Stream {
     /// # Ok::<(), cinestream::Error>(())
     /// ```
     pub fn open_host(prefix: Vec<u8>, file_len: u64, options: StreamOptions) -> Result<Stream> {
-        if options.missing_page != MissingPage::NotReady {
+        if options.missing_page == MissingPage::Block {
             return Err(Error::InvalidSettings {
-                message: "a stream whose pages the host provides needs MissingPage::NotReady: \
-                          it cannot read a missing page itself"
+                message: "a stream whose pages the host provides needs MissingPage::NotReady \
+                          or MissingPage::Preview: it cannot read a missing page itself"
                     .into(),
             });
         }
@@ -501,6 +520,14 @@ impl Stream {
         let header = Header::parse(&head, len)?;
         let prefix = source.read(0, header.pages_offset as usize).map_err(io)?;
         let index = ContainerIndex::parse(&header, &prefix)?;
+        let preview = PreviewTier::parse(&index, &prefix)?;
+        if options.missing_page == MissingPage::Preview && preview.is_none() {
+            return Err(Error::InvalidSettings {
+                message: format!(
+                    "the missing-page policy Preview needs a file with a preview tier, and {describe} has none (pack it with --preview-cm)"
+                ),
+            });
+        }
         let plan = DecodePlan::new(index.meta());
         let largest = (0..index.pages().len())
             .map(|p| resident_cost(&index, &plan, p) as u64)
@@ -528,6 +555,7 @@ impl Stream {
             describe,
             cache: PageCache::new(index.pages().len(), options.budget_bytes, counters),
             corrupt: index.pages().iter().map(|_| OnceLock::new()).collect(),
+            preview,
             index,
             plan,
             playheads: Default::default(),
@@ -801,11 +829,13 @@ impl Stream {
     fn miss(&self, page: usize) -> Result<Guard<Option<Arc<ResidentPage>>>> {
         let counters = &self.inner.shared.cache.counters;
         Counters::add(&counters.misses, 1);
-        if self.inner.options.missing_page == MissingPage::NotReady {
+        if self.inner.options.missing_page != MissingPage::Block {
             if let Some(e) = self.inner.shared.corrupt[page].get() {
                 return Err(e.clone().into());
             }
-            Counters::add(&counters.not_ready, 1);
+            if self.inner.options.missing_page == MissingPage::NotReady {
+                Counters::add(&counters.not_ready, 1);
+            }
             if let Some(p) = &self.inner.prefetcher {
                 p.send(Request::Load(page));
             } else if let Some(host) = &self.inner.shared.host {
@@ -865,9 +895,132 @@ impl SegmentHandle for PinnedSegment<'_> {
     }
 }
 
+impl Stream {
+    /// The file's preview tier, resident since open, if it has one.
+    pub fn preview(&self) -> Option<&PreviewTier> {
+        self.inner.shared.preview.as_ref()
+    }
+
+    /// `full`, or when it found a page missing under
+    /// [`MissingPage::Preview`], `preview` from the preview tier.
+    #[inline]
+    fn or_preview<T>(
+        &self,
+        full: Result<T>,
+        preview: impl FnOnce(&PreviewTier) -> Result<T>,
+    ) -> Result<(T, Quality)> {
+        match full {
+            Ok(value) => Ok((value, Quality::Full)),
+            Err(Error::PageNotReady { page })
+                if self.inner.options.missing_page == MissingPage::Preview =>
+            {
+                // Open refuses the policy on a file without a tier.
+                let Some(tier) = &self.inner.shared.preview else {
+                    return Err(Error::PageNotReady { page });
+                };
+                Counters::add(&self.inner.shared.cache.counters.previews, 1);
+                let quality = Quality::Preview {
+                    bound_cm: tier.bound_cm(),
+                    float_bound: tier.float_bound(),
+                };
+                Ok((preview(tier)?, quality))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The pose and float values between two located keys, from the pages
+    /// or (by the policy) the preview tier: what a player shows.
+    pub(crate) fn sample_keys(
+        &self,
+        keys: KeyPair,
+        pose: &mut [Transform],
+        floats: &mut [f32],
+    ) -> Result<Quality> {
+        let meta = self.meta();
+        let full = sample::decode_keys_and_floats(meta, self.decode_plan(), self, keys, pose, floats);
+        Ok(self.or_preview(full, |tier| tier.decode(keys, pose, floats))?.1)
+    }
+
+    /// [`Sampling::sample_bone`], and whether the bone came from the
+    /// preview tier.
+    pub fn sample_bone_quality(&self, bone: usize, time: f64) -> Result<(Transform, Quality)> {
+        let meta = self.meta();
+        let keys = sample::locate(meta, time, SampleRounding::None);
+        let full = sample::sample_bone_keys(meta, self.decode_plan(), self, bone, keys);
+        self.or_preview(full, |tier| tier.bone(bone, keys))
+    }
+
+    /// The quality a pose at `time` would have now: full when the pages of
+    /// its keys are resident (or the policy waits for them), a preview
+    /// when the policy is [`MissingPage::Preview`] and they are not.
+    pub fn quality_at(&self, time: f64) -> Quality {
+        let meta = self.meta();
+        let keys = sample::locate(meta, time, SampleRounding::None);
+        let resident = |sample: usize| self.is_resident(self.index().page_of_sample(sample));
+        match (&self.inner.shared.preview, self.inner.options.missing_page) {
+            (Some(tier), MissingPage::Preview) if !(resident(keys.a) && resident(keys.b)) => {
+                Quality::Preview {
+                    bound_cm: tier.bound_cm(),
+                    float_bound: tier.float_bound(),
+                }
+            }
+            _ => Quality::Full,
+        }
+    }
+}
+
+/// A stream samples from its resident pages and answers a missing page by
+/// its [`MissingPage`] policy; under [`MissingPage::Preview`] every call
+/// answers from the preview tier instead, and the pose calls say so.
 impl Sampling for Stream {
     fn clip_meta(&self) -> &ClipMeta {
         self.inner.shared.index.meta()
+    }
+
+    fn sample_rounded(
+        &self,
+        time: f64,
+        rounding: SampleRounding,
+        pose: &mut [Transform],
+    ) -> Result<Quality> {
+        let meta = self.meta();
+        let keys = sample::locate(meta, time, rounding);
+        let full = sample::decode_keys(meta, self.decode_plan(), self, keys, pose);
+        Ok(self.or_preview(full, |tier| tier.decode(keys, pose, &mut []))?.1)
+    }
+
+    fn sample_into<W: PoseWriter + ?Sized>(&self, time: f64, writer: &mut W) -> Result<Quality> {
+        let meta = self.meta();
+        let keys = sample::locate(meta, time, SampleRounding::None);
+        let full = sample::decode_keys_into(meta, self.decode_plan(), self, keys, writer);
+        Ok(self.or_preview(full, |tier| tier.decode_into(keys, writer))?.1)
+    }
+
+    /// Under [`MissingPage::Preview`], the bone may come from the preview
+    /// tier; [`Stream::sample_bone_quality`] says which.
+    fn sample_bone(&self, bone: usize, time: f64) -> Result<Transform> {
+        Ok(self.sample_bone_quality(bone, time)?.0)
+    }
+
+    /// Under [`MissingPage::Preview`], the values may come from the preview
+    /// tier; [`Stream::quality_at`] says which.
+    fn sample_float(&self, track: usize, time: f64) -> Result<[f32; 4]> {
+        let meta = self.meta();
+        let keys = sample::locate(meta, time, SampleRounding::None);
+        let full = sample::sample_float_keys(meta, self.decode_plan(), self, track, keys);
+        Ok(self.or_preview(full, |tier| tier.float(track, keys))?.0)
+    }
+
+    fn decode_sample(&self, index: usize, pose: &mut [Transform]) -> Result<Quality> {
+        let index = index.min(self.meta().num_samples() - 1);
+        let keys = KeyPair {
+            a: index,
+            b: index,
+            alpha: 0.0,
+        };
+        let full = sample::decode_keys(self.meta(), self.decode_plan(), self, keys, pose);
+        Ok(self.or_preview(full, |tier| tier.decode(keys, pose, &mut []))?.1)
     }
 }
 

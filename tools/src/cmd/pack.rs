@@ -7,13 +7,16 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use cinestream::compress::{compress, CompressStats};
-use cinestream::container::{write_stream, WriteOptions, WriteSummary};
+use cinestream::compress::{build_preview, DEFAULT_PREVIEW_CM, PREVIEW_CM_RANGE};
+use cinestream::container::{write_stream_with_preview, WriteOptions, WriteSummary};
 use cinestream::import::{self, ImportOptions, InputFile};
 use cinestream::{Clip, LengthUnit};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::common::{check_jobs, print_json, same_place, CodecArgs, ImportArgs, InputSet};
+use super::common::{
+    check_jobs, check_real, print_json, same_place, CodecArgs, ImportArgs, InputSet,
+};
 use crate::{plot, progress};
 
 /// Compress BVH or glTF clips and write them as .cine streaming containers.
@@ -81,6 +84,12 @@ pub struct Args {
     /// Compress pages with lz4 where it pays.
     #[arg(long)]
     lz4: bool,
+    /// Store a preview tier: a coarse copy of the whole clip within this
+    /// many centimetres of the full-quality decode, resident from open, that
+    /// `play --missing-page preview` shows while a page is on its way. 0
+    /// stores none.
+    #[arg(long, default_value_t = DEFAULT_PREVIEW_CM, value_name = "CM")]
+    preview_cm: f64,
     /// Which clip, when the one source holds several (glTF animations).
     #[arg(long)]
     clip: Option<usize>,
@@ -125,6 +134,19 @@ struct Packed {
     /// The worst float track's error over its precision (at most 1);
     /// `None` without float tracks.
     float_error_share: Option<f64>,
+    /// The preview tier, if one was stored.
+    preview: Option<PreviewReport>,
+}
+
+/// A stored preview tier: its bytes, keys and measured bounds.
+#[derive(Clone, Copy, Serialize)]
+struct PreviewReport {
+    bytes: usize,
+    /// Actors keyed apart (runs of whole hierarchies).
+    actors: usize,
+    keys: usize,
+    bound_cm: f64,
+    float_bound: f64,
 }
 
 impl Packed {
@@ -159,6 +181,7 @@ impl Packed {
             float_tracks: self.float_tracks,
             float_bytes: self.float_bytes,
             float_error_share: self.float_error_share,
+            preview: self.preview,
         }
     }
 }
@@ -191,6 +214,9 @@ struct PackedReport<'a> {
     float_bytes: usize,
     /// The worst float track's error over its precision; null without any.
     float_error_share: Option<f64>,
+    /// The preview tier (bytes in the file, keys, measured bound in cm
+    /// and float bound in precisions); null without one.
+    preview: Option<PreviewReport>,
 }
 
 /// The `--json` output when several files are written: totals, then each file.
@@ -218,6 +244,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let options = args.import.options()?;
     args.codec.check()?;
+    if args.preview_cm != 0.0 {
+        check_real("--preview-cm", args.preview_cm, PREVIEW_CM_RANGE, " cm (or 0 for none)")?;
+    }
     // Up to the container's largest page, 1 GiB.
     super::common::check_count("--page-kib", args.page_kib, 1..=1024 * 1024)?;
     check_jobs(args.jobs)?;
@@ -601,7 +630,11 @@ fn pack_clip(args: &Args, clip: &Clip, output: PathBuf, sources: usize) -> anyho
     let options = WriteOptions::default()
         .with_page_bytes(args.page_kib.saturating_mul(1024))
         .with_lz4(args.lz4);
-    let file = write_stream(&compressed, &options, &output)?;
+    let preview = match args.preview_cm {
+        0.0 => None,
+        cm => Some(build_preview(clip, &compressed, &args.codec.settings(), cm)?),
+    };
+    let file = write_stream_with_preview(&compressed, preview.as_ref(), &options, &output)?;
     let floats = &compressed.meta().floats;
     let float_error_share = stats
         .float_errors
@@ -610,6 +643,13 @@ fn pack_clip(args: &Args, clip: &Clip, output: PathBuf, sources: usize) -> anyho
         .map(|(&e, f)| f64::from(e) / f64::from(f.precision))
         .reduce(f64::max);
     Ok(Packed {
+        preview: preview.map(|p| PreviewReport {
+            bytes: file.preview_bytes,
+            actors: p.actors.len(),
+            keys: p.keys(),
+            bound_cm: p.bound_cm,
+            float_bound: p.float_bound,
+        }),
         float_tracks: floats.len(),
         float_bytes: compressed.float_bytes(),
         float_error_share,
@@ -720,6 +760,28 @@ fn print_table(packed: &[Packed], many: bool) {
         );
     }
     print_floats(packed);
+    print_previews(packed);
+}
+
+/// A line on the preview tiers after the table, when there are any.
+fn print_previews(packed: &[Packed]) {
+    let with: Vec<(&Packed, &PreviewReport)> = packed
+        .iter()
+        .filter_map(|p| p.preview.as_ref().map(|r| (p, r)))
+        .collect();
+    if with.is_empty() {
+        return;
+    }
+    let bytes: usize = with.iter().map(|(_, r)| r.bytes).sum();
+    let files: usize = with.iter().map(|(p, _)| p.file.file_bytes).sum();
+    let worst = with.iter().map(|(_, r)| r.bound_cm).fold(0.0, f64::max);
+    let keys: usize = with.iter().map(|(_, r)| r.keys).sum();
+    let samples: usize = with.iter().map(|(p, r)| p.samples * r.actors).sum();
+    println!(
+        "preview tier: {bytes} bytes, {:.1} % of the file bytes; {keys} keys, one per {:.1} samples of an actor; worst error {worst:.3} cm (stored in the file)",
+        100.0 * bytes as f64 / files.max(1) as f64,
+        samples as f64 / keys.max(1) as f64
+    );
 }
 
 /// A line on the float tracks after the table, when there are any: the

@@ -1,0 +1,489 @@
+//! The preview tier: a coarse copy of a whole clip, small enough to keep
+//! resident from open, that a stream decodes while a page is on its way.
+//!
+//! The preview keeps some of the clip's samples, chosen by their
+//! contribution to the object-space error (as ACL's streaming database ranks
+//! keyframes): starting from one key every [`START_GAP`] samples, an
+//! interval between two keys whose blend misses a sample in between by more
+//! than its share of the bound is split at its worst sample, until none
+//! does. Keys crowd where the clip moves fast and sit on both sides of a
+//! cut; a still stretch takes two. The kept samples are compressed by the
+//! same codec at a coarse threshold.
+//!
+//! The bound is measured, not assumed: every bone, at every quarter of
+//! every sample interval, the object-space error on the full clip's shell
+//! between the preview and the full-quality decode through the shipped
+//! sampler; the float tracks' worst error the same way, in units of each
+//! track's precision. When the measure passes the bound the shares shrink
+//! and the tier is built again. Both figures are stored with the tier.
+
+use std::ops::{Range, RangeInclusive};
+
+use glam::Quat;
+use rayon::prelude::*;
+
+use super::{compress_onto, CompressSettings};
+use crate::clip::{Clip, FloatTrack, Transform};
+use crate::compressed::CompressedClip;
+use crate::error::{Error, Result};
+use crate::format::{actor_ranges, PreviewKeys};
+use crate::metric::{local_to_object, vertex_error, DTransform};
+use crate::sample::{decode_keys_and_floats, preview_keys, KeyPair, SegmentSource};
+
+/// The default preview bound, in centimetres: on
+/// `../shared/data/bandai-namco-1` the tier is under a tenth of the file.
+pub const DEFAULT_PREVIEW_CM: f64 = 7.0;
+
+/// Preview bounds [`build_preview`] accepts, in centimetres.
+pub const PREVIEW_CM_RANGE: RangeInclusive<f64> = 0.05..=100.0;
+
+/// Samples between the keys the search starts from.
+const START_GAP: usize = 64;
+
+/// Share of the bound the blend between keys is given (the rest goes to
+/// the quantization of the keys).
+const BLEND_SHARE: f64 = 0.6;
+
+/// Positions measured per sample interval.
+const STEPS_PER_SAMPLE: usize = 4;
+
+/// Builds tried before giving up, each with shares three quarters of the
+/// last's.
+const ATTEMPTS: usize = 6;
+
+/// A preview tier, built: each actor's part and what was measured.
+#[derive(Clone, Debug)]
+pub struct Preview {
+    /// One part per actor ([`actor_ranges`]), in bone order.
+    pub actors: Vec<PreviewPart>,
+    /// Largest object-space error against the full-quality decode, in cm.
+    pub bound_cm: f64,
+    /// Largest float error against the full-quality decode, in units of
+    /// each track's precision (0 without float tracks).
+    pub float_bound: f64,
+}
+
+/// One actor's part of a preview tier.
+#[derive(Clone, Debug)]
+pub struct PreviewPart {
+    /// The actor's bones.
+    pub bones: Range<usize>,
+    /// Where its keys lie on the full clip.
+    pub keys: PreviewKeys,
+    /// Its keys compressed: one sample per key, clamping, on the full
+    /// clip's tracks of these bones (the first actor's part holds the float
+    /// tracks), so that it stores no metadata of its own.
+    pub clip: CompressedClip,
+}
+
+impl Preview {
+    /// Preview keys over all actors.
+    pub fn keys(&self) -> usize {
+        self.actors.iter().map(|a| a.keys.keys()).sum()
+    }
+}
+
+/// Builds the preview tier of `clip`, which `full` is compressed from with
+/// `settings`, keeping every bone within `preview_cm` of `full`'s decode
+/// and every float value within `preview_cm / threshold_cm` of its
+/// precision (float tracks are let go by as much as the bones are). Each
+/// actor gets keys of its own.
+pub fn build_preview(
+    clip: &Clip,
+    full: &CompressedClip,
+    settings: &CompressSettings,
+    preview_cm: f64,
+) -> Result<Preview> {
+    if !PREVIEW_CM_RANGE.contains(&preview_cm) {
+        return Err(Error::InvalidSettings {
+            message: format!(
+                "the preview bound must be in [{}, {}] cm, not {preview_cm}",
+                PREVIEW_CM_RANGE.start(),
+                PREVIEW_CM_RANGE.end()
+            ),
+        });
+    }
+    let meta = full.meta();
+    let shells = settings.metric().shell_distances(clip);
+    let mut actors = Vec::new();
+    let (mut bound_cm, mut float_bound) = (0.0f64, 0.0f64);
+    for (index, bones) in actor_ranges(meta).into_iter().enumerate() {
+        let floats = index == 0;
+        let internal = |what: &str| Error::Internal {
+            message: format!("the preview of '{}', bones {bones:?}: {what}", meta.name),
+        };
+        let template = meta
+            .bone_range(bones.clone(), floats)
+            .ok_or_else(|| internal("not whole hierarchies"))?;
+        let part_clip = clip_part(clip, &template, bones.clone(), floats)
+            .map_err(|e| internal(&e.to_string()))?;
+        // An actor hanging from a still scene root is measured in the
+        // root's frame: its scale scales every distance.
+        let frame_scale = match meta.skeleton.parent(bones.start) {
+            Some(root) if root < bones.start => {
+                f64::from(meta.base_pose()[root].scale.abs().max_element())
+            }
+            _ => 1.0,
+        };
+        let actor = Actor {
+            clip: &part_clip,
+            template: &template,
+            bones: bones.clone(),
+            shells: &shells[bones.clone()],
+            floats,
+            frame_scale,
+        };
+        let (part, bound, float) = actor.build(full, settings, preview_cm)?;
+        actors.push(part);
+        bound_cm = bound_cm.max(bound);
+        float_bound = float_bound.max(float);
+    }
+    Ok(Preview {
+        actors,
+        bound_cm,
+        float_bound,
+    })
+}
+
+/// The bones `bones` of `clip` (and its float tracks when `floats`) as a
+/// clip of their own, over `template`'s skeleton.
+fn clip_part(
+    clip: &Clip,
+    template: &crate::format::ClipMeta,
+    bones: Range<usize>,
+    floats: bool,
+) -> std::result::Result<Clip, crate::clip::ClipError> {
+    let mut poses = Vec::with_capacity(clip.num_samples() * bones.len());
+    for sample in 0..clip.num_samples() {
+        poses.extend_from_slice(&clip.pose(sample)[bones.clone()]);
+    }
+    let part = Clip::from_poses(
+        clip.name(),
+        template.skeleton.clone(),
+        clip.sample_rate(),
+        clip.unit(),
+        poses,
+    )?;
+    match floats {
+        true => part.with_float_tracks(clip.float_tracks().to_vec()),
+        false => Ok(part),
+    }
+}
+
+/// One actor of a clip being previewed.
+struct Actor<'a> {
+    /// Its bones (and float tracks) as a clip of their own.
+    clip: &'a Clip,
+    /// The full clip's metadata of its bones.
+    template: &'a crate::format::ClipMeta,
+    bones: Range<usize>,
+    /// Shell distance of each of its bones, clip units.
+    shells: &'a [f64],
+    floats: bool,
+    /// The scale of the still frame its roots hang from (1 at the top).
+    frame_scale: f64,
+}
+
+impl Actor<'_> {
+    /// The actor's part within `preview_cm` and its measured bounds.
+    fn build(
+        &self,
+        full: &CompressedClip,
+        settings: &CompressSettings,
+        preview_cm: f64,
+    ) -> Result<(PreviewPart, f64, f64)> {
+        let meta = full.meta();
+        let relax = preview_cm / settings.threshold_cm.max(f64::MIN_POSITIVE);
+        let mut scale = 1.0;
+        let mut last = (0.0, 0.0);
+        for _ in 0..ATTEMPTS {
+            let blend_cm = preview_cm * BLEND_SHARE * scale;
+            let quantize_cm =
+                (preview_cm * (1.0 - BLEND_SHARE) * scale).max(settings.threshold_cm);
+            let keys = choose_keys(
+                self.clip,
+                meta.num_samples(),
+                meta.loop_mode,
+                self.shells,
+                blend_cm,
+                relax * BLEND_SHARE * scale,
+            );
+            let kept = subsample(self.clip, &keys, relax * (1.0 - BLEND_SHARE) * scale)?;
+            let compressed = compress_onto(
+                &kept,
+                self.template,
+                &settings.clone().with_threshold_cm(quantize_cm),
+            )?;
+            let part = PreviewPart {
+                bones: self.bones.clone(),
+                keys,
+                clip: compressed,
+            };
+            let (bound_cm, float_bound) = self.measure(full, &part)?;
+            if bound_cm <= preview_cm && float_bound <= relax {
+                return Ok((part, bound_cm, float_bound));
+            }
+            last = (bound_cm, float_bound);
+            scale *= 0.75;
+        }
+        Err(Error::InvalidSettings {
+            message: format!(
+                "no preview of '{}' (bones {:?}) stays within {preview_cm} cm: the last try measured {:.4} cm (floats {:.1} precisions); choose a larger bound",
+                meta.name, self.bones, last.0, last.1
+            ),
+        })
+    }
+}
+
+/// The key positions: from one every [`START_GAP`] samples, each interval
+/// split at its worst sample while the blend between its ends misses a
+/// sample by more than `blend_cm` (or a float value by more than
+/// `float_relax` times its precision).
+fn choose_keys(
+    clip: &Clip,
+    samples: usize,
+    loop_mode: crate::clip::LoopMode,
+    shells: &[f64],
+    blend_cm: f64,
+    float_relax: f64,
+) -> PreviewKeys {
+    let start = PreviewKeys::uniform(START_GAP, samples, loop_mode);
+    let judge = Judge {
+        clip,
+        samples,
+        shells,
+        to_cm: clip.unit().to_cm(1.0),
+        blend_cm,
+        float_relax,
+    };
+    let positions: Vec<u32> = start
+        .positions()
+        .par_windows(2)
+        .flat_map_iter(|w| {
+            let mut kept = vec![w[0]];
+            judge.split(w[0] as usize, w[1] as usize, &mut kept);
+            kept
+        })
+        .chain(rayon::iter::once(*start.positions().last().expect("a key")))
+        .collect();
+    // Splitting keeps the order and the ends: valid by construction.
+    PreviewKeys::new(positions, samples, loop_mode).expect("keys from 0 to the end, increasing")
+}
+
+/// Judges the blend between two samples against the samples between.
+struct Judge<'a> {
+    clip: &'a Clip,
+    /// Stored samples of the full clip (position `samples` is sample 0).
+    samples: usize,
+    shells: &'a [f64],
+    to_cm: f64,
+    blend_cm: f64,
+    float_relax: f64,
+}
+
+impl Judge<'_> {
+    /// Appends to `kept` the keys strictly between `a` and `b` that keep
+    /// the blend within its share, in order.
+    fn split(&self, a: usize, b: usize, kept: &mut Vec<u32>) {
+        if b <= a + 1 {
+            return;
+        }
+        let bones = self.clip.num_bones();
+        let identity = DTransform::from_f32(&Transform::IDENTITY);
+        let (mut raw, mut blended) = (vec![identity; bones], vec![identity; bones]);
+        let mut local = vec![Transform::IDENTITY; bones];
+        let (pose_a, pose_b) = (self.pose(a), self.pose(b));
+        let (mut worst, mut worst_at) = (1.0f64, None);
+        for i in a + 1..b {
+            let t = (i - a) as f32 / (b - a) as f32;
+            for (bone, out) in local.iter_mut().enumerate() {
+                *out = blend(&pose_a[bone], &pose_b[bone], t);
+            }
+            local_to_object(self.clip.skeleton(), self.pose(i), &mut raw);
+            local_to_object(self.clip.skeleton(), &local, &mut blended);
+            let mut ratio = 0.0f64;
+            for bone in 0..bones {
+                let e = vertex_error(&raw[bone], &blended[bone], self.shells[bone]) * self.to_cm;
+                ratio = ratio.max(e / self.blend_cm);
+            }
+            for track in self.clip.float_tracks() {
+                let limit = f64::from(track.precision()) * self.float_relax;
+                let (va, vb, vi) = (
+                    track.sample(a % self.samples),
+                    track.sample(b % self.samples),
+                    track.sample(i % self.samples),
+                );
+                for ((x, y), v) in va.iter().zip(vb).zip(vi) {
+                    let e = f64::from((x + (y - x) * t - v).abs());
+                    ratio = ratio.max(e / limit);
+                }
+            }
+            if ratio.is_nan() || ratio > worst {
+                worst = if ratio.is_nan() { f64::INFINITY } else { ratio };
+                worst_at = Some(i);
+            }
+        }
+        if let Some(i) = worst_at {
+            self.split(a, i, kept);
+            kept.push(i as u32);
+            self.split(i, b, kept);
+        }
+    }
+
+    /// The pose at a sample position (the wrap-around is sample 0).
+    fn pose(&self, position: usize) -> &[Transform] {
+        self.clip.pose(position % self.samples)
+    }
+}
+
+/// The blend of two local transforms as the sampler blends keys: lerp, and
+/// a normalized lerp along the shorter arc.
+fn blend(a: &Transform, b: &Transform, t: f32) -> Transform {
+    let rb = if a.rotation.dot(b.rotation) < 0.0 {
+        -b.rotation
+    } else {
+        b.rotation
+    };
+    let r = a.rotation * (1.0 - t) + rb * t;
+    Transform {
+        rotation: Quat::from_vec4(glam::Vec4::from(r)).normalize(),
+        translation: a.translation.lerp(b.translation, t),
+        scale: a.scale.lerp(b.scale, t),
+    }
+}
+
+/// The samples of `clip` the preview keys hold, as a clamping clip at the
+/// preview's rate, its float tracks' precisions times `relax`.
+fn subsample(clip: &Clip, layout: &PreviewKeys, relax: f64) -> Result<Clip> {
+    let keys = layout.keys();
+    let bones = clip.num_bones();
+    let mut poses = Vec::with_capacity(keys * bones);
+    for key in 0..keys {
+        poses.extend_from_slice(clip.pose(layout.key_sample(key)));
+    }
+    // The keys' times come from their positions, not from a rate.
+    let rate = clip.sample_rate();
+    let mut preview = Clip::from_poses(
+        clip.name(),
+        clip.skeleton().clone(),
+        rate,
+        clip.unit(),
+        poses,
+    )
+    .map_err(|e| Error::Internal {
+        message: format!("the preview of '{}': {e}", clip.name()),
+    })?;
+    let floats = clip
+        .float_tracks()
+        .iter()
+        .map(|track| {
+            let mut values = Vec::with_capacity(keys * track.components());
+            for key in 0..keys {
+                values.extend_from_slice(track.sample(layout.key_sample(key)));
+            }
+            FloatTrack::new(
+                track.name(),
+                track.kind(),
+                track.components(),
+                (f64::from(track.precision()) * relax) as f32,
+                values,
+            )
+        })
+        .collect::<std::result::Result<Vec<_>, _>>();
+    if !clip.float_tracks().is_empty() {
+        let floats = floats.map_err(|e| Error::Internal {
+            message: format!("the preview of '{}': {e}", clip.name()),
+        })?;
+        preview = preview
+            .with_float_tracks(floats)
+            .map_err(|e| Error::Internal {
+                message: format!("the preview of '{}': {e}", clip.name()),
+            })?;
+    }
+    Ok(preview)
+}
+
+impl Actor<'_> {
+    /// The worst object-space error (cm) and float error (in precisions)
+    /// of `part` against `full`'s decode, through the sampler, at every
+    /// quarter of every sample interval.
+    fn measure(&self, full: &CompressedClip, part: &PreviewPart) -> Result<(f64, f64)> {
+        let meta = full.meta();
+        let n = meta.num_samples();
+        let intervals = match meta.loop_mode {
+            crate::clip::LoopMode::Clamp => n - 1,
+            crate::clip::LoopMode::Wrap => n,
+        };
+        let positions = intervals * STEPS_PER_SAMPLE + 1;
+        let to_cm = self.clip.unit().to_cm(1.0) * self.frame_scale;
+        let precisions: Vec<f64> = match self.floats {
+            true => meta
+                .floats
+                .iter()
+                .flat_map(|f| std::iter::repeat_n(f64::from(f.precision), f.components as usize))
+                .collect(),
+            false => Vec::new(),
+        };
+        let skeleton = &self.template.skeleton;
+        let preview = &part.clip;
+        let chunk = 256;
+        let worst = (0..positions.div_ceil(chunk))
+            .into_par_iter()
+            .map(|c| -> Result<(f64, f64)> {
+                let (bones, values) = (self.bones.len(), precisions.len());
+                let mut full_pose = vec![Transform::IDENTITY; meta.num_bones()];
+                let mut full_floats = vec![0.0; meta.num_float_values()];
+                let mut preview_pose = vec![Transform::IDENTITY; bones];
+                let mut preview_floats = vec![0.0; values];
+                let identity = DTransform::from_f32(&Transform::IDENTITY);
+                let (mut full_object, mut preview_object) =
+                    (vec![identity; bones], vec![identity; bones]);
+                let (mut worst_cm, mut worst_float) = (0.0f64, 0.0f64);
+                for step in c * chunk..((c + 1) * chunk).min(positions) {
+                    let a = step / STEPS_PER_SAMPLE;
+                    let alpha = (step % STEPS_PER_SAMPLE) as f32 / STEPS_PER_SAMPLE as f32;
+                    let keys = match (alpha == 0.0, a + 1 < n) {
+                        (true, _) => KeyPair {
+                            a: a % n,
+                            b: a % n,
+                            alpha: 0.0,
+                        },
+                        (false, true) => KeyPair { a, b: a + 1, alpha },
+                        (false, false) => KeyPair { a, b: 0, alpha },
+                    };
+                    decode_keys_and_floats(
+                        meta,
+                        full.decode_plan(),
+                        full,
+                        keys,
+                        &mut full_pose,
+                        &mut full_floats,
+                    )?;
+                    decode_keys_and_floats(
+                        preview.meta(),
+                        preview.decode_plan(),
+                        preview,
+                        preview_keys(&part.keys, keys),
+                        &mut preview_pose,
+                        &mut preview_floats,
+                    )?;
+                    local_to_object(skeleton, &full_pose[self.bones.clone()], &mut full_object);
+                    local_to_object(skeleton, &preview_pose, &mut preview_object);
+                    for bone in 0..bones {
+                        let e = vertex_error(&full_object[bone], &preview_object[bone], self.shells[bone])
+                            * to_cm;
+                        worst_cm = worst_cm.max(if e.is_nan() { f64::INFINITY } else { e });
+                    }
+                    for ((f, p), precision) in full_floats.iter().zip(&preview_floats).zip(&precisions) {
+                        let e = f64::from((f - p).abs()) / precision;
+                        worst_float = worst_float.max(if e.is_nan() { f64::INFINITY } else { e });
+                    }
+                }
+                Ok((worst_cm, worst_float))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(worst
+            .iter()
+            .fold((0.0, 0.0), |(c, f), &(wc, wf)| (c.max(wc), f.max(wf))))
+    }
+}
