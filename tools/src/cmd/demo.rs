@@ -228,7 +228,7 @@ fn stream_it(args: &Args, compressed: &CompressedClip) -> anyhow::Result<bool> {
         "stalls are frames that waited for a page; forward, backward, 2x and ping-pong should have none (the prefetcher loads ahead), seeks wait for one page at most"
     );
     println!(
-        "rel p99 and rel p99.9: a frame's time over the median of the 32 frames before and after it (1.00 = as costly as its neighbours), which the machine changing speed does not move; control times a constant workload instead of the player"
+        "rel p99 and rel p99.9: a frame's time over the median of the 32 frames before and after it (1.00 = as costly as its neighbours), which a change of the machine's speed lasting longer than that does not move; control times a constant workload in place of the player (the machine's own noise)"
     );
     Ok(sound)
 }
