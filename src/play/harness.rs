@@ -29,7 +29,10 @@
 //! about two seconds in real time at 30 fps. A state that lasts longer than
 //! that is divided out; what changes from one frame to the next (an
 //! interrupt, a paced frame woken with cold caches) is not, and shows in
-//! both measures alike.
+//! both measures alike. The player's own slow changes are divided out as
+//! well (a first pass over segments no frame touched yet, a costlier
+//! stretch of the clip): read the relative figures beside the raw ones,
+//! not instead of them.
 //!
 //! [`control`] checks both measures on the machine itself: it times a
 //! constant workload in place of the player, with the same frame count and
