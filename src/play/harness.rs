@@ -172,7 +172,8 @@ pub struct PlayReport {
     /// Percentiles of each frame's update time over the median of its
     /// neighbours' ([`neighbour_relative`] with [`NEIGHBOUR_RADIUS`]): 1.0 is
     /// a frame as costly as the frames around it. Unlike the raw figures,
-    /// the machine switching speed does not move them (see the module doc).
+    /// a change of the machine's speed that outlasts the neighbourhood does
+    /// not move them (see the module doc).
     /// Of a report that [`combine`]s runs, the median of each percentile and
     /// the largest maximum.
     pub relative: Percentiles,
