@@ -21,8 +21,9 @@ use crate::progress;
 /// of view beside the bones), compress it (size, error, speed), pack it
 /// into a temporary .cine file, then play it in every access pattern from
 /// media throttled to a few MB/s with the prefetch thread running, in real
-/// time, and print the per-frame latency table. The temporary file is
-/// removed at the end.
+/// time, and print the per-frame latency table, with a last `control` row
+/// that times a constant workload the same way (what the machine alone
+/// does to the figures). The temporary file is removed at the end.
 ///
 /// Example: cinestream demo --actors 4 --seconds 60 --play-seconds 2
 #[derive(clap::Args)]
@@ -204,7 +205,7 @@ fn stream_it(args: &Args, compressed: &CompressedClip) -> anyhow::Result<bool> {
     );
     println!("{}", super::play::table_header(false));
     let mut sound = true;
-    let bar = progress::quiet_bar(Pattern::ALL.len() as u64, "playing");
+    let bar = progress::quiet_bar(Pattern::ALL.len() as u64 + 1, "playing");
     for pattern in Pattern::ALL {
         let (stream, _) = open()?;
         let config = PlayConfig::new(pattern, 30.0, args.play_seconds).realtime(true);
@@ -217,9 +218,17 @@ fn stream_it(args: &Args, compressed: &CompressedClip) -> anyhow::Result<bool> {
             sound = false;
         }
     }
+    let config = PlayConfig::new(Pattern::Control, 30.0, args.play_seconds).realtime(true);
+    bar.set_message("playing control");
+    let report = harness::control(&config);
+    bar.inc(1);
+    bar.suspend(|| println!("{}", super::play::table_row(&report, false)));
     bar.finish_and_clear();
     println!(
         "stalls are frames that waited for a page; forward, backward, 2x and ping-pong should have none (the prefetcher loads ahead), seeks wait for one page at most"
+    );
+    println!(
+        "rel p99 and rel p99.9: a frame's time over the median of the 32 frames before and after it (1.00 = as costly as its neighbours), which a change of the machine's speed lasting longer than that does not move; control times a constant workload in place of the player (the machine's own noise)"
     );
     Ok(sound)
 }

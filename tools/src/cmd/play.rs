@@ -18,8 +18,11 @@ use crate::{plot, progress};
 
 /// Play a .cine file in the access patterns of a cinematic and time each frame.
 ///
-/// Reports the per-frame update time (p50, p99, p99.9, max), the stalls on
-/// page loads, the bytes read and the peak resident memory.
+/// Reports the per-frame update time (p50, p99, p99.9, max), the same
+/// relative to each frame's neighbours (`rel p99`, `rel p99.9`: a frame's
+/// time over the median of the 32 frames before and after it, which the
+/// machine changing speed does not move), the stalls on page loads, the
+/// bytes read and the peak resident memory.
 ///
 /// Each pattern opens the file afresh as a stream with a prefetch thread and
 /// a memory budget. Without --cold, --throttle-mbps or --latency-ms, every
@@ -72,6 +75,11 @@ pub struct Args {
     /// largest. Tames a noisy machine.
     #[arg(long, default_value_t = 1)]
     repeat: u32,
+    /// Also time a constant workload in place of the player, with the same
+    /// frame count, pacing and repeats (a `control` row): what the machine
+    /// alone does to the raw and the relative figures.
+    #[arg(long)]
+    control: bool,
     /// One JSON object per pattern, one per line.
     #[arg(long)]
     json: bool,
@@ -133,6 +141,12 @@ struct PatternReport<'a> {
     p999_us: f64,
     max_us: f64,
     p99_over_p50: f64,
+    /// Percentiles of each frame's time over the median of its neighbours'.
+    rel_p50: f64,
+    rel_p90: f64,
+    rel_p99: f64,
+    rel_p999: f64,
+    rel_max: f64,
     runs: u32,
     stalls: u64,
     stall_ms: f64,
@@ -211,7 +225,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let default_seconds = if realtime { 20.0 } else { 60.0 };
     let seconds = args.seconds.unwrap_or(default_seconds);
     let every = args.seek_every;
-    let patterns: Vec<Pattern> = match args.pattern {
+    let mut patterns: Vec<Pattern> = match args.pattern {
         PatternArg::All => Pattern::ALL
             .iter()
             .map(|p| match p {
@@ -226,6 +240,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         PatternArg::RandomSeek => vec![Pattern::RandomSeek { every }],
         PatternArg::Scrub => vec![Pattern::Scrub],
     };
+    if args.control {
+        patterns.push(Pattern::Control);
+    }
     let floats = match meta.floats.len() {
         0 => String::new(),
         n => format!(
@@ -284,6 +301,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let mut runs = Vec::new();
         let mut page_load = None;
         for _ in 0..args.repeat {
+            if pattern == Pattern::Control {
+                bar.set_message("playing control");
+                runs.push(harness::control(&config));
+                bar.inc(1);
+                continue;
+            }
             let (stream, load) = open()?;
             page_load = load;
             if !slow && !args.cold {
@@ -321,6 +344,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     p999_us: l.p999,
                     max_us: l.max,
                     p99_over_p50: r.spike_ratio,
+                    rel_p50: r.relative.p50,
+                    rel_p90: r.relative.p90,
+                    rel_p99: r.relative.p99,
+                    rel_p999: r.relative.p999,
+                    rel_max: r.relative.max,
                     runs: args.repeat,
                     stalls: s.stalls,
                     stall_ms,
@@ -388,10 +416,12 @@ pub fn open_slow(
 }
 
 /// The column heads of the latency table; `not_ready` adds the columns of
-/// a non-blocking stream (not-ready frames and the worst wait).
+/// a non-blocking stream (not-ready frames and the worst wait). `rel p99`
+/// and `rel p99.9` are percentiles of each frame's time over the median of
+/// its neighbours' ([`harness::neighbour_relative`]).
 pub fn table_header(not_ready: bool) -> String {
     let head = format!(
-        "{:<12} {:>7} {:>8} {:>8} {:>9} {:>9} {:>7} {:>7} {:>9} {:>9} {:>10} {:>10}",
+        "{:<12} {:>7} {:>8} {:>8} {:>9} {:>9} {:>7} {:>7} {:>9} {:>7} {:>9} {:>9} {:>10} {:>10}",
         "pattern",
         "frames",
         "p50 us",
@@ -399,6 +429,8 @@ pub fn table_header(not_ready: bool) -> String {
         "p99.9 us",
         "max us",
         "p99/p50",
+        "rel p99",
+        "rel p99.9",
         "stalls",
         "stall ms",
         "preroll",
@@ -418,7 +450,7 @@ pub fn table_header(not_ready: bool) -> String {
 pub fn table_row(r: &harness::PlayReport, not_ready: bool) -> String {
     let (l, s) = (r.latency_us, r.stats);
     let row = format!(
-        "{:<12} {:>7} {:>8.2} {:>8.2} {:>9.2} {:>9.1} {:>7.2} {:>7} {:>9.1} {:>7.1}ms {:>10.1} {:>10.1}",
+        "{:<12} {:>7} {:>8.2} {:>8.2} {:>9.2} {:>9.1} {:>7.2} {:>7.2} {:>9.2} {:>7} {:>9.1} {:>7.1}ms {:>10.1} {:>10.1}",
         r.pattern.name(),
         r.frames,
         l.p50,
@@ -426,6 +458,8 @@ pub fn table_row(r: &harness::PlayReport, not_ready: bool) -> String {
         l.p999,
         l.max,
         r.spike_ratio,
+        r.relative.p99,
+        r.relative.p999,
         s.stalls,
         s.stall_ns as f64 / 1e6,
         r.preroll_ms,

@@ -4,6 +4,7 @@
 use std::ops::Range;
 
 use cinestream::metric::Percentiles;
+use cinestream::play::harness::{neighbour_relative, NEIGHBOUR_RADIUS};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -24,15 +25,18 @@ pub(super) fn draw_play<DB: DrawingBackend>(
     let rows = body.split_evenly((figure.rows.len(), 1));
     for (area, row) in rows.iter().zip(&figure.rows) {
         let stats = Percentiles::of(&mut row.frame_us.clone());
+        let relative = Percentiles::of(&mut neighbour_relative(&row.frame_us, NEIGHBOUR_RADIUS));
         let area = area
             .titled(
                 &format!(
-                    "{}: {} frames, p50 {}, p99 {}, max {}; {} frames stalled on a page load",
+                    "{}: {} frames, p50 {}, p99 {}, max {}; over neighbours p99 {:.2}, p99.9 {:.2}; {} frames stalled on a page load",
                     row.name,
                     row.frame_us.len(),
                     time_text(stats.p50),
                     time_text(stats.p99),
                     time_text(stats.max),
+                    relative.p99,
+                    relative.p999,
                     row.stall_frames.len()
                 ),
                 font(CAPTION_PX),
