@@ -491,7 +491,12 @@ fn search_verified(
     tracks: &[TrackSamples],
     bone_tracks: usize,
     settings: &CompressSettings,
-) -> Result<(CompressedClip, Vec<search::SegmentResult>, usize, ErrorReport)> {
+) -> Result<(
+    CompressedClip,
+    Vec<search::SegmentResult>,
+    usize,
+    ErrorReport,
+)> {
     let clip = ctx.clip;
     let layout = meta.segments;
     let mut segments: Vec<search::SegmentResult> = (0..layout.count())
@@ -628,8 +633,7 @@ fn normalize(values: &[Vec4], range: &ClipRange) -> Vec<Vec3> {
         .iter()
         .map(|v| {
             let n = (v.truncate() - range.min) / range.extent;
-            Vec3::select(range.extent.cmpgt(Vec3::ZERO), n, Vec3::ZERO)
-                .clamp(Vec3::ZERO, Vec3::ONE)
+            Vec3::select(range.extent.cmpgt(Vec3::ZERO), n, Vec3::ZERO).clamp(Vec3::ZERO, Vec3::ONE)
         })
         .collect()
 }

@@ -198,8 +198,7 @@ impl Actor<'_> {
         let mut last = (0.0, 0.0);
         for _ in 0..ATTEMPTS {
             let blend_cm = preview_cm * BLEND_SHARE * scale;
-            let quantize_cm =
-                (preview_cm * (1.0 - BLEND_SHARE) * scale).max(settings.threshold_cm);
+            let quantize_cm = (preview_cm * (1.0 - BLEND_SHARE) * scale).max(settings.threshold_cm);
             let keys = choose_keys(
                 self.clip,
                 meta.num_samples(),
@@ -470,11 +469,16 @@ impl Actor<'_> {
                     local_to_object(skeleton, &full_pose[self.bones.clone()], &mut full_object);
                     local_to_object(skeleton, &preview_pose, &mut preview_object);
                     for bone in 0..bones {
-                        let e = vertex_error(&full_object[bone], &preview_object[bone], self.shells[bone])
-                            * to_cm;
+                        let e = vertex_error(
+                            &full_object[bone],
+                            &preview_object[bone],
+                            self.shells[bone],
+                        ) * to_cm;
                         worst_cm = worst_cm.max(if e.is_nan() { f64::INFINITY } else { e });
                     }
-                    for ((f, p), precision) in full_floats.iter().zip(&preview_floats).zip(&precisions) {
+                    for ((f, p), precision) in
+                        full_floats.iter().zip(&preview_floats).zip(&precisions)
+                    {
                         let e = f64::from((f - p).abs()) / precision;
                         worst_float = worst_float.max(if e.is_nan() { f64::INFINITY } else { e });
                     }

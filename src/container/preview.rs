@@ -18,9 +18,9 @@ use super::index::ContainerIndex;
 use crate::clip::{LoopMode, Transform};
 use crate::error::{ContainerError, Error, SampleError};
 use crate::format::{actor_ranges, ClipMeta, PreviewKeys, SegmentLayout, SegmentView};
-use crate::sample::writer::Offset;
 use crate::sample::plan::DecodePlan;
 use crate::sample::tables::{segment_keys, DecodeTables};
+use crate::sample::writer::Offset;
 use crate::sample::{
     decode_keys_and_floats, decode_keys_into, preview_keys, sample_bone_keys, sample_float_keys,
     KeyPair, PoseWriter, SegmentRef, SegmentSource,
@@ -212,8 +212,7 @@ impl PreviewTier {
         // The actors are the clip's (so that the bound the writer measured
         // holds): the same runs of bones.
         let expected = actor_ranges(full);
-        if parts.len() != expected.len()
-            || parts.iter().zip(&expected).any(|(p, r)| p.0 != r.start)
+        if parts.len() != expected.len() || parts.iter().zip(&expected).any(|(p, r)| p.0 != r.start)
         {
             return Err(c.fault(format!(
                 "its actors start at bones {:?}, the clip's at {:?}",
@@ -337,7 +336,14 @@ impl PreviewTier {
         for (i, a) in self.actors.iter().enumerate() {
             let floats = if i == 0 { &mut *floats } else { &mut [][..] };
             let pose = &mut pose[a.bones.clone()];
-            decode_keys_and_floats(&a.meta, &a.plan, a, preview_keys(&a.keys, keys), pose, floats)?;
+            decode_keys_and_floats(
+                &a.meta,
+                &a.plan,
+                a,
+                preview_keys(&a.keys, keys),
+                pose,
+                floats,
+            )?;
         }
         Ok(())
     }

@@ -137,7 +137,7 @@ fn float_tracks_round_trip_through_the_file_bit_for_bit() {
     ] {
         let bytes = encoded(&compressed, &options);
         let reader = StreamReader::open(&bytes[..]).unwrap();
-        assert_eq!(reader.index().header().version(), FORMAT_VERSION);
+        assert_eq!(reader.index().header().version(), FLOAT_FORMAT_VERSION);
         assert_eq!(reader.meta(), compressed.meta());
         assert!(reader.index().pages().len() > 2);
         assert!(reader.verify().is_sound());
@@ -474,8 +474,16 @@ fn rounding_modes_pick_the_bracketing_samples() {
         f(&mut p);
         p
     };
-    let key = |i| pose(&|p| reader.decode_sample(i, p).unwrap());
-    let at = |t: f64, r| pose(&|p| reader.sample_rounded(t, r, p).unwrap());
+    let key = |i| {
+        pose(&|p| {
+            reader.decode_sample(i, p).unwrap();
+        })
+    };
+    let at = |t: f64, r| {
+        pose(&|p| {
+            reader.sample_rounded(t, r, p).unwrap();
+        })
+    };
     let t = 10.3 / 30.0;
     assert_eq!(at(t, SampleRounding::Floor), key(10));
     assert_eq!(at(t, SampleRounding::Ceil), key(11));

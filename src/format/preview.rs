@@ -47,11 +47,9 @@ impl PreviewKeys {
         let end = keys.end();
         match (keys.positions.first(), keys.positions.last()) {
             (Some(0), Some(&last)) if last as usize == end => {}
-            (first, last) => {
-                return Err(format!(
-                    "keys must run from sample 0 to the end of play ({end}), not {first:?} to {last:?}"
-                ))
-            }
+            (first, last) => return Err(format!(
+                "keys must run from sample 0 to the end of play ({end}), not {first:?} to {last:?}"
+            )),
         }
         if keys.positions.len() > 1 {
             if let Some(k) = keys
@@ -127,7 +125,11 @@ impl PreviewKeys {
         }
         let position = position.clamp(0.0, self.end() as f64);
         // The last key at or before `position` (the first is 0).
-        let k = (self.positions.partition_point(|&p| f64::from(p) <= position) - 1).min(last - 1);
+        let k = (self
+            .positions
+            .partition_point(|&p| f64::from(p) <= position)
+            - 1)
+        .min(last - 1);
         let (a, b) = (self.positions[k], self.positions[k + 1]);
         k as f64 + (position - f64::from(a)) / f64::from(b - a)
     }
@@ -145,7 +147,10 @@ pub fn actor_ranges(meta: &ClipMeta) -> Vec<Range<usize>> {
     let bones = skeleton.len();
     let roots = (0..bones).filter(|&b| skeleton.parent(b).is_none()).count();
     let still_root = roots == 1
-        && meta.kinds.first().is_some_and(|k| !k.contains(&TrackKind::Animated));
+        && meta
+            .kinds
+            .first()
+            .is_some_and(|k| !k.contains(&TrackKind::Animated));
     // Where a run may start: at a root, or at a child of a still scene root.
     let starts = |bone: usize| match skeleton.parent(bone) {
         None => bone > 0,
@@ -176,8 +181,11 @@ pub fn actor_ranges(meta: &ClipMeta) -> Vec<Range<usize>> {
 /// Whether `bone` starts an actor: no bone after it has a parent before it
 /// (but a still scene root).
 fn is_new_actor(skeleton: &Skeleton, bone: usize, still_root: bool) -> bool {
-    (bone..skeleton.len())
-        .all(|b| skeleton.parent(b).is_none_or(|p| p >= bone || (still_root && p == 0)))
+    (bone..skeleton.len()).all(|b| {
+        skeleton
+            .parent(b)
+            .is_none_or(|p| p >= bone || (still_root && p == 0))
+    })
 }
 
 fn end_of(full_samples: usize, loop_mode: LoopMode) -> usize {
@@ -214,22 +222,31 @@ mod tests {
         assert_eq!(cut.position(7.5), 2.5);
         // One sample: one key.
         let one = PreviewKeys::new(vec![0], 1, LoopMode::Clamp).unwrap();
-        assert_eq!((one.keys(), one.key_sample(0), one.position(0.4)), (1, 0, 0.0));
+        assert_eq!(
+            (one.keys(), one.key_sample(0), one.position(0.4)),
+            (1, 0, 0.0)
+        );
     }
 
     #[test]
     fn keys_that_do_not_cover_the_clip_are_refused() {
         for (positions, samples) in [
-            (vec![1, 9], 10),        // not from 0
-            (vec![0, 8], 10),        // not to the end
-            (vec![0, 4, 4, 9], 10),  // not increasing
-            (vec![0], 10),           // one key for many samples
-            (vec![], 10),            // none
+            (vec![1, 9], 10),            // not from 0
+            (vec![0, 8], 10),            // not to the end
+            (vec![0, 4, 4, 9], 10),      // not increasing
+            (vec![0], 10),               // one key for many samples
+            (vec![], 10),                // none
             (vec![0, 5000, 9000], 9001), // a gap over the most
         ] {
-            assert!(PreviewKeys::new(positions.clone(), samples, LoopMode::Clamp).is_err(), "{positions:?}");
+            assert!(
+                PreviewKeys::new(positions.clone(), samples, LoopMode::Clamp).is_err(),
+                "{positions:?}"
+            );
         }
-        assert!(PreviewKeys::new(vec![0, 9], 10, LoopMode::Wrap).is_err(), "a wrap ends at 10");
+        assert!(
+            PreviewKeys::new(vec![0, 9], 10, LoopMode::Wrap).is_err(),
+            "a wrap ends at 10"
+        );
     }
 
     #[test]
@@ -256,7 +273,7 @@ mod tests {
                 Arc::new(Skeleton::new(bones).unwrap()),
                 30.0,
                 LoopMode::Clamp,
-                LengthUnit::Centimeter,
+                LengthUnit::CENTIMETRE,
                 kinds,
                 vec![],
                 vec![],
@@ -266,7 +283,10 @@ mod tests {
             )
         };
         // Two actors of three bones, and a camera.
-        let two = meta(&[None, Some(0), Some(1), None, Some(3), Some(3), None], false);
+        let two = meta(
+            &[None, Some(0), Some(1), None, Some(3), Some(3), None],
+            false,
+        );
         assert_eq!(actor_ranges(&two), [0..3, 3..6, 6..7]);
         // A second root whose later bones hang from the first: one run.
         assert_eq!(actor_ranges(&meta(&[None, None, Some(0)], false)), [0..3]);

@@ -46,6 +46,7 @@ use std::time::Instant;
 use super::Player;
 use crate::error::Result;
 use crate::metric::Percentiles;
+use crate::sample::SampleRounding;
 use crate::stream::{Stream, StreamStats};
 
 /// How the playhead moves from frame to frame.
@@ -185,6 +186,107 @@ pub struct PlayReport {
     pub bones: usize,
     /// Float values per frame (the sum of the float tracks' components).
     pub float_values: usize,
+    /// The frames shown from the preview tier, on a stream whose
+    /// missing-page policy is `Preview` (empty otherwise).
+    pub preview: PreviewFrames,
+}
+
+/// The frames a run showed from the preview tier, and how long full quality
+/// took to come back.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PreviewFrames {
+    /// Frames shown from the preview tier, in play order.
+    pub frames: Vec<usize>,
+    /// The time (seconds of the clip) each of those frames showed.
+    pub times: Vec<f64>,
+    /// The first full-quality frame after each run of preview frames, and
+    /// the time it showed: where the pose refines.
+    pub refined: Vec<(usize, f64)>,
+    /// For each run of preview frames, the wall-clock milliseconds from the
+    /// start of its first frame to the end of the first full-quality frame
+    /// after it (a run still in preview when play ends, as far as it went).
+    pub to_full_ms: Vec<f64>,
+    /// For each page a preview frame waited for (once per page while it
+    /// is awaited), the wall-clock milliseconds from the start of that
+    /// frame until the page was resident: when full quality was there to
+    /// show, whether or not the playhead had moved on by then.
+    pub page_ready_ms: Vec<f64>,
+    /// Pages preview frames waited for that were still not resident when
+    /// play ended (or were resident and evicted between two frames).
+    pub pages_never_seen: usize,
+    /// The tier's stored bound, in centimetres (0 without one).
+    pub bound_cm: f64,
+    /// After [`check_previews`]: the worst object-space error of a preview
+    /// frame against the full-quality decode of the same time, in cm.
+    pub worst_error_cm: Option<f64>,
+    /// After [`check_previews`]: at each refinement, how far the full pose
+    /// is from the preview's at that time (the pop a viewer could see),
+    /// the worst, in cm.
+    pub worst_pop_cm: Option<f64>,
+}
+
+impl PreviewFrames {
+    /// The longest wait for full quality, in milliseconds (0 without any).
+    pub fn worst_to_full_ms(&self) -> f64 {
+        self.to_full_ms.iter().copied().fold(0.0, f64::max)
+    }
+
+    /// The longest wait for a preview frame's page, in milliseconds.
+    pub fn worst_page_ready_ms(&self) -> f64 {
+        self.page_ready_ms.iter().copied().fold(0.0, f64::max)
+    }
+}
+
+/// Measures the preview frames of `report` against `reference`, a
+/// full-quality sampler of the same file (a whole-file reader): the
+/// preview pose of each preview frame's time and of each refinement's time
+/// against the full-quality pose there, by the object-space error on the
+/// clip's shell. Fills [`PreviewFrames::worst_error_cm`] and
+/// [`PreviewFrames::worst_pop_cm`]. Run after play: it decodes, and the
+/// reference may read.
+pub fn check_previews(
+    report: &mut PlayReport,
+    stream: &Stream,
+    reference: &impl crate::sample::Sampling,
+) -> Result<()> {
+    let Some(tier) = stream.preview() else {
+        return Ok(());
+    };
+    let meta = stream.meta();
+    let bones = meta.num_bones();
+    let unit = meta.unit;
+    let shell = unit.from_cm(meta.shell_cm);
+    let to_cm = unit.to_cm(1.0);
+    let identity = crate::metric::DTransform::from_f32(&crate::clip::Transform::IDENTITY);
+    let (mut full, mut preview) = (
+        vec![crate::clip::Transform::IDENTITY; bones],
+        vec![crate::clip::Transform::IDENTITY; bones],
+    );
+    let (mut full_object, mut preview_object) = (vec![identity; bones], vec![identity; bones]);
+    let mut error_at = |time: f64| -> Result<f64> {
+        reference.sample(time, &mut full)?;
+        let keys = crate::sample::locate(meta, time, crate::sample::SampleRounding::None);
+        tier.decode(keys, &mut preview, &mut [])?;
+        crate::metric::local_to_object(&meta.skeleton, &full, &mut full_object);
+        crate::metric::local_to_object(&meta.skeleton, &preview, &mut preview_object);
+        let mut worst = 0.0f64;
+        for bone in 0..bones {
+            let e = crate::metric::vertex_error(&full_object[bone], &preview_object[bone], shell);
+            worst = worst.max(if e.is_nan() { f64::INFINITY } else { e * to_cm });
+        }
+        Ok(worst)
+    };
+    let mut worst_error = 0.0f64;
+    for &time in &report.preview.times {
+        worst_error = worst_error.max(error_at(time)?);
+    }
+    let mut worst_pop = 0.0f64;
+    for &(_, time) in &report.preview.refined {
+        worst_pop = worst_pop.max(error_at(time)?);
+    }
+    report.preview.worst_error_cm = Some(worst_error);
+    report.preview.worst_pop_cm = Some(worst_pop);
+    Ok(())
 }
 
 /// One report from several runs of a pattern: the median of each latency
@@ -244,8 +346,32 @@ pub fn combine(mut runs: Vec<PlayReport>) -> Option<PlayReport> {
         .map(|r| r.worst_wait_wall_ms)
         .fold(0.0, f64::max);
     let count = runs.len();
+    // Preview frame lists of the first run; waits for full quality of
+    // every run; the worst errors of any.
+    let to_full_ms: Vec<f64> = runs
+        .iter()
+        .flat_map(|r| r.preview.to_full_ms.iter().copied())
+        .collect();
+    let page_ready_ms: Vec<f64> = runs
+        .iter()
+        .flat_map(|r| r.preview.page_ready_ms.iter().copied())
+        .collect();
+    let pages_never_seen = runs.iter().map(|r| r.preview.pages_never_seen).sum();
+    let worst =
+        |pick: &dyn Fn(&PlayReport) -> Option<f64>| runs.iter().filter_map(pick).reduce(f64::max);
+    let worst_error_cm = worst(&|r| r.preview.worst_error_cm);
+    let worst_pop_cm = worst(&|r| r.preview.worst_pop_cm);
     let first = runs.swap_remove(0);
+    let preview = PreviewFrames {
+        to_full_ms,
+        page_ready_ms,
+        pages_never_seen,
+        worst_error_cm,
+        worst_pop_cm,
+        ..first.preview.clone()
+    };
     Some(PlayReport {
+        preview,
         latency_us,
         stats,
         max_stalls_in_a_frame: max_stalls_in_a_frame.unwrap_or(0),
@@ -384,6 +510,7 @@ pub fn control(config: &PlayConfig) -> PlayReport {
         runs: 1,
         bones: 0,
         float_values: 0,
+        preview: PreviewFrames::default(),
     }
 }
 
@@ -440,6 +567,14 @@ pub fn run(stream: &Stream, config: &PlayConfig) -> Result<PlayReport> {
     let mut worst_wait_wall_ms = 0.0f64;
     let mut stalls = stream.stats().stalls;
     let mut max_stalls_in_a_frame = 0;
+    let mut preview = PreviewFrames {
+        bound_cm: stream.preview().map_or(0.0, |t| f64::from(t.bound_cm())),
+        ..PreviewFrames::default()
+    };
+    // The run of preview frames in progress: when its first frame started.
+    let mut previewing: Option<Instant> = None;
+    // Pages preview frames wait for, and when the first such frame started.
+    let mut awaited: Vec<(usize, Instant)> = Vec::new();
     let clock = Instant::now();
     for frame in 0..frames {
         // Decide the move outside the timed region.
@@ -476,6 +611,33 @@ pub fn run(stream: &Stream, config: &PlayConfig) -> Result<PlayReport> {
         let end = Instant::now();
         frame_us.push((end - start).as_secs_f64() * 1e6);
         if ready {
+            match player.quality().is_full() {
+                false => {
+                    preview.frames.push(frame);
+                    preview.times.push(player.time());
+                    let meta = stream.meta();
+                    let keys = crate::sample::locate(meta, player.time(), SampleRounding::None);
+                    for sample in [keys.a, keys.b] {
+                        let page = stream.index().page_of_sample(sample);
+                        if !awaited.iter().any(|&(p, _)| p == page) {
+                            awaited.push((page, start));
+                        }
+                    }
+                    let since = *previewing.get_or_insert(start);
+                    if frame + 1 == frames {
+                        // Still in preview when play ends: as far as it went.
+                        preview.to_full_ms.push((end - since).as_secs_f64() * 1e3);
+                    }
+                }
+                true => {
+                    if let Some(since) = previewing.take() {
+                        preview.refined.push((frame, player.time()));
+                        preview.to_full_ms.push((end - since).as_secs_f64() * 1e3);
+                    }
+                }
+            }
+        }
+        if ready {
             if let Some((_, since)) = waiting.take() {
                 worst_wait_wall_ms = worst_wait_wall_ms.max((end - since).as_secs_f64() * 1e3);
             }
@@ -488,6 +650,14 @@ pub fn run(stream: &Stream, config: &PlayConfig) -> Result<PlayReport> {
                 worst_wait_wall_ms = worst_wait_wall_ms.max((end - *since).as_secs_f64() * 1e3);
             }
         }
+        awaited.retain(|&(page, since)| match stream.resident_since(page) {
+            Some(at) => {
+                let waited = at.saturating_duration_since(since);
+                preview.page_ready_ms.push(waited.as_secs_f64() * 1e3);
+                false
+            }
+            None => true,
+        });
         let now = stream.stats().stalls;
         if now != stalls {
             stall_frames.push(frame);
@@ -515,6 +685,10 @@ pub fn run(stream: &Stream, config: &PlayConfig) -> Result<PlayReport> {
         stats: stream.stats(),
         bones: stream.meta().num_bones(),
         float_values: stream.meta().num_float_values(),
+        preview: PreviewFrames {
+            pages_never_seen: awaited.len(),
+            ..preview
+        },
     })
 }
 
@@ -546,6 +720,7 @@ mod tests {
             runs: 1,
             bones: 22,
             float_values: 0,
+            preview: PreviewFrames::default(),
         }
     }
 

@@ -249,7 +249,9 @@ impl Player {
         // root again, from where this pose came, so that the step carries
         // no preview error (the sum of steps stays what the poses say).
         let previous = match self.anchor_was_none_and_switched(previous_quality) {
-            true => self.root_from_current_tier(previous_time).unwrap_or(previous),
+            true => self
+                .root_from_current_tier(previous_time)
+                .unwrap_or(previous),
             false => previous,
         };
         self.warm_next(dt);
@@ -354,7 +356,10 @@ impl Player {
             Some((time, keys)) if time == self.time => keys,
             _ => crate::sample::locate(self.stream.meta(), self.time, SampleRounding::None),
         };
-        match self.stream.sample_keys(keys, &mut self.pose, &mut self.floats) {
+        match self
+            .stream
+            .sample_keys(keys, &mut self.pose, &mut self.floats)
+        {
             Ok(quality) => {
                 self.root_now = self.pose[self.root_bone].translation;
                 self.ready_time = self.time;

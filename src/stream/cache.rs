@@ -130,6 +130,8 @@ pub(crate) struct ResidentPage {
     cost: u64,
     /// Load order, to break ties between equally wanted pages (oldest goes).
     loaded_at: u64,
+    /// When it became resident.
+    installed: std::time::Instant,
     /// Loaded (or kept) for a sampler that was told "not ready" and has not
     /// had it since: no prefetch or urgent load evicts it until a sampler
     /// gets it (or the prefetcher gives up waiting, see `prefetch`).
@@ -138,6 +140,11 @@ pub(crate) struct ResidentPage {
 }
 
 impl ResidentPage {
+    /// When the page became resident.
+    pub fn installed(&self) -> std::time::Instant {
+        self.installed
+    }
+
     /// A sampler got the page: its promise, if any, is kept.
     #[inline]
     pub fn served(&self) {
@@ -367,6 +374,7 @@ impl PageCache {
             tables: checked.tables,
             cost,
             loaded_at,
+            installed: std::time::Instant::now(),
             promised: AtomicBool::new(promised),
             counters: Arc::clone(&self.counters),
         };

@@ -48,15 +48,15 @@ use std::time::{Duration, Instant};
 
 use arc_swap::Guard;
 
+use crate::clip::Transform;
 use crate::container::index::{ContainerError, ContainerIndex, Header};
-use crate::container::PreviewTier;
 use crate::container::read::{resident_cost, ReadyPage};
+use crate::container::PreviewTier;
 use crate::container::HEADER_LEN;
 use crate::error::{Error, Result};
 use crate::format::ClipMeta;
 use crate::sample::plan::DecodePlan;
 pub use crate::sample::Sampling;
-use crate::clip::Transform;
 use crate::sample::{
     self, KeyPair, PoseWriter, Quality, SampleRounding, SegmentHandle, SegmentRef, SegmentSource,
 };
@@ -837,7 +837,10 @@ impl Stream {
                 Counters::add(&counters.not_ready, 1);
             }
             if let Some(p) = &self.inner.prefetcher {
-                p.send(Request::Load(page));
+                p.send(match self.inner.options.missing_page {
+                    MissingPage::Preview => Request::Preview(page),
+                    _ => Request::Load(page),
+                });
             } else if let Some(host) = &self.inner.shared.host {
                 let mut host = host.lock().unwrap_or_else(|e| e.into_inner());
                 if !host.urgent.contains(&page) {
@@ -938,8 +941,11 @@ impl Stream {
         floats: &mut [f32],
     ) -> Result<Quality> {
         let meta = self.meta();
-        let full = sample::decode_keys_and_floats(meta, self.decode_plan(), self, keys, pose, floats);
-        Ok(self.or_preview(full, |tier| tier.decode(keys, pose, floats))?.1)
+        let full =
+            sample::decode_keys_and_floats(meta, self.decode_plan(), self, keys, pose, floats);
+        Ok(self
+            .or_preview(full, |tier| tier.decode(keys, pose, floats))?
+            .1)
     }
 
     /// [`Sampling::sample_bone`], and whether the bone came from the
@@ -949,6 +955,13 @@ impl Stream {
         let keys = sample::locate(meta, time, SampleRounding::None);
         let full = sample::sample_bone_keys(meta, self.decode_plan(), self, bone, keys);
         self.or_preview(full, |tier| tier.bone(bone, keys))
+    }
+
+    /// When page `page` became resident, if it is: how long a preview
+    /// waited for it, measured by the harness.
+    pub fn resident_since(&self, page: usize) -> Option<Instant> {
+        let resident = self.inner.shared.cache.get(page);
+        resident.as_ref().map(|p| p.installed())
     }
 
     /// The quality a pose at `time` would have now: full when the pages of
@@ -987,14 +1000,18 @@ impl Sampling for Stream {
         let meta = self.meta();
         let keys = sample::locate(meta, time, rounding);
         let full = sample::decode_keys(meta, self.decode_plan(), self, keys, pose);
-        Ok(self.or_preview(full, |tier| tier.decode(keys, pose, &mut []))?.1)
+        Ok(self
+            .or_preview(full, |tier| tier.decode(keys, pose, &mut []))?
+            .1)
     }
 
     fn sample_into<W: PoseWriter + ?Sized>(&self, time: f64, writer: &mut W) -> Result<Quality> {
         let meta = self.meta();
         let keys = sample::locate(meta, time, SampleRounding::None);
         let full = sample::decode_keys_into(meta, self.decode_plan(), self, keys, writer);
-        Ok(self.or_preview(full, |tier| tier.decode_into(keys, writer))?.1)
+        Ok(self
+            .or_preview(full, |tier| tier.decode_into(keys, writer))?
+            .1)
     }
 
     /// Under [`MissingPage::Preview`], the bone may come from the preview
@@ -1020,7 +1037,9 @@ impl Sampling for Stream {
             alpha: 0.0,
         };
         let full = sample::decode_keys(self.meta(), self.decode_plan(), self, keys, pose);
-        Ok(self.or_preview(full, |tier| tier.decode(keys, pose, &mut []))?.1)
+        Ok(self
+            .or_preview(full, |tier| tier.decode(keys, pose, &mut []))?
+            .1)
     }
 }
 

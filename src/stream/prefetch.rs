@@ -35,6 +35,10 @@ pub(crate) enum Request {
     Leave(u64),
     /// Load this page as soon as possible (a non-blocking sampler missed it).
     Load(usize),
+    /// Load this page first (a previewing sampler missed it): the newest
+    /// such request goes first, and the oldest are dropped, since a
+    /// previewing player has moved on from them.
+    Preview(usize),
 }
 
 /// Hints a worker can fall behind by before new ones are dropped (a dropped
@@ -124,6 +128,11 @@ impl Drop for Prefetcher {
     }
 }
 
+/// Pages previewing samplers asked for that the worker keeps in line (at
+/// least; one per playhead when there are more): older requests are
+/// dropped, their players gone on to other pages.
+const PREVIEW_QUEUE: usize = 2;
+
 struct Worker {
     shared: Arc<Shared>,
     inbox: Receiver<Request>,
@@ -161,7 +170,15 @@ impl Worker {
                     Err(_) => return,
                 }
             } else {
-                std::thread::sleep(self.tick);
+                // A tick between plans, cut short by a request: a
+                // sampler's missing page is read at once.
+                match self.inbox.recv_timeout(self.tick) {
+                    Ok(request) => {
+                        self.apply(request);
+                    }
+                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+                    Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
+                }
             }
             if let Drained::Disconnected = self.drain() {
                 return;
@@ -190,6 +207,12 @@ impl Worker {
             Request::Leave(player) => {
                 self.hints.retain(|h| h.player != player);
                 false
+            }
+            Request::Preview(page) => {
+                self.urgent.retain(|&p| p != page);
+                self.urgent.push_front(page);
+                self.urgent.truncate(PREVIEW_QUEUE.max(self.hints.len()));
+                true
             }
             Request::Load(page) => {
                 // A sampler asks every frame until it has the page: once in

@@ -10,7 +10,7 @@ use cinestream::container::{write_stream, WriteOptions};
 use cinestream::format::BIT_RATES;
 use cinestream::play::harness::{self, Pattern, PlayConfig};
 use cinestream::procedural::{cinematic, CinematicSpec};
-use cinestream::stream::StreamOptions;
+use cinestream::stream::{MissingPage, StreamOptions};
 use cinestream::CompressedClip;
 
 use crate::progress;
@@ -203,7 +203,7 @@ fn stream_it(args: &Args, compressed: &CompressedClip) -> anyhow::Result<bool> {
         page_load.as_secs_f64() * 1e3,
         BUDGET >> 20
     );
-    println!("{}", super::play::table_header(false));
+    println!("{}", super::play::table_header(MissingPage::Block));
     let mut sound = true;
     let bar = progress::quiet_bar(Pattern::ALL.len() as u64 + 1, "playing");
     for pattern in Pattern::ALL {
@@ -212,7 +212,7 @@ fn stream_it(args: &Args, compressed: &CompressedClip) -> anyhow::Result<bool> {
         bar.set_message(format!("playing {}", pattern.name()));
         let report = harness::run(&stream, &config)?;
         bar.inc(1);
-        bar.suspend(|| println!("{}", super::play::table_row(&report, false)));
+        bar.suspend(|| println!("{}", super::play::table_row(&report, MissingPage::Block)));
         for e in stream.prefetch_errors() {
             eprintln!("error: prefetch: {e}");
             sound = false;
@@ -222,7 +222,7 @@ fn stream_it(args: &Args, compressed: &CompressedClip) -> anyhow::Result<bool> {
     bar.set_message("playing control");
     let report = harness::control(&config);
     bar.inc(1);
-    bar.suspend(|| println!("{}", super::play::table_row(&report, false)));
+    bar.suspend(|| println!("{}", super::play::table_row(&report, MissingPage::Block)));
     bar.finish_and_clear();
     println!(
         "stalls are frames that waited for a page; forward, backward, 2x and ping-pong should have none (the prefetcher loads ahead), seeks wait for one page at most"

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use cinestream::compress::{compress, CompressStats};
 use cinestream::compress::{build_preview, DEFAULT_PREVIEW_CM, PREVIEW_CM_RANGE};
+use cinestream::compress::{compress, CompressStats};
 use cinestream::container::{write_stream_with_preview, WriteOptions, WriteSummary};
 use cinestream::import::{self, ImportOptions, InputFile};
 use cinestream::{Clip, LengthUnit};
@@ -245,7 +245,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let options = args.import.options()?;
     args.codec.check()?;
     if args.preview_cm != 0.0 {
-        check_real("--preview-cm", args.preview_cm, PREVIEW_CM_RANGE, " cm (or 0 for none)")?;
+        check_real(
+            "--preview-cm",
+            args.preview_cm,
+            PREVIEW_CM_RANGE,
+            " cm (or 0 for none)",
+        )?;
     }
     // Up to the container's largest page, 1 GiB.
     super::common::check_count("--page-kib", args.page_kib, 1..=1024 * 1024)?;
@@ -632,7 +637,12 @@ fn pack_clip(args: &Args, clip: &Clip, output: PathBuf, sources: usize) -> anyho
         .with_lz4(args.lz4);
     let preview = match args.preview_cm {
         0.0 => None,
-        cm => Some(build_preview(clip, &compressed, &args.codec.settings(), cm)?),
+        cm => Some(build_preview(
+            clip,
+            &compressed,
+            &args.codec.settings(),
+            cm,
+        )?),
     };
     let file = write_stream_with_preview(&compressed, preview.as_ref(), &options, &output)?;
     let floats = &compressed.meta().floats;

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use std::time::Duration;
 
+use cinestream::container::StreamReader;
 use cinestream::play::harness::{self, Pattern, PlayConfig};
 use cinestream::stream::{
     drop_from_os_cache, slow_read_time, FileSource, MissingPage, SlowSource, Stream, StreamOptions,
@@ -67,9 +68,17 @@ pub struct Args {
     /// Pace frames in real time even when warm.
     #[arg(long)]
     realtime: bool,
-    /// Do not wait for missing pages: hold the last pose instead.
-    #[arg(long)]
+    /// Do not wait for missing pages: hold the last pose instead (the same
+    /// as --missing-page not-ready).
+    #[arg(long, conflicts_with = "missing_page")]
     non_blocking: bool,
+    /// What a frame does when its page is not resident: block (wait for
+    /// it), not-ready (hold the last pose) or preview (show the file's
+    /// preview tier, resident from open, until the page arrives; the file
+    /// needs one: pack --preview-cm). With preview, each preview frame is
+    /// checked against the full-quality decode of the same time.
+    #[arg(long, value_enum, default_value_t = MissingPageArg::Block)]
+    missing_page: MissingPageArg,
     /// Play each pattern this many times (a fresh stream each) and report
     /// the median of each percentile; counters are summed, peaks are the
     /// largest. Tames a noisy machine.
@@ -89,6 +98,14 @@ pub struct Args {
     /// row per pattern. With --repeat, the first run is drawn.
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
+}
+
+/// `--missing-page` values.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq)]
+enum MissingPageArg {
+    Block,
+    NotReady,
+    Preview,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq)]
@@ -165,6 +182,26 @@ struct PatternReport<'a> {
     hits: u64,
     misses: u64,
     peak_resident_bytes: u64,
+    /// `Block`, `NotReady` or `Preview`.
+    missing_page: String,
+    /// Frames shown from the preview tier.
+    preview_frames: usize,
+    /// The tier's stored bound (0 without a tier).
+    preview_bound_cm: f64,
+    /// The worst preview frame against the full-quality decode of its time
+    /// (null unless --missing-page preview).
+    preview_worst_error_cm: Option<f64>,
+    /// The worst pop at a refinement: full against preview at that time.
+    preview_worst_pop_cm: Option<f64>,
+    /// Per run of preview frames, wall ms until the first full frame.
+    preview_to_full_ms: &'a [f64],
+    preview_worst_to_full_ms: f64,
+    /// Per page a preview frame waited for, wall ms from that frame to the
+    /// page resident.
+    preview_page_ready_ms: &'a [f64],
+    preview_worst_page_ready_ms: f64,
+    /// Awaited pages not resident when play ended.
+    preview_pages_never_seen: usize,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -200,10 +237,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let options = StreamOptions::default()
         .with_budget_bytes((args.budget_mib * 1024.0 * 1024.0) as u64)
         .with_lookahead_seconds(args.lookahead_s)
-        .with_missing_page(match args.non_blocking {
-            true => MissingPage::NotReady,
-            false => MissingPage::Block,
+        .with_missing_page(match (args.non_blocking, args.missing_page) {
+            (true, _) | (_, MissingPageArg::NotReady) => MissingPage::NotReady,
+            (_, MissingPageArg::Preview) => MissingPage::Preview,
+            (_, MissingPageArg::Block) => MissingPage::Block,
         });
+    let policy = options.missing_page;
+    // Preview frames are checked against the full-quality decode of the
+    // same time, from a whole-file reader of the same file.
+    let reference = match policy {
+        MissingPage::Preview => Some(StreamReader::open_file(&args.file)?),
+        _ => None,
+    };
     let open = || -> anyhow::Result<(Stream, Option<Duration>)> {
         if args.cold {
             drop_from_os_cache(&args.file)?;
@@ -284,7 +329,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
     if !args.json {
         println!("{file}; {setup}");
-        println!("{}", table_header(args.non_blocking));
+        println!("{}", table_header(policy));
     }
     drop(probe);
     let mut failed = false;
@@ -313,7 +358,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 stream.preload_all()?;
             }
             bar.set_message(format!("playing {}", pattern.name()));
-            runs.push(harness::run(&stream, &config)?);
+            let mut report = harness::run(&stream, &config)?;
+            if let Some(reference) = &reference {
+                harness::check_previews(&mut report, &stream, reference)?;
+            }
+            runs.push(report);
             bar.inc(1);
             for e in stream.prefetch_errors() {
                 eprintln!("error: prefetch: {e}");
@@ -367,9 +416,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     hits: s.hits,
                     misses: s.misses,
                     peak_resident_bytes: s.peak_resident_bytes,
+                    missing_page: format!("{policy:?}"),
+                    preview_frames: r.preview.frames.len(),
+                    preview_bound_cm: r.preview.bound_cm,
+                    preview_worst_error_cm: r.preview.worst_error_cm,
+                    preview_worst_pop_cm: r.preview.worst_pop_cm,
+                    preview_to_full_ms: &r.preview.to_full_ms,
+                    preview_worst_to_full_ms: r.preview.worst_to_full_ms(),
+                    preview_page_ready_ms: &r.preview.page_ready_ms,
+                    preview_worst_page_ready_ms: r.preview.worst_page_ready_ms(),
+                    preview_pages_never_seen: r.preview.pages_never_seen,
                 })?;
             } else {
-                println!("{}", table_row(&r, args.non_blocking));
+                println!("{}", table_row(&r, policy));
             }
             Ok(())
         })?;
@@ -415,11 +474,13 @@ pub fn open_slow(
     Ok((stream, load))
 }
 
-/// The column heads of the latency table; `not_ready` adds the columns of
-/// a non-blocking stream (not-ready frames and the worst wait). `rel p99`
-/// and `rel p99.9` are percentiles of each frame's time over the median of
-/// its neighbours' ([`harness::neighbour_relative`]).
-pub fn table_header(not_ready: bool) -> String {
+/// The column heads of the latency table. `rel p99` and `rel p99.9` are
+/// percentiles of each frame's time over the median of its neighbours'
+/// ([`harness::neighbour_relative`]). A non-blocking stream adds its
+/// columns (not-ready frames and the worst wait), a previewing one its own
+/// (preview frames, their worst error and the worst pop at refinement
+/// against the full-quality decode, the longest wait for full quality).
+pub fn table_header(policy: MissingPage) -> String {
     let head = format!(
         "{:<12} {:>7} {:>8} {:>8} {:>9} {:>9} {:>7} {:>7} {:>9} {:>7} {:>9} {:>9} {:>10} {:>10}",
         "pattern",
@@ -437,17 +498,21 @@ pub fn table_header(not_ready: bool) -> String {
         "read KiB",
         "peak KiB"
     );
-    match not_ready {
-        true => format!(
+    match policy {
+        MissingPage::NotReady => format!(
             "{head} {:>9} {:>9} {:>8} {:>9}",
             "not ready", "wait fr", "wait s", "wait ms"
         ),
-        false => head,
+        MissingPage::Preview => format!(
+            "{head} {:>8} {:>9} {:>8} {:>8} {:>8}",
+            "preview", "worst cm", "pop cm", "page ms", "full ms"
+        ),
+        _ => head,
     }
 }
 
 /// One pattern's row of the latency table (see [`table_header`]).
-pub fn table_row(r: &harness::PlayReport, not_ready: bool) -> String {
+pub fn table_row(r: &harness::PlayReport, policy: MissingPage) -> String {
     let (l, s) = (r.latency_us, r.stats);
     let row = format!(
         "{:<12} {:>7} {:>8.2} {:>8.2} {:>9.2} {:>9.1} {:>7.2} {:>7.2} {:>9.2} {:>7} {:>9.1} {:>7.1}ms {:>10.1} {:>10.1}",
@@ -466,11 +531,20 @@ pub fn table_row(r: &harness::PlayReport, not_ready: bool) -> String {
         s.bytes_read as f64 / 1024.0,
         s.peak_resident_bytes as f64 / 1024.0,
     );
-    match not_ready {
-        true => format!(
+    let cm = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+    match policy {
+        MissingPage::NotReady => format!(
             "{row} {:>9} {:>9} {:>8.3} {:>9.1}",
             r.not_ready_frames, r.worst_wait_frames, r.worst_wait_s, r.worst_wait_wall_ms
         ),
-        false => row,
+        MissingPage::Preview => format!(
+            "{row} {:>8} {:>9} {:>8} {:>8.1} {:>8.1}",
+            r.preview.frames.len(),
+            cm(r.preview.worst_error_cm),
+            cm(r.preview.worst_pop_cm),
+            r.preview.worst_page_ready_ms(),
+            r.preview.worst_to_full_ms()
+        ),
+        _ => row,
     }
 }
