@@ -47,9 +47,11 @@ impl PreviewKeys {
         let end = keys.end();
         match (keys.positions.first(), keys.positions.last()) {
             (Some(0), Some(&last)) if last as usize == end => {}
-            (first, last) => return Err(format!(
+            (first, last) => {
+                return Err(format!(
                 "keys must run from sample 0 to the end of play ({end}), not {first:?} to {last:?}"
-            )),
+            ))
+            }
         }
         if keys.positions.len() > 1 {
             if let Some(k) = keys
@@ -137,20 +139,18 @@ impl PreviewKeys {
 
 /// The clip's actors: runs of bones, in order and covering every bone,
 /// each holding whole hierarchies (no bone's parent before its run), or
-/// hanging from a still scene root: when bone 0 is the only root and has
-/// no animated track, each of its children starts a run (the first run
-/// keeps bone 0), as `pack --actors` lays a scene out. A preview keeps
+/// hanging from a still scene root: when bone 0 (a root) has no animated
+/// track, each of its children starts a run (the first run keeps bone 0),
+/// as `pack --actors` lays a scene out. A preview keeps
 /// keys per actor, so that one actor's fast motion costs the others
 /// nothing. One run of every bone when the bones are laid out otherwise.
 pub fn actor_ranges(meta: &ClipMeta) -> Vec<Range<usize>> {
     let skeleton = &meta.skeleton;
     let bones = skeleton.len();
-    let roots = (0..bones).filter(|&b| skeleton.parent(b).is_none()).count();
-    let still_root = roots == 1
-        && meta
-            .kinds
-            .first()
-            .is_some_and(|k| !k.contains(&TrackKind::Animated));
+    let still_root = meta
+        .kinds
+        .first()
+        .is_some_and(|k| !k.contains(&TrackKind::Animated));
     // Where a run may start: at a root, or at a child of a still scene root.
     let starts = |bone: usize| match skeleton.parent(bone) {
         None => bone > 0,
@@ -288,13 +288,21 @@ mod tests {
             false,
         );
         assert_eq!(actor_ranges(&two), [0..3, 3..6, 6..7]);
-        // A second root whose later bones hang from the first: one run.
-        assert_eq!(actor_ranges(&meta(&[None, None, Some(0)], false)), [0..3]);
+        // A second root whose later bones hang from the first: one run,
+        // unless the first is still.
+        assert_eq!(actor_ranges(&meta(&[None, None, Some(0)], true)), [0..3]);
+        assert_eq!(
+            actor_ranges(&meta(&[None, None, Some(0)], false)),
+            [0..1, 1..2, 2..3]
+        );
         assert_eq!(actor_ranges(&meta(&[None, Some(0)], false)), [0..2]);
         // A still scene root: each of its children starts an actor.
         let scene = [None, Some(0), Some(1), Some(0), Some(3), Some(0)];
         assert_eq!(actor_ranges(&meta(&scene, false)), [0..3, 3..5, 5..6]);
         // An animated scene root moves every actor: one run.
         assert_eq!(actor_ranges(&meta(&scene, true)), [0..6]);
+        // A still scene root and a camera root after the actors.
+        let with_camera = [None, Some(0), Some(1), Some(0), Some(3), None];
+        assert_eq!(actor_ranges(&meta(&with_camera, false)), [0..3, 3..5, 5..6]);
     }
 }
