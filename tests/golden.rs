@@ -31,13 +31,14 @@
 use std::path::{Path, PathBuf};
 
 use cinestream::container::{StreamReader, FLAG_LZ4_PAGES};
-use cinestream::stream::{Stream, StreamOptions};
+use cinestream::stream::{MissingPage, Stream, StreamOptions};
 use cinestream::{Sampling, Transform};
 use serde_json::Value;
 
 #[cfg(feature = "pipeline")]
 use {
-    cinestream::container::{encode_stream, WriteOptions},
+    cinestream::compress::build_preview,
+    cinestream::container::{encode_stream_with_preview, WriteOptions},
     cinestream::{
         compress, Bone, Clip, CompressSettings, LengthUnit, LoopMode, LoopPolicy, Skeleton,
     },
@@ -65,9 +66,11 @@ struct Golden {
     page_bytes: usize,
     /// With float tracks (version 2).
     floats: bool,
+    /// With a preview tier (version 3): its bound in cm.
+    preview_cm: Option<f64>,
 }
 
-const GOLDEN: [Golden; 3] = [
+const GOLDEN: [Golden; 4] = [
     // Raw pages, one segment a page, clamped.
     Golden {
         name: "v1-clamp",
@@ -75,6 +78,7 @@ const GOLDEN: [Golden; 3] = [
         lz4: false,
         page_bytes: 64,
         floats: false,
+        preview_cm: None,
     },
     // One lz4 page, wrapping.
     Golden {
@@ -83,6 +87,7 @@ const GOLDEN: [Golden; 3] = [
         lz4: true,
         page_bytes: 64 * 1024,
         floats: false,
+        preview_cm: None,
     },
     // Version 2: the clamped clip with float tracks, raw pages.
     Golden {
@@ -91,6 +96,16 @@ const GOLDEN: [Golden; 3] = [
         lz4: false,
         page_bytes: 256,
         floats: true,
+        preview_cm: None,
+    },
+    // Version 3: the version-2 clip with a preview tier.
+    Golden {
+        name: "v3-preview",
+        wrap: false,
+        lz4: false,
+        page_bytes: 256,
+        floats: true,
+        preview_cm: Some(0.5),
     },
 ];
 
@@ -234,7 +249,18 @@ fn write_golden_files() {
         let options = WriteOptions::default()
             .with_lz4(golden.lz4)
             .with_page_bytes(golden.page_bytes);
-        let (bytes, summary) = encode_stream(&compressed, &options).unwrap();
+        let preview = golden
+            .preview_cm
+            .map(|cm| build_preview(&clip, &compressed, &settings, cm).unwrap());
+        let (bytes, summary) =
+            encode_stream_with_preview(&compressed, preview.as_ref(), &options).unwrap();
+        // The preview tier's poses, from a stream that loads no page.
+        let previewing = preview.is_some().then(|| {
+            let options = StreamOptions::default()
+                .with_missing_page(MissingPage::Preview)
+                .with_prefetch(false);
+            Stream::from_bytes(bytes.clone(), options).unwrap()
+        });
         assert_eq!(
             summary.lz4_pages > 0,
             golden.lz4,
@@ -259,6 +285,12 @@ fn write_golden_files() {
                     .iter()
                     .map(|v| format!("{:08x}", v.to_bits()))
                     .collect::<Vec<_>>());
+            }
+            if let Some(stream) = &previewing {
+                let mut preview = vec![Transform::IDENTITY; pose.len()];
+                let quality = stream.sample(f64::from(time), &mut preview).unwrap();
+                assert!(!quality.is_full());
+                entry["preview"] = json!(preview.iter().map(hex).collect::<Vec<_>>());
             }
             entry
         };
@@ -287,7 +319,7 @@ fn write_golden_files() {
             "pages": reader.pages().len(),
             "loop": format!("{:?}", meta.loop_mode),
             "sample_rate_bits": format!("{:08x}", meta.sample_rate.to_bits()),
-            "layout": "each pose: one string per bone, the f32 bits (hex) of rotation x y z w, translation x y z, scale x y z; floats (version 2): the f32 bits of every float value, track after track",
+            "layout": "each pose: one string per bone, the f32 bits (hex) of rotation x y z w, translation x y z, scale x y z; floats (version 2): the f32 bits of every float value, track after track; preview (version 3): the preview tier's pose at that time, as the bones",
             "float_tracks": meta.floats.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
             "keys": key_poses,
             "between": between_poses,
@@ -339,7 +371,18 @@ fn golden_files_of_every_version_read_bit_for_bit() {
             "{name}: the golden file changed; golden files are never rewritten"
         );
         // The version, read from the bytes as FORMAT.md lays them out, and by the reader.
-        let version: u16 = if golden.floats { 2 } else { 1 };
+        let version: u16 = match (golden.preview_cm, golden.floats) {
+            (Some(_), _) => 3,
+            (None, true) => 2,
+            (None, false) => 1,
+        };
+        // A version-3 file's preview tier, from a stream that loads no page.
+        let previewing = golden.preview_cm.map(|_| {
+            let options = StreamOptions::default()
+                .with_missing_page(MissingPage::Preview)
+                .with_prefetch(false);
+            Stream::open_file(&path, options).unwrap()
+        });
         assert_eq!(&bytes[..8], b"CINESTRM", "{name}: magic");
         assert_eq!(
             u16::from_le_bytes([bytes[8], bytes[9]]),
@@ -443,6 +486,18 @@ fn golden_files_of_every_version_read_bit_for_bit() {
                 if let Some(key) = field(entry, "key").as_u64() {
                     reader.decode_sample(key as usize, &mut pose).unwrap();
                     got.push(("decode_sample", pose.iter().map(hex).collect()));
+                }
+                if let Some(stream) = &previewing {
+                    let want: Vec<&str> = field(entry, "preview")
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|b| b.as_str().unwrap())
+                        .collect();
+                    let quality = stream.sample(f64::from(time), &mut streamed).unwrap();
+                    assert!(!quality.is_full(), "{name}: no page loaded, yet {quality:?}");
+                    let got: Vec<String> = streamed.iter().map(hex).collect();
+                    assert_eq!(got, want, "{name}: the preview tier's pose at t {time} ({part})");
                 }
                 if let Some(want) = entry.get("floats").and_then(Value::as_array) {
                     let bits = |v: &[f32]| -> Vec<String> {

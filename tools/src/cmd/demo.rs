@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use cinestream::compress::{compress, CompressSettings};
-use cinestream::container::{write_stream, WriteOptions};
+use cinestream::clip::Clip;
+use cinestream::compress::{build_preview, compress, CompressSettings, DEFAULT_PREVIEW_CM};
+use cinestream::container::{write_stream_with_preview, StreamReader, WriteOptions};
 use cinestream::format::BIT_RATES;
 use cinestream::play::harness::{self, Pattern, PlayConfig};
 use cinestream::procedural::{cinematic, CinematicSpec};
@@ -155,7 +156,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     println!("bit rates (track x segment): {}", rates.join(", "));
     let within = p.max <= settings.threshold_cm && floats_within;
     let played_well = if args.play_seconds > 0.0 {
-        stream_it(&args, &compressed)?
+        stream_it(&args, &clip, &compressed, &settings)?
     } else {
         true
     };
@@ -177,23 +178,39 @@ impl Drop for TempFile {
 
 /// Packs the clip into a temporary file and plays it in every pattern from
 /// throttled media; false when the prefetcher reported an error.
-fn stream_it(args: &Args, compressed: &CompressedClip) -> anyhow::Result<bool> {
+fn stream_it(
+    args: &Args,
+    clip: &Clip,
+    compressed: &CompressedClip,
+    settings: &CompressSettings,
+) -> anyhow::Result<bool> {
     let path =
         TempFile(std::env::temp_dir().join(format!("cinestream-demo-{}.cine", std::process::id())));
     let options = WriteOptions::default().with_page_bytes(args.page_kib * 1024);
-    let file = write_stream(compressed, &options, &path.0)?;
+    let preview = build_preview(clip, compressed, settings, DEFAULT_PREVIEW_CM)?;
+    let file = write_stream_with_preview(compressed, Some(&preview), &options, &path.0)?;
     let latency = Duration::from_secs_f64(args.latency_ms / 1e3);
-    let open = || {
-        let options = StreamOptions::default().with_budget_bytes(BUDGET);
+    let open = |policy: MissingPage| {
+        let options = StreamOptions::default()
+            .with_budget_bytes(BUDGET)
+            .with_missing_page(policy);
         super::play::open_slow(&path.0, latency, args.throttle_mbps, options)
     };
-    let (_, page_load) = open()?;
+    let (_, page_load) = open(MissingPage::Block)?;
     println!(
         "packed: {} bytes in {} pages of up to {} KiB -> {} (temporary)",
         file.file_bytes,
         file.pages,
         args.page_kib,
         path.0.display()
+    );
+    println!(
+        "preview tier: {} bytes ({:.1} % of the file), {} keys over {} actors, within {:.3} cm of the full-quality decode (measured, stored)",
+        file.preview_bytes,
+        100.0 * file.preview_bytes as f64 / file.file_bytes.max(1) as f64,
+        preview.keys(),
+        preview.actors.len(),
+        preview.bound_cm
     );
     println!(
         "playing {} s per pattern at 30 fps in real time, media {} MB/s + {} ms a read (a page takes {:.1} ms), prefetch 4 s ahead, budget {} MiB:",
@@ -207,7 +224,7 @@ fn stream_it(args: &Args, compressed: &CompressedClip) -> anyhow::Result<bool> {
     let mut sound = true;
     let bar = progress::quiet_bar(Pattern::ALL.len() as u64 + 1, "playing");
     for pattern in Pattern::ALL {
-        let (stream, _) = open()?;
+        let (stream, _) = open(MissingPage::Block)?;
         let config = PlayConfig::new(pattern, 30.0, args.play_seconds).realtime(true);
         bar.set_message(format!("playing {}", pattern.name()));
         let report = harness::run(&stream, &config)?;
@@ -226,6 +243,28 @@ fn stream_it(args: &Args, compressed: &CompressedClip) -> anyhow::Result<bool> {
     bar.finish_and_clear();
     println!(
         "stalls are frames that waited for a page; forward, backward, 2x and ping-pong should have none (the prefetcher loads ahead), seeks wait for one page at most"
+    );
+    // The seeking patterns again, showing the preview tier instead of
+    // waiting: no frame waits for the disk.
+    println!("the seeking patterns with --missing-page preview (a missing page shows the preview tier while it loads):");
+    println!("{}", super::play::table_header(MissingPage::Preview));
+    let reference = StreamReader::open_file(&path.0)?;
+    for pattern in [Pattern::RandomSeek { every: 30 }, Pattern::Scrub] {
+        let (stream, _) = open(MissingPage::Preview)?;
+        let config = PlayConfig::new(pattern, 30.0, args.play_seconds).realtime(true);
+        let mut report = harness::run(&stream, &config)?;
+        harness::check_previews(&mut report, &stream, &reference)?;
+        println!("{}", super::play::table_row(&report, MissingPage::Preview));
+        if let Some(worst) = report.preview.worst_error_cm {
+            sound &= worst <= report.preview.bound_cm;
+        }
+        for e in stream.prefetch_errors() {
+            eprintln!("error: prefetch: {e}");
+            sound = false;
+        }
+    }
+    println!(
+        "preview: frames shown from the tier; worst cm: the worst of them against the full-quality decode of the same time; pop cm: the same where full quality returns; page ms: the longest a preview frame's page took to arrive; full ms: the longest run of preview frames until a full-quality frame"
     );
     println!(
         "rel p99 and rel p99.9: a frame's time over the median of the 32 frames before and after it (1.00 = as costly as its neighbours), which a change of the machine's speed lasting longer than that does not move; control times a constant workload in place of the player (the machine's own noise)"
