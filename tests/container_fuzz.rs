@@ -33,8 +33,8 @@ use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Once, OnceLock};
 
-use cinestream::compress::{compress, CompressSettings, LoopPolicy};
-use cinestream::container::{encode_stream, StreamReader, WriteOptions, HEADER_LEN};
+use cinestream::compress::{build_preview, compress, CompressSettings, LoopPolicy};
+use cinestream::container::{encode_stream_with_preview, StreamReader, WriteOptions, HEADER_LEN};
 use cinestream::fuzzing::container::{exercise, recompute_checksums, Outcome};
 use cinestream::procedural::{cinematic, CinematicSpec};
 use cinestream::Clip;
@@ -183,9 +183,22 @@ fn clip(actors: usize, seconds: f64, hold: usize) -> Clip {
 }
 
 fn seed(name: &str, clip: Clip, loop_policy: LoopPolicy, options: WriteOptions) -> Seed {
+    seed_of(name, clip, loop_policy, options, None)
+}
+
+/// A seed with a preview tier within `preview_cm` (format version 3).
+fn seed_of(
+    name: &str,
+    clip: Clip,
+    loop_policy: LoopPolicy,
+    options: WriteOptions,
+    preview_cm: Option<f64>,
+) -> Seed {
     let settings = CompressSettings::default().with_loop_policy(loop_policy);
     let (compressed, _) = compress(&clip, &settings).expect("compress");
-    let (bytes, summary) = encode_stream(&compressed, &options).expect("encode");
+    let preview = preview_cm.map(|cm| build_preview(&clip, &compressed, &settings, cm).unwrap());
+    let (bytes, summary) =
+        encode_stream_with_preview(&compressed, preview.as_ref(), &options).expect("encode");
     assert_eq!(
         options.lz4,
         summary.lz4_pages > 0,
@@ -246,6 +259,13 @@ fn corpus() -> &'static [Seed] {
                 lz4().with_page_bytes(512),
             ),
             seed("1s+held-lz4", clip(1, 1.0, 300), auto, lz4()),
+            seed_of(
+                "2actors-2s-preview-page512",
+                clip(2, 2.0, 0),
+                auto,
+                plain().with_page_bytes(512),
+                Some(3.0),
+            ),
         ]
     })
 }

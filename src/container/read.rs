@@ -29,6 +29,7 @@ pub use crate::sample::Sampling;
 use crate::sample::{SegmentRef, SegmentSource};
 
 pub use super::index::{ContainerError, PageEntry, SegmentEntry};
+use super::preview::PreviewTier;
 pub use super::Header;
 
 /// The checksum state of a page.
@@ -132,6 +133,8 @@ pub struct StreamReader<D> {
     resident: AtomicU64,
     /// The most `resident` may reach.
     max_resident: u64,
+    /// The preview tier (version 3), checked at open.
+    preview: Option<PreviewTier>,
 }
 
 impl<D> std::fmt::Debug for StreamReader<D> {
@@ -180,6 +183,8 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
     /// ```
     pub fn open(data: D) -> Result<Self> {
         let index = ContainerIndex::parse_file(data.as_ref())?;
+        // A damaged tier fails the open here as it does a stream's.
+        let preview = PreviewTier::parse(&index, data.as_ref())?;
         tracing::debug!(
             clip = index.meta().name,
             segments = index.segments().len(),
@@ -193,6 +198,7 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
             index,
             resident: AtomicU64::new(0),
             max_resident: MAX_RESIDENT_BYTES,
+            preview,
         })
     }
 
@@ -233,6 +239,11 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
     /// which it reads in place.
     pub fn resident_cost(&self, page: usize) -> usize {
         resident_cost(&self.index, &self.plan, page)
+    }
+
+    /// The file's preview tier (version 3), checked at open, if it has one.
+    pub fn preview(&self) -> Option<&PreviewTier> {
+        self.preview.as_ref()
     }
 
     /// The table of contents.

@@ -6,7 +6,7 @@
 use super::same_bits;
 use crate::container::StreamReader;
 use crate::sample::Sampling;
-use crate::stream::{Stream, StreamOptions};
+use crate::stream::{MissingPage, Stream, StreamOptions};
 use crate::Transform;
 
 /// What the reader made of an input.
@@ -73,7 +73,35 @@ pub fn exercise(data: &[u8]) -> Outcome {
         }
     }
     stream_like_the_reader(data, &reader, &times, sound);
+    if reader.preview().is_some() {
+        previewing_stream(data, &times, sound);
+    }
     Outcome::Opened { sound }
+}
+
+/// A stream that previews every page (it loads none), over a file whose
+/// tier opened: every time samples, and a sound file's never fails.
+fn previewing_stream(data: &[u8], times: &[f64], sound: bool) {
+    let options = StreamOptions::default()
+        .with_prefetch(false)
+        .with_missing_page(MissingPage::Preview);
+    let stream = match Stream::from_bytes(data.to_vec(), options) {
+        Ok(stream) => stream,
+        Err(e) => panic!("the reader opened the file and its tier, a previewing stream did not: {e}"),
+    };
+    let bones = stream.meta().num_bones();
+    let mut pose = vec![Transform::IDENTITY; bones];
+    let mut floats = vec![0.0f32; stream.meta().num_float_values()];
+    for &t in times {
+        let result = stream.sample(t, &mut pose);
+        let floats_result = stream.sample_floats(t, &mut floats);
+        for bone in 0..bones.min(64) {
+            let _ = stream.sample_bone(bone, t);
+        }
+        if sound {
+            assert!(result.is_ok() && floats_result.is_ok(), "preview at {t}");
+        }
+    }
 }
 
 /// A stream over the same bytes, with room for two pages only so that it
@@ -161,9 +189,21 @@ fn try_recompute_checksums(b: &mut [u8]) -> Option<()> {
         let crc = crate::container::crc32(&b[m]);
         put(b, 36, crc);
     }
-    if let Some(i) = index {
+    if let Some(i) = index.clone() {
         let crc = crate::container::crc32(&b[i]);
         put(b, 40, crc);
+    }
+    // Version 3: the preview tier after the index.
+    let version = u16::from_le_bytes([b[8], b[9]]);
+    let preview_len = u32_at(b, 44)? as usize;
+    if version >= 3 && preview_len > 0 {
+        if let Some(i) = index.clone() {
+            let start = i.end.div_ceil(8) * 8;
+            if let Some(p) = range(b, start, preview_len) {
+                let crc = crate::container::crc32(&b[p]);
+                put(b, 56, crc);
+            }
+        }
     }
     let crc = crate::container::crc32(&b[..60]);
     put(b, 60, crc);

@@ -99,10 +99,15 @@ impl Prefetcher {
     /// Sends without waiting; a full queue drops the request.
     #[inline]
     pub fn send(&self, request: Request) {
+        let urgent = matches!(request, Request::Load(_) | Request::Preview(_));
         if let Some(requests) = &self.requests {
             match requests.try_send(request) {
                 Ok(()) | Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {}
             }
+        }
+        // A sampler waits for this page (or shows a preview): read it now.
+        if let (true, Some(thread)) = (urgent, &self.thread) {
+            thread.thread().unpark();
         }
     }
 
@@ -170,15 +175,11 @@ impl Worker {
                     Err(_) => return,
                 }
             } else {
-                // A tick between plans, cut short by a request: a
-                // sampler's missing page is read at once.
-                match self.inbox.recv_timeout(self.tick) {
-                    Ok(request) => {
-                        self.apply(request);
-                    }
-                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
-                    Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
-                }
+                // A tick between plans, cut short when a sampler misses a
+                // page (`Prefetcher::send` unparks for those alone: a
+                // player's hints wait for the tick, so a seek's frame pays
+                // for no wake-up).
+                std::thread::park_timeout(self.tick);
             }
             if let Drained::Disconnected = self.drain() {
                 return;
