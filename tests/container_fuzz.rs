@@ -196,7 +196,8 @@ fn seed_of(
 ) -> Seed {
     let settings = CompressSettings::default().with_loop_policy(loop_policy);
     let (compressed, _) = compress(&clip, &settings).expect("compress");
-    let preview = preview_cm.map(|cm| build_preview(&clip, &compressed, &settings, cm).unwrap());
+    let preview =
+        preview_cm.map(|cm| build_preview(&clip, &compressed, &settings, cm).expect("preview"));
     let (bytes, summary) =
         encode_stream_with_preview(&compressed, preview.as_ref(), &options).expect("encode");
     assert_eq!(

@@ -495,9 +495,15 @@ fn golden_files_of_every_version_read_bit_for_bit() {
                         .map(|b| b.as_str().unwrap())
                         .collect();
                     let quality = stream.sample(f64::from(time), &mut streamed).unwrap();
-                    assert!(!quality.is_full(), "{name}: no page loaded, yet {quality:?}");
+                    assert!(
+                        !quality.is_full(),
+                        "{name}: no page loaded, yet {quality:?}"
+                    );
                     let got: Vec<String> = streamed.iter().map(hex).collect();
-                    assert_eq!(got, want, "{name}: the preview tier's pose at t {time} ({part})");
+                    assert_eq!(
+                        got, want,
+                        "{name}: the preview tier's pose at t {time} ({part})"
+                    );
                 }
                 if let Some(want) = entry.get("floats").and_then(Value::as_array) {
                     let bits = |v: &[f32]| -> Vec<String> {

@@ -1,6 +1,9 @@
 //! The preview tier: stored beside the pages without changing them, resident
 //! from open, decoded by `MissingPage::Preview` while a page is missing,
 //! within the bound it stores, and full quality back once the page is.
+#![allow(clippy::unwrap_used)]
+// Needs the pipeline (compress, metric): not built by the runtime alone.
+#![cfg(feature = "pipeline")]
 
 use cinestream::clip::{Clip, LoopMode, Transform};
 use cinestream::compress::{build_preview, compress, CompressSettings, LoopPolicy, Preview};
@@ -29,7 +32,7 @@ fn scene(preview_cm: f64) -> (Clip, CompressedClip, Preview, Vec<u8>, Vec<u8>) {
     let options = WriteOptions::default().with_page_bytes(2048);
     let (plain, _) = encode_stream(&full, &options).unwrap();
     let (with, summary) = encode_stream_with_preview(&full, Some(&preview), &options).unwrap();
-    assert_eq!(summary.preview_bytes > 0, true);
+    assert!(summary.preview_bytes > 0);
     (clip, full, preview, plain, with)
 }
 

@@ -5,7 +5,7 @@
 //! its way, and says so.
 //!
 //! The tier keeps keys per actor (a run of whole hierarchies of bones,
-//! [`actor_ranges`](crate::format::actor_ranges); the float tracks go with the first), so that one
+//! [`actor_ranges`]; the float tracks go with the first), so that one
 //! actor's fast motion costs the others nothing. Each actor's part shares
 //! the clip's metadata (tracks, kinds, constants, clip ranges, rotation
 //! references) and stores which samples it keeps ([`PreviewKeys`]) and its
@@ -25,6 +25,11 @@ use crate::sample::{
     decode_keys_and_floats, decode_keys_into, preview_keys, sample_bone_keys, sample_float_keys,
     KeyPair, PoseWriter, SegmentRef, SegmentSource,
 };
+
+/// Most bytes a preview tier's decode tables may take (256 MiB): far over
+/// any tier a writer makes (a tenth of a file, a few tables per kilobyte),
+/// so that a hostile file cannot make the open allocate without bound.
+pub const MAX_PREVIEW_RESIDENT: usize = 256 << 20;
 
 /// Bytes of the preview section before its actors.
 pub const PREVIEW_PREAMBLE_LEN: usize = 16;
@@ -221,6 +226,7 @@ impl PreviewTier {
             )));
         }
         let mut actors = Vec::with_capacity(parts.len());
+        let mut tables_total = 0usize;
         for (actor, (first, keys, layout, (ends, data, data_start))) in parts.iter().enumerate() {
             let end = parts.get(actor + 1).map_or(bones, |p| p.0);
             let expected = actors.last().map_or(0, |a: &ActorPreview| a.bones.end);
@@ -239,6 +245,17 @@ impl PreviewTier {
             meta.loop_mode = LoopMode::Clamp;
             meta.segments = *layout;
             let plan = DecodePlan::new(&meta);
+            // What the tables will take, bounded before they are allocated.
+            let table_bytes = ends
+                .len()
+                .saturating_mul(DecodeTables::bytes_per_segment(&plan));
+            tables_total = tables_total.saturating_add(table_bytes);
+            if tables_total > MAX_PREVIEW_RESIDENT {
+                return Err(fault(format!(
+                    "its {} segments' decode tables would take over {MAX_PREVIEW_RESIDENT} bytes",
+                    ends.len()
+                )));
+            }
             let mut tables = DecodeTables::with_capacity(&plan, ends.len());
             let mut scratch = Vec::with_capacity(meta.animated.len());
             let mut from = 0usize;

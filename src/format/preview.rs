@@ -157,7 +157,8 @@ pub fn actor_ranges(meta: &ClipMeta) -> Vec<Range<usize>> {
         Some(0) => still_root && bone > 1,
         Some(_) => false,
     };
-    let mut ranges: Vec<Range<usize>> = vec![0..0];
+    let mut ranges: Vec<Range<usize>> = Vec::with_capacity(1);
+    ranges.push(0..0);
     for bone in 0..bones {
         if starts(bone) && is_new_actor(skeleton, bone, still_root) {
             ranges.push(bone..bone + 1);
@@ -174,7 +175,7 @@ pub fn actor_ranges(meta: &ClipMeta) -> Vec<Range<usize>> {
     });
     match whole && !ranges[0].is_empty() {
         true => ranges,
-        false => vec![0..bones],
+        false => std::iter::once(0..bones).collect(),
     }
 }
 
@@ -250,6 +251,8 @@ mod tests {
     }
 
     #[test]
+    // One run of bones is a vector of one range, which is what it means.
+    #[allow(clippy::single_range_in_vec_init)]
     fn actors_are_runs_of_whole_hierarchies() {
         use crate::clip::{Bone, LengthUnit, Transform};
         use crate::format::SegmentLayout;

@@ -87,7 +87,9 @@ fn previewing_stream(data: &[u8], times: &[f64], sound: bool) {
         .with_missing_page(MissingPage::Preview);
     let stream = match Stream::from_bytes(data.to_vec(), options) {
         Ok(stream) => stream,
-        Err(e) => panic!("the reader opened the file and its tier, a previewing stream did not: {e}"),
+        Err(e) => {
+            panic!("the reader opened the file and its tier, a previewing stream did not: {e}")
+        }
     };
     let bones = stream.meta().num_bones();
     let mut pose = vec![Transform::IDENTITY; bones];

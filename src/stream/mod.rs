@@ -85,7 +85,7 @@ pub enum MissingPage {
     NotReady,
     /// Decode that time from the file's preview tier (resident from open;
     /// no disk, no wait, no allocation), say so
-    /// ([`Quality::Preview`](crate::sample::Quality::Preview), with the
+    /// ([`Quality::Preview`], with the
     /// tier's bound) and ask for the page first, as `NotReady` does; once
     /// it is resident the full-quality pose returns. Needs a file with a
     /// preview tier (format version 3, `pack --preview-cm`): opening one

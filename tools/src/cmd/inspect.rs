@@ -130,6 +130,8 @@ struct JsonReport<'a> {
     pages: Vec<PageReport>,
     bit_rates: BitRatesReport<'a>,
     sizes: SizesReport,
+    /// Null without a preview tier.
+    preview: Option<PreviewReport>,
 }
 
 #[derive(Serialize)]
@@ -304,6 +306,8 @@ struct SizesReport {
     header_bytes: usize,
     metadata_bytes: u64,
     index_bytes: u64,
+    /// The preview tier (0 without one).
+    preview_bytes: u64,
     page_stored_bytes: u64,
     page_decoded_bytes: u64,
     segment_header_bytes: u64,
@@ -347,6 +351,25 @@ struct Report<'a> {
     usage: [Usage; 4],
     floats: Floats,
     sizes: Sizes,
+    /// The preview tier (format version 3), if the file has one.
+    preview: Option<PreviewReport>,
+}
+
+/// The preview tier: where it is and what the writer measured.
+#[derive(Clone, Copy, Serialize)]
+struct PreviewReport {
+    offset: u64,
+    len: u64,
+    checksum: u32,
+    /// Actors keyed apart.
+    actors: usize,
+    keys: usize,
+    /// Largest object-space error against the full-quality decode (cm).
+    bound_cm: f32,
+    /// Largest float error, in units of each track's precision.
+    float_bound: f32,
+    /// What it keeps in memory once open: segments and decode tables.
+    resident_bytes: u64,
 }
 
 /// The float tracks' slots, rates and bytes.
@@ -532,10 +555,22 @@ fn gather<D: AsRef<[u8]>>(file: String, reader: &StreamReader<D>) -> anyhow::Res
             - HEADER_LEN as u64
             - header.metadata_len
             - header.index_len
+            - header.preview_len
             - stored,
     };
+    let preview = reader.preview().map(|tier| PreviewReport {
+        offset: header.preview_offset(),
+        len: header.preview_len,
+        checksum: header.preview_checksum(),
+        actors: tier.actors(),
+        keys: tier.keys(),
+        bound_cm: tier.bound_cm(),
+        float_bound: tier.float_bound(),
+        resident_bytes: tier.resident_bytes(),
+    });
     let magic = reader.data().as_ref().get(..8).unwrap_or(&[]);
     Ok(Report {
+        preview,
         file,
         magic: String::from_utf8_lossy(magic).into_owned(),
         index,
@@ -684,6 +719,7 @@ impl Report<'_> {
                 header_bytes: HEADER_LEN,
                 metadata_bytes: header.metadata_len,
                 index_bytes: header.index_len,
+                preview_bytes: header.preview_len,
                 page_stored_bytes: sizes.stored,
                 page_decoded_bytes: sizes.decoded,
                 segment_header_bytes: sizes.segment_headers,
@@ -694,6 +730,7 @@ impl Report<'_> {
                 bytes_per_second: self.per_second(header.file_len),
                 page_bytes_per_second: self.per_second(sizes.stored),
             },
+            preview: self.preview,
         }
     }
 
@@ -788,6 +825,20 @@ impl Report<'_> {
             header.index_len,
             header.index_checksum()
         );
+        if let Some(p) = &self.preview {
+            println!(
+                "            preview {}..{} ({} bytes, checksum {:08x}): {} actors, {} keys, within {:.3} cm of the full quality (floats {:.2} precisions), {} bytes resident",
+                p.offset,
+                p.offset + p.len,
+                p.len,
+                p.checksum,
+                p.actors,
+                p.keys,
+                p.bound_cm,
+                p.float_bound,
+                p.resident_bytes
+            );
+        }
         println!(
             "            pages {}..{} ({} bytes in {} pages, {} lz4)",
             header.pages_offset,
@@ -1056,9 +1107,13 @@ impl Report<'_> {
         let header = self.index.header();
         let sizes = &self.sizes;
         println!(
-            "sizes       header {HEADER_LEN}, metadata {}, index {}, pages {} stored ({} decoded: {} segment headers, {} keys), padding {}; {} bytes{}",
+            "sizes       header {HEADER_LEN}, metadata {}, index {}, {}pages {} stored ({} decoded: {} segment headers, {} keys), padding {}; {} bytes{}",
             header.metadata_len,
             header.index_len,
+            match header.preview_len {
+                0 => String::new(),
+                len => format!("preview tier {len}, "),
+            },
             sizes.stored,
             sizes.decoded,
             sizes.segment_headers,
