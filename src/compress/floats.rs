@@ -10,17 +10,14 @@
 //! blend of two decoded keys, each within the precision of its source, so
 //! it is within the precision of the same blend of the sources.
 
-use glam::{Vec3, Vec4};
+use glam::Vec3;
 
-use super::search::{constant_slot, segment_range_slot};
 use super::TrackSamples;
 use crate::clip::Clip;
 use crate::error::{Error, Result};
 use crate::format::{
     float_slots, AnimatedTrack, Channel, ClipRange, ConstantTrack, FloatMeta, FloatSlot,
-    RANGE_SLOT_BYTES, RATE_CONSTANT, RATE_FULL_PRECISION, RATE_HIGHEST_QUANTIZED,
 };
-use crate::sample::decode::SegmentTrackDecoder;
 
 /// Float tracks sorted by kind: their metadata, the constant slots and the
 /// animated slots' samples.
@@ -119,36 +116,6 @@ pub(crate) fn classify(clip: &Clip, samples: usize) -> Result<FloatClasses> {
         });
     }
     Ok(classes)
-}
-
-/// The rate and range slot of one animated float slot in the segment of
-/// `len` samples from `first`: the lowest rate whose decoded values are all
-/// within the slot's precision (raw `f32` at worst, which is exact).
-pub(crate) fn search_slot(
-    samples: &TrackSamples,
-    first: usize,
-    len: usize,
-) -> (u8, [u8; RANGE_SLOT_BYTES]) {
-    let window = &samples.normalized[first..first + len];
-    let values = &samples.values[first..first + len];
-    let range = segment_range_slot(window);
-    let constant = constant_slot(window);
-    let fits = |rate: u8, slot: &[u8; RANGE_SLOT_BYTES]| {
-        let decoder = SegmentTrackDecoder::new(&samples.track, rate, slot);
-        values.iter().all(|&v: &Vec4| {
-            let decoded = decoder.value(decoder.quantize(v));
-            (decoded - v).abs().max_element() <= samples.precision
-        })
-    };
-    if fits(RATE_CONSTANT, &constant) {
-        return (RATE_CONSTANT, constant);
-    }
-    for rate in 1..=RATE_HIGHEST_QUANTIZED {
-        if fits(rate, &range) {
-            return (rate, range);
-        }
-    }
-    (RATE_FULL_PRECISION, [0; RANGE_SLOT_BYTES])
 }
 
 /// The largest error of each float track at every stored sample, decoded

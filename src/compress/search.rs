@@ -29,7 +29,7 @@
 //! time per bone per sample then stays flat with depth; the price is a few
 //! bits on the tall tracks (the closing measurement in the README).
 
-use glam::Vec3;
+use glam::{Vec3, Vec4};
 
 use super::{Context, TrackSamples, PINNED_RATE};
 use crate::clip::Transform;
@@ -642,6 +642,36 @@ fn encode(
     bytes
 }
 
+/// The rate and range slot of one animated float slot in the segment of
+/// `len` samples from `first`: the lowest rate whose decoded values are all
+/// within the slot's precision (raw `f32` at worst, which is exact).
+pub(crate) fn search_slot(
+    samples: &TrackSamples,
+    first: usize,
+    len: usize,
+) -> (u8, [u8; RANGE_SLOT_BYTES]) {
+    let window = &samples.normalized[first..first + len];
+    let values = &samples.values[first..first + len];
+    let range = segment_range_slot(window);
+    let constant = constant_slot(window);
+    let fits = |rate: u8, slot: &[u8; RANGE_SLOT_BYTES]| {
+        let decoder = SegmentTrackDecoder::new(&samples.track, rate, slot);
+        values.iter().all(|&v: &Vec4| {
+            let decoded = decoder.value(decoder.quantize(v));
+            (decoded - v).abs().max_element() <= samples.precision
+        })
+    };
+    if fits(RATE_CONSTANT, &constant) {
+        return (RATE_CONSTANT, constant);
+    }
+    for rate in 1..=RATE_HIGHEST_QUANTIZED {
+        if fits(rate, &range) {
+            return (rate, range);
+        }
+    }
+    (RATE_FULL_PRECISION, [0; RANGE_SLOT_BYTES])
+}
+
 /// Searches the bit rates of one segment and encodes it. `all_tracks` are
 /// the bones' tracks (the first `bone_tracks`), then the float slots. Tracks
 /// of `pinned` bones are held at full precision (used when verification
@@ -693,7 +723,7 @@ pub(crate) fn search_segment(
     let mut rates = search.rates.clone();
     let mut slots = search.stored_slots();
     for floats in &all_tracks[bone_tracks..] {
-        let (rate, slot) = super::floats::search_slot(floats, first, len);
+        let (rate, slot) = search_slot(floats, first, len);
         rates.push(rate);
         slots.push(slot);
     }
