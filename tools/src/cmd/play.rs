@@ -436,6 +436,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             name: pattern.name().to_string(),
             frame_us: r.frame_us,
             stall_frames: r.stall_frames,
+            preview_frames: r.preview.frames,
         });
     }
     if let Some(path) = &args.plot {

@@ -42,6 +42,9 @@ const BAR: RGBColor = RGBColor(66, 114, 196);
 
 const STALL: RGBColor = RGBColor(214, 39, 40);
 
+/// Frames shown from the preview tier.
+const PREVIEW: RGBColor = RGBColor(255, 140, 0);
+
 /// The image formats, chosen by the file's extension.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Format {
@@ -109,6 +112,8 @@ pub struct PlayRow {
     pub frame_us: Vec<f64>,
     /// Frames that waited for a page load.
     pub stall_frames: Vec<usize>,
+    /// Frames shown from the preview tier while their page loaded.
+    pub preview_frames: Vec<usize>,
 }
 
 /// What `play --plot` draws: one row per pattern.
@@ -245,6 +250,7 @@ mod tests {
                 name: name.to_string(),
                 frame_us,
                 stall_frames,
+                preview_frames: (0..600).filter(|f| f % stall_every == 1).collect(),
             }
         };
         PlayFigure {

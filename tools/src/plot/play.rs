@@ -1,5 +1,6 @@
 //! The `play` figure: a header, then one row per access pattern with its
-//! frame-time timeline (stalls marked) and latency histogram.
+//! frame-time timeline (stalls and preview frames marked) and latency
+//! histogram.
 
 use std::ops::Range;
 
@@ -12,8 +13,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::labels::{format_count, time_text};
 use super::text::font;
 use super::{
-    drawing, PlayFigure, PlayRow, BAR, CAPTION_PX, DESC_PX, LABEL_PX, PLAY_HEADER_PX, STALL,
-    TITLE_PX,
+    drawing, PlayFigure, PlayRow, BAR, CAPTION_PX, DESC_PX, LABEL_PX, PLAY_HEADER_PX, PREVIEW,
+    STALL, TITLE_PX,
 };
 
 pub(super) fn draw_play<DB: DrawingBackend>(
@@ -29,7 +30,7 @@ pub(super) fn draw_play<DB: DrawingBackend>(
         let area = area
             .titled(
                 &format!(
-                    "{}: {} frames, p50 {}, p99 {}, max {}; over neighbours p99 {:.2}, p99.9 {:.2}; {} frames stalled on a page load",
+                    "{}: {} frames, p50 {}, p99 {}, max {}; over neighbours p99 {:.2}, p99.9 {:.2}; {} frames stalled on a page load, {} shown from the preview tier",
                     row.name,
                     row.frame_us.len(),
                     time_text(stats.p50),
@@ -37,7 +38,8 @@ pub(super) fn draw_play<DB: DrawingBackend>(
                     time_text(stats.max),
                     relative.p99,
                     relative.p999,
-                    row.stall_frames.len()
+                    row.stall_frames.len(),
+                    row.preview_frames.len()
                 ),
                 font(CAPTION_PX),
             )
@@ -77,8 +79,13 @@ fn draw_play_header<DB: DrawingBackend>(
             .map_err(drawing)?
             .0 as i32)
     };
+    let previewed = "frames shown from the preview tier";
     let (swatch, gap) = (26, 44);
-    let width = 2 * (swatch + 8) + text_width(every)? + gap + text_width(stalled)?;
+    let width = 3 * (swatch + 8)
+        + text_width(every)?
+        + 2 * gap
+        + text_width(stalled)?
+        + text_width(previewed)?;
     let (mut x, y) = (middle - width / 2, 84);
     let label = font(LABEL_PX).pos(Pos::new(HPos::Left, VPos::Center));
     area.draw(&PathElement::new(
@@ -91,7 +98,12 @@ fn draw_play_header<DB: DrawingBackend>(
     x += swatch + 8 + text_width(every)? + gap;
     area.draw(&Circle::new((x + swatch / 2, y), 5, STALL.filled()))
         .map_err(drawing)?;
-    area.draw(&Text::new(stalled, (x + swatch + 8, y), label))
+    area.draw(&Text::new(stalled, (x + swatch + 8, y), label.clone()))
+        .map_err(drawing)?;
+    x += swatch + 8 + text_width(stalled)? + gap;
+    area.draw(&Circle::new((x + swatch / 2, y), 5, PREVIEW.filled()))
+        .map_err(drawing)?;
+    area.draw(&Text::new(previewed, (x + swatch + 8, y), label))
         .map_err(drawing)?;
     Ok(())
 }
@@ -149,6 +161,14 @@ fn draw_timeline<DB: DrawingBackend>(
                 .iter()
                 .filter_map(|&f| row.frame_us.get(f).map(|&v| (f, v.max(low))))
                 .map(|p| Circle::new(p, 4, STALL.filled())),
+        )
+        .map_err(drawing)?;
+    chart
+        .draw_series(
+            row.preview_frames
+                .iter()
+                .filter_map(|&f| row.frame_us.get(f).map(|&v| (f, v.max(low))))
+                .map(|p| Circle::new(p, 3, PREVIEW.filled())),
         )
         .map_err(drawing)?;
     Ok(())
