@@ -69,6 +69,10 @@ pub struct DecodePlan {
     bone_vectors: usize,
     /// The float values no slot animates: (track, component, value).
     static_floats: Vec<(u32, u8, f32)>,
+    /// Each bone's animated tracks: where they start in
+    /// [`ClipMeta::animated`] and how many (0 to 3), so that one bone finds
+    /// its tracks by index, not by a search.
+    bone_tracks: Vec<(u32, u8)>,
 }
 
 impl DecodePlan {
@@ -159,6 +163,16 @@ impl DecodePlan {
                 })
             })
             .collect();
+        // The bones' tracks come first, in bone order (the float slots follow).
+        let mut bone_tracks = vec![(0u32, 0u8); meta.num_bones()];
+        for (t, track) in animated[..meta.bone_tracks()].iter().enumerate() {
+            if let Some(entry) = bone_tracks.get_mut(track.bone as usize) {
+                if entry.1 == 0 {
+                    entry.0 = t as u32;
+                }
+                entry.1 += 1;
+            }
+        }
         DecodePlan {
             rotation_groups,
             vector_tracks,
@@ -166,6 +180,17 @@ impl DecodePlan {
             static_channels,
             bone_vectors,
             static_floats,
+            bone_tracks,
+        }
+    }
+
+    /// The animated tracks of `bone` (indices into [`ClipMeta::animated`]),
+    /// empty for a bone out of range or with none.
+    #[inline]
+    pub fn bone_tracks(&self, bone: usize) -> std::ops::Range<usize> {
+        match self.bone_tracks.get(bone) {
+            Some(&(first, count)) => first as usize..first as usize + count as usize,
+            None => 0..0,
         }
     }
 
