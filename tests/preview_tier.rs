@@ -247,3 +247,60 @@ fn a_stream_whose_host_reads_pages_may_preview_them() {
     }
     assert!(stream.sample(4.0, &mut pose).unwrap().is_full());
 }
+
+#[test]
+fn refinement_eases_from_the_preview_to_the_pages_when_asked() {
+    let clip = cinematic(&CinematicSpec::default().with_actors(1).with_seconds(6.0));
+    let settings = CompressSettings::default().with_loop_policy(LoopPolicy::Clamp);
+    let (full, _) = compress(&clip, &settings).unwrap();
+    let preview = build_preview(&clip, &full, &settings, 5.0).unwrap();
+    let options = WriteOptions::default().with_page_bytes(2048);
+    let (bytes, _) = encode_stream_with_preview(&full, Some(&preview), &options).unwrap();
+    let reader = StreamReader::open(&bytes[..]).unwrap();
+    let tier_only = previewing(bytes.clone());
+    let bones = reader.meta().num_bones();
+    let at = |source: &dyn Fn(f64, &mut [Transform]), t: f64| {
+        let mut pose = vec![Transform::IDENTITY; bones];
+        source(t, &mut pose);
+        pose
+    };
+    let pages = |t: f64, p: &mut [Transform]| {
+        reader.sample(t, p).unwrap();
+    };
+    let previewed = |t: f64, p: &mut [Transform]| {
+        tier_only.sample(t, p).unwrap();
+    };
+    let dt = 1.0 / 30.0;
+    for frames in [0u32, 3] {
+        let stream = previewing(bytes.clone());
+        let mut player = Player::new(&stream).with_refine_frames(frames);
+        player.seek(2.0).unwrap();
+        player.advance(dt).unwrap();
+        assert!(!player.quality().is_full());
+        stream.preload_all().unwrap();
+        for k in 1..=frames + 1 {
+            let step = player.advance(dt).unwrap();
+            assert!(step.quality.is_full());
+            let (want, from) = (at(&pages, step.time), at(&previewed, step.time));
+            let weight = k as f32 / (frames + 1) as f32;
+            // The root's translation is a quarter, a half... of the way.
+            let root = 1;
+            let eased = from[root].translation.lerp(want[root].translation, weight);
+            assert!(
+                (player.pose()[root].translation - eased).length() < 1e-3,
+                "{frames} frames, frame {k}: {:?} against {eased:?}",
+                player.pose()[root].translation
+            );
+            if k == frames + 1 {
+                assert_eq!(
+                    player.pose(),
+                    &want[..],
+                    "{frames} frames: the pages' pose at last"
+                );
+            } else {
+                assert!(from[root].translation != want[root].translation);
+                assert_ne!(player.pose(), &want[..]);
+            }
+        }
+    }
+}

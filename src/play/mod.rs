@@ -78,6 +78,12 @@ pub struct Player {
     last_hint: Option<((usize, usize), f64, bool)>,
     /// Samples of the segments last warmed for the next update.
     warmed_samples: std::ops::Range<usize>,
+    /// Full-quality frames over which the pose eases from the preview
+    /// tier's to the pages' after preview frames (0: at once), and the
+    /// pose buffer that takes the preview's meanwhile.
+    refine_frames: u32,
+    refine_left: u32,
+    refine_from: Vec<Transform>,
     /// The keys of the time the last update warmed for the next one: when
     /// the next update lands there (a steady step), it decodes them without
     /// locating again.
@@ -143,6 +149,9 @@ impl Player {
             last_hint: None,
             warmed_samples: 0..0,
             next_keys: None,
+            refine_frames: 0,
+            refine_left: 0,
+            refine_from: Vec::new(),
         }
     }
 
@@ -150,6 +159,23 @@ impl Player {
     /// with root motion can be looped, its root advancing every loop).
     pub fn with_loop_mode(mut self, mode: LoopMode) -> Self {
         self.loop_mode = mode;
+        self
+    }
+
+    /// After preview frames, eases the pose from the preview tier's to the
+    /// pages' over `frames` full-quality frames instead of at once: the
+    /// first shows a quarter of the way with 3 frames, then half, three
+    /// quarters, and the pages' pose. Each of them decodes the preview too.
+    /// The pop it hides is at most the tier's bound; root motion and float
+    /// values come from the pages throughout. Default 0; allocates one pose
+    /// here when not 0, none while playing.
+    pub fn with_refine_frames(mut self, frames: u32) -> Self {
+        self.refine_frames = frames;
+        self.refine_left = 0;
+        self.refine_from = match frames {
+            0 => Vec::new(),
+            _ => self.pose.clone(),
+        };
         self
     }
 
@@ -362,6 +388,9 @@ impl Player {
         {
             Ok(quality) => {
                 self.root_now = self.pose[self.root_bone].translation;
+                if self.refine_frames > 0 {
+                    self.refine(keys, quality);
+                }
                 self.ready_time = self.time;
                 self.quality = quality;
                 self.anchor = None;
@@ -370,6 +399,38 @@ impl Player {
             Err(Error::PageNotReady { .. }) => Ok(false),
             Err(e) => Err(e),
         }
+    }
+
+    /// Eases a full-quality pose that follows preview frames from the
+    /// preview's pose at the same keys (see [`Player::with_refine_frames`]).
+    fn refine(&mut self, keys: KeyPair, quality: Quality) {
+        if !quality.is_full() {
+            // A preview frame (again): the next full one starts the ease.
+            self.refine_left = self.refine_frames;
+            return;
+        }
+        if self.refine_left == 0 {
+            return;
+        }
+        let Some(tier) = self.stream.preview() else {
+            self.refine_left = 0;
+            return;
+        };
+        if tier.decode(keys, &mut self.refine_from, &mut []).is_err() {
+            self.refine_left = 0;
+            return;
+        }
+        // With n frames: 1/(n+1), 2/(n+1), ... of the way to the pages' pose.
+        let weight =
+            (self.refine_frames - self.refine_left + 1) as f32 / (self.refine_frames + 1) as f32;
+        for (shown, from) in self.pose.iter_mut().zip(&self.refine_from) {
+            let to = shown.rotation;
+            let to = if from.rotation.dot(to) < 0.0 { -to } else { to };
+            shown.rotation = from.rotation.lerp(to, weight).normalize();
+            shown.translation = from.translation.lerp(shown.translation, weight);
+            shown.scale = from.scale.lerp(shown.scale, weight);
+        }
+        self.refine_left -= 1;
     }
 
     /// When the next update, a step like this one later, needs a segment
