@@ -3,6 +3,10 @@
 // Test helpers may unwrap: a failure there is a failed test.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
+use common::WALK;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -18,30 +22,6 @@ fn temp_dir(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
-
-const WALK: &str = "HIERARCHY
-ROOT hips
-{
-  OFFSET 0 90 0
-  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
-  JOINT leg
-  {
-    OFFSET 0 -45 0
-    CHANNELS 3 Zrotation Xrotation Yrotation
-    End Site
-    {
-      OFFSET 0 -45 0
-    }
-  }
-}
-MOTION
-Frames: 4
-Frame Time: 0.0333333
-0 90 0 0 0 0 0 10 0
-1 90 0 0 5 0 0 20 0
-2 90 0 0 10 0 0 30 0
-3 90 0 0 15 0 0 40 0
-";
 
 /// Asserts a clean failure: exit 1, one line on stderr starting `error:`
 /// and holding every one of `mentions`.

@@ -4,42 +4,11 @@
 
 mod common;
 
-use common::{cinestream, temp_dir};
-
-const WALK: &str = "HIERARCHY
-ROOT hips
-{
-  OFFSET 0 90 0
-  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
-  JOINT leg
-  {
-    OFFSET 0 -45 0
-    CHANNELS 3 Zrotation Xrotation Yrotation
-    End Site
-    {
-      OFFSET 0 -45 0
-    }
-  }
-}
-MOTION
-Frames: 4
-Frame Time: 0.0333333
-0 90 0 0 0 0 0 10 0
-1 90 0 0 5 0 0 20 0
-2 90 0 0 10 0 0 30 0
-3 90 0 0 15 0 0 40 0
-";
+use common::{cinestream, packed_walk};
 
 #[test]
 fn play_control_adds_a_control_line_and_every_line_has_the_relative_figures() {
-    let dir = temp_dir("play-control", "walk");
-    std::fs::write(dir.join("walk.bvh"), WALK).unwrap();
-    let packed = cinestream(&["pack", "walk.bvh", "-o", "walk.cine"], &dir);
-    assert!(
-        packed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&packed.stderr)
-    );
+    let dir = packed_walk("play-control", &[]);
     let args = [
         "play",
         "walk.cine",

@@ -3,42 +3,11 @@
 
 mod common;
 
-use common::{cinestream, temp_dir};
-
-const WALK: &str = "HIERARCHY
-ROOT hips
-{
-  OFFSET 0 90 0
-  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
-  JOINT leg
-  {
-    OFFSET 0 -45 0
-    CHANNELS 3 Zrotation Xrotation Yrotation
-    End Site
-    {
-      OFFSET 0 -45 0
-    }
-  }
-}
-MOTION
-Frames: 4
-Frame Time: 0.0333333
-0 90 0 0 0 0 0 10 0
-1 90 0 0 5 0 0 20 0
-2 90 0 0 10 0 0 30 0
-3 90 0 0 15 0 0 40 0
-";
+use common::{cinestream, packed_walk};
 
 #[test]
 fn non_blocking_play_reports_the_worst_wait_in_the_table_and_in_json() {
-    let dir = temp_dir("play-waits", "walk");
-    std::fs::write(dir.join("walk.bvh"), WALK).unwrap();
-    let packed = cinestream(&["pack", "walk.bvh", "-o", "walk.cine"], &dir);
-    assert!(
-        packed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&packed.stderr)
-    );
+    let dir = packed_walk("play-waits", &[]);
     let args = [
         "play",
         "walk.cine",
@@ -83,4 +52,49 @@ fn non_blocking_play_reports_the_worst_wait_in_the_table_and_in_json() {
     let text = String::from_utf8(blocking.stdout).unwrap();
     assert!(!text.contains("wait fr"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn preview_play_reports_the_tier_and_a_file_without_one_is_refused_by_name() {
+    let dir = packed_walk("play-preview", &[]);
+    let args = [
+        "play",
+        "walk.cine",
+        "--pattern",
+        "random-seek",
+        "--seconds",
+        "1",
+        "--missing-page",
+        "preview",
+        "--json",
+    ];
+    let out = cinestream(&args, &dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    for field in [
+        "\"missing_page\":\"Preview\"",
+        "\"stalls\":0",
+        "\"preview_frames\":",
+        "\"preview_worst_error_cm\":",
+        "\"preview_page_ready_ms\":",
+    ] {
+        assert!(text.contains(field), "{field} missing from {text}");
+    }
+    assert!(
+        !text.contains("\"preview_bound_cm\":0.0"),
+        "a tier has a bound: {text}"
+    );
+    // Packed without a tier: the policy is refused, naming the flag.
+    let bare = packed_walk("play-preview-bare", &["--preview-cm", "0"]);
+    let out = cinestream(&args, &bare);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("preview tier") && err.contains("--preview-cm"),
+        "{err}"
+    );
 }
