@@ -202,6 +202,28 @@ pub fn vertex_error(raw: &DTransform, decoded: &DTransform, shell: f64) -> f64 {
     vertices_error(&shell_vertices(raw, shell), &shell_vertices(decoded, shell))
 }
 
+/// The largest error of any bone between two local poses of `skeleton`,
+/// in the poses' length unit: both are combined into object space (into
+/// `a_object` and `b_object`, one per bone) and compared by
+/// [`vertex_error`] at each bone's `shells` distance. A NaN counts as
+/// infinite, so a broken decode cannot pass.
+pub fn worst_pose_error(
+    skeleton: &Skeleton,
+    shells: &[f64],
+    (a, b): (&[Transform], &[Transform]),
+    a_object: &mut [DTransform],
+    b_object: &mut [DTransform],
+) -> f64 {
+    local_to_object(skeleton, a, a_object);
+    local_to_object(skeleton, b, b_object);
+    let mut worst = 0.0f64;
+    for ((x, y), &shell) in a_object.iter().zip(b_object.iter()).zip(shells) {
+        let e = vertex_error(x, y, shell);
+        worst = worst.max(if e.is_nan() { f64::INFINITY } else { e });
+    }
+    worst
+}
+
 /// Percentiles of a set of errors (nearest rank).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Percentiles {

@@ -10,7 +10,7 @@ use cinestream::compress::{build_preview, compress, CompressSettings, LoopPolicy
 use cinestream::container::{
     encode_stream, encode_stream_with_preview, StreamReader, WriteOptions,
 };
-use cinestream::metric::{local_to_object, vertex_error, DTransform};
+use cinestream::metric::{worst_pose_error, DTransform};
 use cinestream::play::Player;
 use cinestream::procedural::{cinematic, CinematicSpec};
 use cinestream::stream::{MissingPage, Stream, StreamOptions};
@@ -49,12 +49,21 @@ fn pose_error_cm(stream: &Stream, a: &[Transform], b: &[Transform]) -> f64 {
     let meta = stream.meta();
     let identity = DTransform::from_f32(&Transform::IDENTITY);
     let (mut oa, mut ob) = (vec![identity; a.len()], vec![identity; b.len()]);
-    local_to_object(&meta.skeleton, a, &mut oa);
-    local_to_object(&meta.skeleton, b, &mut ob);
-    let shell = meta.unit.from_cm(meta.shell_cm);
-    (0..a.len())
-        .map(|bone| vertex_error(&oa[bone], &ob[bone], shell) * meta.unit.to_cm(1.0))
-        .fold(0.0, f64::max)
+    let shells = vec![meta.unit.from_cm(meta.shell_cm); a.len()];
+    worst_pose_error(&meta.skeleton, &shells, (a, b), &mut oa, &mut ob) * meta.unit.to_cm(1.0)
+}
+
+/// A walking actor (its root moves every frame), clamped, in small pages
+/// with a preview tier within 5 cm.
+fn walk_with_tier() -> Vec<u8> {
+    let clip = cinematic(&CinematicSpec::default().with_actors(1).with_seconds(6.0));
+    let settings = CompressSettings::default().with_loop_policy(LoopPolicy::Clamp);
+    let (full, _) = compress(&clip, &settings).unwrap();
+    let preview = build_preview(&clip, &full, &settings, 5.0).unwrap();
+    let options = WriteOptions::default().with_page_bytes(2048);
+    encode_stream_with_preview(&full, Some(&preview), &options)
+        .unwrap()
+        .0
 }
 
 #[test]
@@ -184,13 +193,7 @@ fn a_damaged_tier_is_an_error_at_open_never_a_wrong_pose() {
 
 #[test]
 fn root_motion_crosses_from_the_preview_to_the_pages_without_the_preview_error() {
-    // A walking actor: its root moves every frame.
-    let clip = cinematic(&CinematicSpec::default().with_actors(1).with_seconds(6.0));
-    let settings = CompressSettings::default().with_loop_policy(LoopPolicy::Clamp);
-    let (full, _) = compress(&clip, &settings).unwrap();
-    let preview = build_preview(&clip, &full, &settings, 5.0).unwrap();
-    let options = WriteOptions::default().with_page_bytes(2048);
-    let (bytes, _) = encode_stream_with_preview(&full, Some(&preview), &options).unwrap();
+    let bytes = walk_with_tier();
     let reader = StreamReader::open(&bytes[..]).unwrap();
     assert_eq!(reader.meta().loop_mode, LoopMode::Clamp);
     let stream = previewing(bytes.clone());
@@ -250,12 +253,7 @@ fn a_stream_whose_host_reads_pages_may_preview_them() {
 
 #[test]
 fn refinement_eases_from_the_preview_to_the_pages_when_asked() {
-    let clip = cinematic(&CinematicSpec::default().with_actors(1).with_seconds(6.0));
-    let settings = CompressSettings::default().with_loop_policy(LoopPolicy::Clamp);
-    let (full, _) = compress(&clip, &settings).unwrap();
-    let preview = build_preview(&clip, &full, &settings, 5.0).unwrap();
-    let options = WriteOptions::default().with_page_bytes(2048);
-    let (bytes, _) = encode_stream_with_preview(&full, Some(&preview), &options).unwrap();
+    let bytes = walk_with_tier();
     let reader = StreamReader::open(&bytes[..]).unwrap();
     let tier_only = previewing(bytes.clone());
     let bones = reader.meta().num_bones();

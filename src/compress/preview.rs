@@ -27,7 +27,7 @@ use crate::clip::{Clip, FloatTrack, Transform};
 use crate::compressed::CompressedClip;
 use crate::error::{Error, Result};
 use crate::format::{actor_ranges, PreviewKeys};
-use crate::metric::{local_to_object, vertex_error, DTransform};
+use crate::metric::{worst_pose_error, DTransform};
 use crate::sample::{decode_keys_and_floats, preview_keys, KeyPair, SegmentSource};
 
 /// The default preview bound, in centimetres: on
@@ -308,13 +308,15 @@ impl Judge<'_> {
             for (bone, out) in local.iter_mut().enumerate() {
                 *out = blend(&pose_a[bone], &pose_b[bone], t);
             }
-            local_to_object(self.clip.skeleton(), self.pose(i), &mut raw);
-            local_to_object(self.clip.skeleton(), &local, &mut blended);
-            let mut ratio = 0.0f64;
-            for bone in 0..bones {
-                let e = vertex_error(&raw[bone], &blended[bone], self.shells[bone]) * self.to_cm;
-                ratio = ratio.max(e / self.blend_cm);
-            }
+            let pair = (self.pose(i), &local[..]);
+            let bones_cm = worst_pose_error(
+                self.clip.skeleton(),
+                self.shells,
+                pair,
+                &mut raw,
+                &mut blended,
+            ) * self.to_cm;
+            let mut ratio = bones_cm / self.blend_cm;
             for track in self.clip.float_tracks() {
                 let limit = f64::from(track.precision()) * self.float_relax;
                 let (va, vb, vi) = (
@@ -476,16 +478,14 @@ impl Actor<'_> {
                         &mut preview_pose,
                         &mut preview_floats,
                     )?;
-                    local_to_object(skeleton, &full_pose[self.bones.clone()], &mut full_object);
-                    local_to_object(skeleton, &preview_pose, &mut preview_object);
-                    for bone in 0..bones {
-                        let e = vertex_error(
-                            &full_object[bone],
-                            &preview_object[bone],
-                            self.shells[bone],
-                        ) * to_cm;
-                        worst_cm = worst_cm.max(if e.is_nan() { f64::INFINITY } else { e });
-                    }
+                    let e = worst_pose_error(
+                        skeleton,
+                        self.shells,
+                        (&full_pose[self.bones.clone()], &preview_pose),
+                        &mut full_object,
+                        &mut preview_object,
+                    );
+                    worst_cm = worst_cm.max(e * to_cm);
                     for ((f, p), precision) in
                         full_floats.iter().zip(&preview_floats).zip(&precisions)
                     {

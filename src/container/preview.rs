@@ -31,9 +31,6 @@ use crate::sample::{
 /// so that a hostile file cannot make the open allocate without bound.
 pub const MAX_PREVIEW_RESIDENT: usize = 256 << 20;
 
-/// Bytes of the preview section before its actors.
-pub const PREVIEW_PREAMBLE_LEN: usize = 16;
-
 /// What the preview section stores, as the writer hands it over.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PreviewSection {
@@ -93,9 +90,9 @@ impl PreviewSection {
 pub struct PreviewTier {
     bound_cm: f32,
     float_bound: f32,
+    /// At least one, in bone order, covering every bone; the first holds
+    /// the float tracks.
     actors: Vec<ActorPreview>,
-    bones: usize,
-    float_values: usize,
     section_len: usize,
 }
 
@@ -281,8 +278,6 @@ impl PreviewTier {
             bound_cm,
             float_bound,
             actors,
-            bones,
-            float_values: full.num_float_values(),
             section_len: section.len(),
         })
     }
@@ -328,6 +323,11 @@ impl PreviewTier {
             .sum::<usize>() as u64
     }
 
+    /// Bones the tier covers: the clip's.
+    fn bones(&self) -> usize {
+        self.actors.last().map_or(0, |a| a.bones.end)
+    }
+
     /// The pose and float values at the full clip's `keys`, from the
     /// preview. On an error `pose` and `floats` keep what they held.
     pub(crate) fn decode(
@@ -336,16 +336,17 @@ impl PreviewTier {
         pose: &mut [Transform],
         floats: &mut [f32],
     ) -> Result<(), Error> {
-        if pose.len() != self.bones {
+        if pose.len() != self.bones() {
             return Err(SampleError::PoseLength {
-                expected: self.bones,
+                expected: self.bones(),
                 found: pose.len(),
             }
             .into());
         }
-        if !floats.is_empty() && floats.len() != self.float_values {
+        let float_values = self.actors.first().map_or(0, |a| a.meta.num_float_values());
+        if !floats.is_empty() && floats.len() != float_values {
             return Err(SampleError::FloatLength {
-                expected: self.float_values,
+                expected: float_values,
                 found: floats.len(),
             }
             .into());
@@ -386,7 +387,7 @@ impl PreviewTier {
         let Some(a) = self.actors.iter().find(|a| a.bones.contains(&bone)) else {
             return Err(SampleError::NoSuchBone {
                 bone,
-                bones: self.bones,
+                bones: self.bones(),
             }
             .into());
         };

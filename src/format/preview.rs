@@ -107,16 +107,6 @@ impl PreviewKeys {
         self.positions[key] as usize % self.full_samples
     }
 
-    /// The stored samples of the full clip.
-    pub fn full_samples(&self) -> usize {
-        self.full_samples
-    }
-
-    /// How the full clip loops.
-    pub fn loop_mode(&self) -> LoopMode {
-        self.loop_mode
-    }
-
     /// The preview position (in keys, `0..=keys - 1`) of the full clip's
     /// sample position `position` (`0..=end`, as the sampler locates it):
     /// the key at or before it plus how far it lies toward the next.

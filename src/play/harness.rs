@@ -254,9 +254,8 @@ pub fn check_previews(
     };
     let meta = stream.meta();
     let bones = meta.num_bones();
-    let unit = meta.unit;
-    let shell = unit.from_cm(meta.shell_cm);
-    let to_cm = unit.to_cm(1.0);
+    let shells = vec![meta.unit.from_cm(meta.shell_cm); bones];
+    let to_cm = meta.unit.to_cm(1.0);
     let identity = crate::metric::DTransform::from_f32(&crate::clip::Transform::IDENTITY);
     let (mut full, mut preview) = (
         vec![crate::clip::Transform::IDENTITY; bones],
@@ -265,16 +264,16 @@ pub fn check_previews(
     let (mut full_object, mut preview_object) = (vec![identity; bones], vec![identity; bones]);
     let mut error_at = |time: f64| -> Result<f64> {
         reference.sample(time, &mut full)?;
-        let keys = crate::sample::locate(meta, time, crate::sample::SampleRounding::None);
+        let keys = crate::sample::locate(meta, time, SampleRounding::None);
         tier.decode(keys, &mut preview, &mut [])?;
-        crate::metric::local_to_object(&meta.skeleton, &full, &mut full_object);
-        crate::metric::local_to_object(&meta.skeleton, &preview, &mut preview_object);
-        let mut worst = 0.0f64;
-        for bone in 0..bones {
-            let e = crate::metric::vertex_error(&full_object[bone], &preview_object[bone], shell);
-            worst = worst.max(if e.is_nan() { f64::INFINITY } else { e * to_cm });
-        }
-        Ok(worst)
+        let worst = crate::metric::worst_pose_error(
+            &meta.skeleton,
+            &shells,
+            (&full, &preview),
+            &mut full_object,
+            &mut preview_object,
+        );
+        Ok(worst * to_cm)
     };
     let mut worst_error = 0.0f64;
     for &time in &report.preview.times {
@@ -348,14 +347,13 @@ pub fn combine(mut runs: Vec<PlayReport>) -> Option<PlayReport> {
     let count = runs.len();
     // Preview frame lists of the first run; waits for full quality of
     // every run; the worst errors of any.
-    let to_full_ms: Vec<f64> = runs
-        .iter()
-        .flat_map(|r| r.preview.to_full_ms.iter().copied())
-        .collect();
-    let page_ready_ms: Vec<f64> = runs
-        .iter()
-        .flat_map(|r| r.preview.page_ready_ms.iter().copied())
-        .collect();
+    let every_run = |pick: fn(&PreviewFrames) -> &Vec<f64>| -> Vec<f64> {
+        runs.iter()
+            .flat_map(|r| pick(&r.preview).iter().copied())
+            .collect()
+    };
+    let to_full_ms = every_run(|p| &p.to_full_ms);
+    let page_ready_ms = every_run(|p| &p.page_ready_ms);
     let pages_never_seen = runs.iter().map(|r| r.preview.pages_never_seen).sum();
     let worst =
         |pick: &dyn Fn(&PlayReport) -> Option<f64>| runs.iter().filter_map(pick).reduce(f64::max);

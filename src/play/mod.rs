@@ -260,6 +260,7 @@ impl Player {
             },
         };
         let (previous_time, previous_quality) = (self.ready_time, self.quality);
+        let anchored = self.anchor.is_some();
         let previous = match self.anchor {
             None => self.root_now,
             Some(t) => match self.stream.sample_bone(self.root_bone, t) {
@@ -274,7 +275,8 @@ impl Player {
         // Switching between the preview tier and the pages: the previous
         // root again, from where this pose came, so that the step carries
         // no preview error (the sum of steps stays what the poses say).
-        let previous = match self.anchor_was_none_and_switched(previous_quality) {
+        let switched = previous_quality.is_full() != self.quality.is_full();
+        let previous = match !anchored && switched {
             true => self
                 .root_from_current_tier(previous_time)
                 .unwrap_or(previous),
@@ -302,22 +304,16 @@ impl Player {
         })
     }
 
-    /// Whether this update's pose came from another tier than the last
-    /// ready one (and root motion counted from that pose, not an anchor).
-    fn anchor_was_none_and_switched(&self, previous: Quality) -> bool {
-        previous.is_full() != self.quality.is_full()
-    }
-
     /// The root's translation at `time` from the tier this update's pose
     /// came from; `None` when that tier cannot give it now.
     fn root_from_current_tier(&self, time: f64) -> Option<Vec3> {
-        let keys = crate::sample::locate(self.stream.meta(), time, SampleRounding::None);
         match self.quality {
             Quality::Full => match self.stream.sample_bone_quality(self.root_bone, time) {
                 Ok((root, Quality::Full)) => Some(root.translation),
                 _ => None,
             },
             Quality::Preview { .. } => {
+                let keys = crate::sample::locate(self.stream.meta(), time, SampleRounding::None);
                 let tier = self.stream.preview()?;
                 tier.bone(self.root_bone, keys).ok().map(|r| r.translation)
             }
