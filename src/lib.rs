@@ -28,8 +28,9 @@
 //! 11. `fuzzing`: the harnesses the fuzz targets and fuzz tests run
 //!     (hidden; not part of the API).
 #![deny(missing_docs)]
-// The only unsafe code is the memory map in `container::mmap` and the cache
-// prefetch hint in `sample::prefetch`, allowed there.
+// The only unsafe code is the memory map in `container::mmap`, the cache
+// prefetch hint in `sample::prefetch` and the two calls into AVX2 code in
+// `sample` (behind a CPU check), allowed there.
 #![deny(unsafe_code)]
 
 pub mod clip;

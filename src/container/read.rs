@@ -413,7 +413,16 @@ impl<D: AsRef<[u8]>> SegmentSource for StreamReader<D> {
 
     #[inline]
     fn segment(&self, index: usize) -> Result<SegmentRef<'_>> {
-        let (checked, bytes) = self.checked(self.index.page_of(index))?;
+        let page = self.index.page_of(index);
+        // Every call after a page's first: no reservation, no error path.
+        if let Some(Ok(ready)) = self.checked[page].get() {
+            let decoded = match &ready.decoded {
+                Some(decoded) => decoded.as_slice(),
+                None => self.stored(page),
+            };
+            return Ok(ready.segment(&self.index, index, decoded));
+        }
+        let (checked, bytes) = self.checked(page)?;
         Ok(checked.segment(&self.index, index, bytes))
     }
 }

@@ -48,6 +48,82 @@ fn read_tail(data: &[u8], byte: usize) -> u64 {
     u64::from_le_bytes(buf)
 }
 
+/// How a pose unpacks its rotation groups' keys: [`Portable`] on every
+/// machine, [`Avx2`] where the CPU has it. Both give the same bits (tested);
+/// the choice is made once per process, at the first pose.
+pub(crate) trait GroupReader: Copy {
+    /// The four lanes' keys of `group` in the sample at `sample_bit`.
+    fn read(self, group: &RotationGroupDecoder, keys: &[u8], sample_bit: usize) -> KeyLanes;
+}
+
+/// Scalar bit extraction, lane after lane: any target.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Portable;
+
+impl GroupReader for Portable {
+    #[inline(always)]
+    fn read(self, group: &RotationGroupDecoder, keys: &[u8], sample_bit: usize) -> KeyLanes {
+        group.read(keys, sample_bit)
+    }
+}
+
+/// AVX2 bit extraction, four lanes at once. Holding one is the proof that
+/// the CPU has AVX2: [`Avx2::detect`] is the only way to get one.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Avx2 {
+    _detected: (),
+}
+
+/// The environment variable that, set to `portable`, keeps every pose on the
+/// portable path (to compare the two, or to rule one out).
+pub const DECODE_PATH_VARIABLE: &str = "CINESTREAM_DECODE";
+
+#[cfg(target_arch = "x86_64")]
+impl Avx2 {
+    /// An `Avx2` if this CPU has AVX2 and [`DECODE_PATH_VARIABLE`] does not
+    /// ask for the portable path; one relaxed load after the first call.
+    #[inline(always)]
+    pub(crate) fn detect() -> Option<Avx2> {
+        use std::sync::atomic::{AtomicU8, Ordering};
+        // 0: not decided yet, 1: portable, 2: AVX2.
+        static CHOICE: AtomicU8 = AtomicU8::new(0);
+        let choice = match CHOICE.load(Ordering::Relaxed) {
+            0 => {
+                let portable = std::env::var_os(DECODE_PATH_VARIABLE)
+                    .is_some_and(|v| v.eq_ignore_ascii_case("portable"));
+                let choice = if !portable && std::arch::is_x86_feature_detected!("avx2") {
+                    2
+                } else {
+                    1
+                };
+                CHOICE.store(choice, Ordering::Relaxed);
+                choice
+            }
+            choice => choice,
+        };
+        (choice == 2).then_some(Avx2 { _detected: () })
+    }
+
+    /// An `Avx2` if this CPU has AVX2, whatever the environment asks: for
+    /// the tests that compare both paths.
+    #[cfg(test)]
+    pub(crate) fn detect_always() -> Option<Avx2> {
+        std::arch::is_x86_feature_detected!("avx2").then_some(Avx2 { _detected: () })
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl GroupReader for Avx2 {
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn read(self, group: &RotationGroupDecoder, keys: &[u8], sample_bit: usize) -> KeyLanes {
+        // SAFETY: `read_avx2` needs AVX2, and an `Avx2` exists only where
+        // `detect` found it on this CPU.
+        unsafe { group.read_avx2(keys, sample_bit) }
+    }
+}
+
 /// What the sampler needs to decode one track's keys in one segment.
 ///
 /// Built once per segment (when its page is first checked, or when a clip is
@@ -152,8 +228,10 @@ pub struct RotationGroupDecoder {
     step: [Vec4; 3],
     /// Bit offset of each track's key within one sample's keys.
     bit_offset: [u32; 4],
-    /// Bits of x, y and z of each quantized lane (0 for full-precision lanes).
-    bits: [[u8; 3]; 4],
+    /// Bits of x, y and z (outer) of each quantized lane (inner; 0 for
+    /// full-precision lanes): component-major, so that one component's four
+    /// counts load as one 32-bit word into a vector.
+    bits: [[u8; 4]; 3],
     /// Lanes stored at full precision (bit `lane` set): x, y, z and w raw.
     raw_lanes: u8,
 }
@@ -166,7 +244,7 @@ impl RotationGroupDecoder {
             offset: [Vec4::ZERO; 3],
             step: [Vec4::ZERO; 3],
             bit_offset: [0; 4],
-            bits: [[0; 3]; 4],
+            bits: [[0; 4]; 3],
             raw_lanes: 0,
         };
         for (lane, key) in lanes
@@ -184,7 +262,7 @@ impl RotationGroupDecoder {
             for c in 0..3 {
                 group.offset[c][lane] = key.offset[c];
                 group.step[c][lane] = key.step[c];
-                group.bits[lane][c] = key.bits[c];
+                group.bits[c][lane] = key.bits[c];
             }
         }
         group
@@ -222,6 +300,69 @@ impl RotationGroupDecoder {
         lanes
     }
 
+    /// [`read`](Self::read) with the bits of the four lanes unpacked side by
+    /// side in AVX2 registers (variable shifts and masks per lane), straight
+    /// into the vectors the arithmetic takes: the same integers, converted
+    /// and combined by the same instructions, so the same bits out.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must have AVX2. Not a `#[target_feature]` function, so that it
+    /// can be `#[inline(always)]`: it is called from one that is
+    /// (`decode_bones_avx2`), where the intrinsics inline with it.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    pub unsafe fn read_avx2(&self, keys: &[u8], sample_bit: usize) -> KeyLanes {
+        use std::arch::x86_64::*;
+        // SAFETY: the intrinsics below need AVX2 (and what it implies),
+        // which the caller promises; none of them touches memory.
+        unsafe {
+            // Each lane's key starts at bit `sample_bit + bit_offset`: the word
+            // loaded from its byte holds it whole (3 x 19 + 7 bits at most).
+            let start = |lane: usize| sample_bit + self.bit_offset[lane] as usize;
+            let word = |lane: usize| read_word(keys, start(lane) >> 3) as i64;
+            let shift = |lane: usize| (start(lane) & 7) as i64;
+            let words = _mm256_set_epi64x(word(3), word(2), word(1), word(0));
+            let shifts = _mm256_set_epi64x(shift(3), shift(2), shift(1), shift(0));
+            let words = _mm256_srlv_epi64(words, shifts);
+            // One component's four bit counts, widened to 64-bit lanes.
+            let counts = |c: usize| {
+                _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(i32::from_le_bytes(self.bits[c])))
+            };
+            let (b0, b1, b2) = (counts(0), counts(1), counts(2));
+            let one = _mm256_set1_epi64x(1);
+            let mask = |bits: __m256i| _mm256_sub_epi64(_mm256_sllv_epi64(one, bits), one);
+            let x = _mm256_and_si256(words, mask(b0));
+            let y = _mm256_and_si256(_mm256_srlv_epi64(words, b0), mask(b1));
+            let z = _mm256_and_si256(_mm256_srlv_epi64(words, _mm256_add_epi64(b0, b1)), mask(b2));
+            // x and y into the low and high 32 bits of each 64-bit lane, then
+            // gathered as x0..x3, y0..y3; z's low halves likewise.
+            let xy = _mm256_or_si256(x, _mm256_slli_epi64::<32>(y));
+            let order = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+            let xy = _mm256_cvtepi32_ps(_mm256_permutevar8x32_epi32(xy, order));
+            let z = _mm_cvtepi32_ps(_mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+                z, order,
+            )));
+            let (qx, qy, qz) = (
+                Vec4::from(_mm256_castps256_ps128(xy)),
+                Vec4::from(_mm256_extractf128_ps::<1>(xy)),
+                Vec4::from(z),
+            );
+            let mut lanes = KeyLanes {
+                x: self.offset[0] + qx * self.step[0],
+                y: self.offset[1] + qy * self.step[1],
+                z: self.offset[2] + qz * self.step[2],
+                w: Vec4::ZERO,
+                stored_w: glam::BVec4A::FALSE,
+            };
+            if self.raw_lanes != 0 {
+                self.read_raw_lanes(keys, sample_bit, &mut lanes);
+            }
+            lanes
+        }
+    }
+
     /// Reads and decodes lane `lane`'s key into lane `out_lane` of `lanes`,
     /// with the arithmetic of [`read`](Self::read) in that lane.
     #[inline(always)]
@@ -256,6 +397,31 @@ impl RotationGroupDecoder {
         lanes.stored_w.set(out_lane, false);
     }
 
+    /// Lane `lane`'s key alone as x, y, z, w, w rebuilt where it was not
+    /// stored: [`read`](Self::read) and [`RotationLanes::finish_keys`] in
+    /// that lane, the same `f32` operations in the same order, so one bone
+    /// decodes bit for bit as in a pose without moving four lanes.
+    #[inline(always)]
+    pub fn key(&self, keys: &[u8], sample_bit: usize, lane: usize) -> [f32; 4] {
+        let lane = lane & 3;
+        if self.raw_lanes & (1 << lane) != 0 {
+            let bit = sample_bit + self.bit_offset[lane] as usize;
+            return [0, 1, 2, 3]
+                .map(|i| f32::from_bits(read_masked(keys, bit + 32 * i, u32::MAX as u64)));
+        }
+        let q = self.read_quantized(keys, sample_bit, lane);
+        let value = |c: usize| {
+            let (offset, step): (&[f32; 4], &[f32; 4]) =
+                (self.offset[c].as_ref(), self.step[c].as_ref());
+            offset[lane] + q[c] as i32 as f32 * step[lane]
+        };
+        let (x, y, z) = (value(0), value(1), value(2));
+        let rest = 1.0 - ((x * x + y * y) + z * z);
+        // `finish_keys` takes the root of `max(0, rest)` lane by lane.
+        let w = if rest > 0.0 { rest.sqrt() } else { 0.0 };
+        [x, y, z, w]
+    }
+
     /// The three integers of lane `lane`'s quantized key (zeros for a
     /// full-precision or unused lane): at most 3 x 19 = 57 bits, which with
     /// the bit shift fit one 64-bit load.
@@ -263,7 +429,7 @@ impl RotationGroupDecoder {
     fn read_quantized(&self, keys: &[u8], sample_bit: usize, lane: usize) -> [u32; 3] {
         let bit = sample_bit + self.bit_offset[lane] as usize;
         let word = read_word(keys, bit >> 3) >> (bit & 7);
-        let [b0, b1, b2] = self.bits[lane].map(u32::from);
+        let [b0, b1, b2] = [0, 1, 2].map(|c| u32::from(self.bits[c][lane]));
         // Masks from bit counts (at most 19, so the shifts cannot overflow):
         // cheaper to compute than to keep in the table.
         let low = |bits: u32| (1u32 << bits) - 1;
@@ -414,6 +580,35 @@ impl RotationLanes {
             z: ((r.w * z + r.x * y) - r.y * x) + r.z * w,
         }
     }
+}
+
+/// [`RotationLanes::blend`] in one lane: the normalized lerp from key `a` to
+/// key `b` (x, y, z, w) along the shortest arc, then `reference *` it, with
+/// the same `f32` operations in the same order, so bit for bit the lane's
+/// result.
+#[inline(always)]
+pub fn blend_one(a: [f32; 4], b: [f32; 4], alpha: f32, reference: Quat) -> Quat {
+    let [ax, ay, az, aw] = a;
+    let [bx, by, bz, bw] = b;
+    let dot = ((ax * bx + ay * by) + az * bz) + aw * bw;
+    let [bx, by, bz, bw] = if dot < 0.0 {
+        [-bx, -by, -bz, -bw]
+    } else {
+        [bx, by, bz, bw]
+    };
+    let x = ax + (bx - ax) * alpha;
+    let y = ay + (by - ay) * alpha;
+    let z = az + (bz - az) * alpha;
+    let w = aw + (bw - aw) * alpha;
+    let inv = 1.0 / (((x * x + y * y) + z * z) + w * w).sqrt();
+    let (x, y, z, w) = (x * inv, y * inv, z * inv, w * inv);
+    let r = reference;
+    Quat::from_xyzw(
+        ((r.w * x + r.x * w) + r.y * z) - r.z * y,
+        ((r.w * y - r.x * z) + r.y * w) + r.z * x,
+        ((r.w * z + r.x * y) - r.y * x) + r.z * w,
+        ((r.w * w - r.x * x) - r.y * y) - r.z * z,
+    )
 }
 
 /// The decoded rotations of up to four keys of one track, each on its own

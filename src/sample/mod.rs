@@ -13,6 +13,8 @@ pub(crate) mod plan;
 pub(crate) mod prefetch;
 mod source;
 pub(crate) mod tables;
+#[cfg(target_arch = "x86_64")]
+mod wide;
 pub mod writer;
 
 use glam::Vec4;
@@ -21,9 +23,15 @@ use crate::clip::{LoopMode, Skeleton, Transform};
 use crate::error::Error;
 pub use crate::error::SampleError;
 use crate::format::{Channel, ClipMeta, PreviewKeys, SegmentFault};
-use decode::{KeyLanes, RotationLanes};
+#[cfg(target_arch = "x86_64")]
+use decode::Avx2;
+use decode::RotationGroupDecoder;
+use decode::{blend_one, GroupReader, KeyLanes, Portable, RotationLanes};
+use plan::RotationGroup;
 use plan::{DecodePlan, TrackSlot};
 pub(crate) use source::{SegmentHandle, SegmentRef, SegmentSource};
+#[cfg(target_arch = "x86_64")]
+use wide::Lanes8;
 use writer::FloatValues;
 pub use writer::{map_by_name, PoseWriter, Remap};
 
@@ -549,7 +557,7 @@ fn decode_with<S: SegmentSource, W: PoseWriter + ?Sized>(
         prefetch_keys_of(&a, bit_a, handle_b.is_some().then_some(&b), bit_b);
         start(writer);
         if writer.wants_bones() {
-            decode_bones(meta, plan, &a, bit_a, &b, bit_b, keys.alpha, writer);
+            decode_bones_fastest(meta, plan, &a, bit_a, &b, bit_b, keys.alpha, writer);
         }
         if writer.wants_floats() {
             let bones = plan.bone_vectors();
@@ -593,10 +601,11 @@ fn decode_with<S: SegmentSource, W: PoseWriter + ?Sized>(
     Ok(())
 }
 
-/// The bones' animated channels between two keys, into `writer`.
+/// [`decode_bones`] on the fastest path this CPU has (see [`GroupReader`]).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn decode_bones<W: PoseWriter + ?Sized>(
+#[allow(unsafe_code)]
+fn decode_bones_fastest<W: PoseWriter + ?Sized>(
     meta: &ClipMeta,
     plan: &DecodePlan,
     a: &SegmentRef<'_>,
@@ -606,10 +615,127 @@ fn decode_bones<W: PoseWriter + ?Sized>(
     alpha: f32,
     writer: &mut W,
 ) {
-    // Rotations four at a time, side by side.
-    for ((group, group_a), group_b) in plan.rotation_groups().iter().zip(a.groups).zip(b.groups) {
-        let lanes_a = group_a.read(a.keys, bit_a);
-        let lanes_b = group_b.read(b.keys, bit_b);
+    #[cfg(target_arch = "x86_64")]
+    if let Some(avx2) = Avx2::detect() {
+        // SAFETY: the function enables AVX2 alone, and `avx2` proves this
+        // CPU has it.
+        unsafe { decode_bones_avx2(avx2, meta, plan, a, bit_a, b, bit_b, alpha, writer) };
+        return;
+    }
+    decode_bones(Portable, meta, plan, a, bit_a, b, bit_b, alpha, writer);
+}
+
+/// [`decode_bones`] compiled for AVX2, so that the group reads, the blend
+/// and the writer inline into one body.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+fn decode_bones_avx2<W: PoseWriter + ?Sized>(
+    avx2: Avx2,
+    meta: &ClipMeta,
+    plan: &DecodePlan,
+    a: &SegmentRef<'_>,
+    bit_a: usize,
+    b: &SegmentRef<'_>,
+    bit_b: usize,
+    alpha: f32,
+    writer: &mut W,
+) {
+    // Rotation groups two by two, eight lanes wide.
+    let groups = plan.rotation_groups();
+    let pairs = groups
+        .chunks_exact(2)
+        .zip(a.groups.chunks_exact(2))
+        .zip(b.groups.chunks_exact(2));
+    for ((group, group_a), group_b) in pairs {
+        let keys_a = Lanes8::finish_keys(
+            &avx2.read(&group_a[0], a.keys, bit_a),
+            &avx2.read(&group_a[1], a.keys, bit_a),
+        );
+        let keys_b = Lanes8::finish_keys(
+            &avx2.read(&group_b[0], b.keys, bit_b),
+            &avx2.read(&group_b[1], b.keys, bit_b),
+        );
+        let reference = Lanes8::join(&group[0].reference, &group[1].reference);
+        let rotations = Lanes8::blend(&keys_a, &keys_b, alpha, &reference).to_quats();
+        let bones = group[0].bones[..group[0].len]
+            .iter()
+            .zip(&rotations[..4])
+            .chain(group[1].bones[..group[1].len].iter().zip(&rotations[4..]));
+        for (&bone, &rotation) in bones {
+            let bone = bone as usize;
+            if writer.wants(bone) {
+                writer.rotation(bone, rotation);
+            }
+        }
+    }
+    // An odd last group four lanes wide.
+    if groups.len() % 2 == 1 {
+        let last = groups.len() - 1;
+        decode_rotations(
+            avx2,
+            &groups[last..],
+            a,
+            &a.groups[last..],
+            bit_a,
+            b,
+            &b.groups[last..],
+            bit_b,
+            alpha,
+            writer,
+        );
+    }
+    decode_vectors(meta, plan, a, bit_a, b, bit_b, alpha, writer);
+}
+
+/// The bones' animated channels between two keys, into `writer`, the
+/// rotation groups unpacked by `reader`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn decode_bones<W: PoseWriter + ?Sized, R: GroupReader>(
+    reader: R,
+    meta: &ClipMeta,
+    plan: &DecodePlan,
+    a: &SegmentRef<'_>,
+    bit_a: usize,
+    b: &SegmentRef<'_>,
+    bit_b: usize,
+    alpha: f32,
+    writer: &mut W,
+) {
+    decode_rotations(
+        reader,
+        plan.rotation_groups(),
+        a,
+        a.groups,
+        bit_a,
+        b,
+        b.groups,
+        bit_b,
+        alpha,
+        writer,
+    );
+    decode_vectors(meta, plan, a, bit_a, b, bit_b, alpha, writer);
+}
+
+/// Rotation groups four lanes at a time, side by side, into `writer`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn decode_rotations<W: PoseWriter + ?Sized, R: GroupReader>(
+    reader: R,
+    groups: &[RotationGroup],
+    a: &SegmentRef<'_>,
+    groups_a: &[RotationGroupDecoder],
+    bit_a: usize,
+    b: &SegmentRef<'_>,
+    groups_b: &[RotationGroupDecoder],
+    bit_b: usize,
+    alpha: f32,
+    writer: &mut W,
+) {
+    for ((group, group_a), group_b) in groups.iter().zip(groups_a).zip(groups_b) {
+        let lanes_a = reader.read(group_a, a.keys, bit_a);
+        let lanes_b = reader.read(group_b, b.keys, bit_b);
         let rotations = blend_lanes(&lanes_a, &lanes_b, alpha, &group.reference);
         for (&bone, &rotation) in group.bones[..group.len].iter().zip(&rotations) {
             let bone = bone as usize;
@@ -618,6 +744,21 @@ fn decode_bones<W: PoseWriter + ?Sized>(
             }
         }
     }
+}
+
+/// The bones' translation and scale tracks between two keys, into `writer`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn decode_vectors<W: PoseWriter + ?Sized>(
+    meta: &ClipMeta,
+    plan: &DecodePlan,
+    a: &SegmentRef<'_>,
+    bit_a: usize,
+    b: &SegmentRef<'_>,
+    bit_b: usize,
+    alpha: f32,
+    writer: &mut W,
+) {
     let vectors = plan.vector_tracks()[..plan.bone_vectors()].iter();
     for ((&t, vector_a), vector_b) in vectors.zip(a.vectors).zip(b.vectors) {
         let track = &meta.animated[t as usize];
@@ -688,18 +829,12 @@ pub(crate) fn sample_bone_keys<S: SegmentSource>(
     for (t, track) in (first..end).zip(&meta.animated[first..end]) {
         match plan.track_slot(t) {
             TrackSlot::Rotation { group, lane } => {
-                // One lane of the pose kernel, so one bone decodes exactly as in a pose.
+                // The pose kernel's arithmetic in one lane, so one bone
+                // decodes exactly as in a pose.
                 let (group, lane) = (group as usize, lane as usize);
-                let (mut lanes_a, mut lanes_b) = (KeyLanes::default(), KeyLanes::default());
-                a.groups[group].read_lane(a.keys, bit_a, lane, &mut lanes_a, 0);
-                b.groups[group].read_lane(b.keys, bit_b, lane, &mut lanes_b, 0);
-                let reference = RotationLanes::from_quats([
-                    track.reference(),
-                    glam::Quat::IDENTITY,
-                    glam::Quat::IDENTITY,
-                    glam::Quat::IDENTITY,
-                ]);
-                out.rotation = blend_lanes(&lanes_a, &lanes_b, keys.alpha, &reference)[0];
+                let key_a = a.groups[group].key(a.keys, bit_a, lane);
+                let key_b = b.groups[group].key(b.keys, bit_b, lane);
+                out.rotation = blend_one(key_a, key_b, keys.alpha, track.reference());
             }
             TrackSlot::Vector { index } => {
                 let va = a.vectors[index as usize].read(a.keys, bit_a);
