@@ -128,3 +128,172 @@ impl Lanes8 {
         ]
     }
 }
+
+#[cfg(test)]
+#[allow(unsafe_code)]
+mod tests {
+    use glam::Vec3;
+
+    use super::*;
+    use crate::format::{
+        write_bits, AnimatedTrack, Channel, ClipRange, RANGE_SLOT_BYTES, RATE_CONSTANT,
+        RATE_FULL_PRECISION,
+    };
+    use crate::sample::decode::{segment_decoders, Avx2, RotationGroupDecoder};
+
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+        fn unit(&mut self) -> f32 {
+            (self.next() >> 40) as f32 / (1u64 << 24) as f32
+        }
+    }
+
+    /// Same bits, or both NaN (operand order may pick another NaN payload).
+    fn same(a: f32, b: f32) -> bool {
+        a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+    }
+
+    fn avx2() -> Option<Avx2> {
+        let avx2 = Avx2::detect_always();
+        if avx2.is_none() {
+            eprintln!("skipped: this CPU has no AVX2, only the portable path runs");
+        }
+        avx2
+    }
+
+    #[test]
+    fn avx2_unpacking_gives_the_portable_integers_and_values() {
+        let Some(_) = avx2() else { return };
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        for case in 0..2_000 {
+            let lanes = 1 + rng.below(4) as usize;
+            let tracks: Vec<AnimatedTrack> = (0..lanes)
+                .map(|bone| {
+                    let range = ClipRange {
+                        min: Vec3::splat(-rng.unit()),
+                        extent: Vec3::new(rng.unit(), rng.unit(), rng.unit()) * 2.0,
+                    };
+                    AnimatedTrack::new(bone as u16, Channel::Rotation, range, Vec3::ZERO)
+                })
+                .collect();
+            // Every quantized rate, constant and full precision.
+            let rates: Vec<u8> = (0..lanes)
+                .map(|_| match rng.below(10) {
+                    0 => RATE_CONSTANT,
+                    1 => RATE_FULL_PRECISION,
+                    _ => 1 + rng.below(u64::from(RATE_FULL_PRECISION) - 1) as u8,
+                })
+                .collect();
+            let slots: Vec<[u8; RANGE_SLOT_BYTES]> = (0..lanes)
+                .map(|_| [0; RANGE_SLOT_BYTES].map(|_: u8| rng.below(256) as u8))
+                .collect();
+            let mut decoders = Vec::new();
+            let sample_bits = segment_decoders(&tracks, |t| rates[t], |t| slots[t], &mut decoders);
+            let samples = 1 + rng.below(16) as usize;
+            // Random key bits, the last sample's keys ending at the slice's
+            // end (the word reads past it must pad with zeros).
+            let mut keys = vec![0u8; (samples * sample_bits).div_ceil(8)];
+            for bit in 0..samples * sample_bits {
+                write_bits(&mut keys, bit, 1, rng.below(2) as u32);
+            }
+            let lanes_of: Vec<u32> = (0..lanes as u32).collect();
+            let group = RotationGroupDecoder::new(&decoders, &lanes_of);
+            for sample in 0..samples {
+                let at = sample * sample_bits;
+                let portable = group.read(&keys, at);
+                // SAFETY: `avx2()` found AVX2 on this CPU.
+                let wide = unsafe { group.read_avx2(&keys, at) };
+                for (what, p, w) in [
+                    ("x", portable.x, wide.x),
+                    ("y", portable.y, wide.y),
+                    ("z", portable.z, wide.z),
+                    ("w", portable.w, wide.w),
+                ] {
+                    for lane in 0..4 {
+                        assert!(
+                            same(p[lane], w[lane]),
+                            "case {case} sample {sample} lane {lane} {what}: {} vs {} (rates {rates:?})",
+                            p[lane],
+                            w[lane]
+                        );
+                    }
+                }
+                assert_eq!(portable.stored_w, wide.stored_w, "case {case}");
+            }
+        }
+    }
+
+    fn random_keys(rng: &mut Rng) -> KeyLanes {
+        let mut value = || match rng.below(50) {
+            0 => f32::NAN,
+            1 => -0.0,
+            2 => 1.5,
+            _ => rng.unit() * 2.0 - 1.0,
+        };
+        let mut keys = KeyLanes {
+            x: Vec4::new(value(), value(), value(), value()),
+            y: Vec4::new(value(), value(), value(), value()),
+            z: Vec4::new(value(), value(), value(), value()),
+            w: Vec4::new(value(), value(), value(), value()),
+            stored_w: glam::BVec4A::FALSE,
+        };
+        for lane in 0..4 {
+            keys.stored_w.set(lane, rng.below(5) == 0);
+        }
+        keys
+    }
+
+    #[test]
+    fn eight_lanes_blend_as_two_times_four() {
+        let Some(_) = avx2() else { return };
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        for case in 0..20_000 {
+            let keys = [0; 4].map(|_| random_keys(&mut rng));
+            let references = [0; 2].map(|_| {
+                let q = [0; 4].map(|_| {
+                    Quat::from_xyzw(rng.unit(), rng.unit(), rng.unit(), rng.unit()).normalize()
+                });
+                RotationLanes::from_quats(q)
+            });
+            let alpha = match rng.below(4) {
+                0 => 0.0,
+                _ => rng.unit(),
+            };
+            let expected: Vec<Quat> = (0..2)
+                .flat_map(|g| {
+                    RotationLanes::blend(
+                        &RotationLanes::finish_keys(&keys[g]),
+                        &RotationLanes::finish_keys(&keys[2 + g]),
+                        alpha,
+                        &references[g],
+                    )
+                    .to_quats()
+                })
+                .collect();
+            // SAFETY: `avx2()` found AVX2 on this CPU.
+            let got = unsafe {
+                let a = Lanes8::finish_keys(&keys[0], &keys[1]);
+                let b = Lanes8::finish_keys(&keys[2], &keys[3]);
+                let reference = Lanes8::join(&references[0], &references[1]);
+                Lanes8::blend(&a, &b, alpha, &reference).to_quats()
+            };
+            for (lane, (e, g)) in expected.iter().zip(&got).enumerate() {
+                let (e, g) = (e.to_array(), g.to_array());
+                assert!(
+                    (0..4).all(|c| same(e[c], g[c])),
+                    "case {case} lane {lane}: {e:?} vs {g:?}"
+                );
+            }
+        }
+    }
+}
