@@ -450,6 +450,12 @@ impl RotationGroupDecoder {
         }
     }
 
+    /// Whether some lane stores its keys whole (full precision).
+    #[cfg(test)]
+    pub fn has_raw_lanes(&self) -> bool {
+        self.raw_lanes != 0
+    }
+
     /// Asks for both cache lines of the group (see [`SegmentRef::prefetch_tables`](crate::sample::SegmentRef::prefetch_tables)).
     #[inline(always)]
     pub fn prefetch(&self) {

@@ -1023,3 +1023,73 @@ mod rounding_tests {
         assert!(round_half_away(f64::NAN).is_nan());
     }
 }
+
+#[cfg(all(test, feature = "pipeline", target_arch = "x86_64"))]
+#[allow(unsafe_code, clippy::unwrap_used)]
+mod path_tests {
+    use super::*;
+    use crate::compress::{compress, CompressSettings};
+    use crate::procedural::{cinematic, CinematicSpec};
+
+    /// Every pose of `source` between and at its keys, decoded on both paths.
+    fn assert_paths_agree<S: Sampling>(source: &S, label: &str) -> usize {
+        let Some(avx2) = Avx2::detect_always() else {
+            eprintln!("skipped: this CPU has no AVX2, only the portable path runs");
+            return 0;
+        };
+        let meta = source.clip_meta();
+        let plan = source.decode_plan();
+        let mut raw_lanes = 0;
+        for sample in 0..meta.num_samples() {
+            for alpha in [0.0, 0.37, 0.999] {
+                let keys = KeyPair {
+                    a: sample,
+                    b: (sample + 1).min(meta.num_samples() - 1),
+                    alpha,
+                };
+                let (bracket, ha, hb) = bracketing_segments(meta, source, keys).unwrap();
+                let (a, bit_a, b, bit_b) = bracket.resolve(&ha, &hb);
+                raw_lanes += a.groups.iter().filter(|g| g.has_raw_lanes()).count();
+                let mut portable = meta.base_pose().to_vec();
+                let mut wide = portable.clone();
+                decode_bones(Portable, meta, plan, &a, bit_a, &b, bit_b, alpha, &mut portable[..]);
+                // SAFETY: `detect_always` found AVX2 on this CPU.
+                unsafe {
+                    decode_bones_avx2(avx2, meta, plan, &a, bit_a, &b, bit_b, alpha, &mut wide[..])
+                };
+                for (bone, (p, w)) in portable.iter().zip(&wide).enumerate() {
+                    let bits = |t: &Transform| {
+                        (t.rotation.to_array().map(f32::to_bits), t.translation.to_array().map(f32::to_bits))
+                    };
+                    assert_eq!(bits(p), bits(w), "{label}: sample {sample} alpha {alpha} bone {bone}");
+                }
+            }
+        }
+        raw_lanes
+    }
+
+    #[test]
+    fn both_decode_paths_give_the_same_poses() {
+        // Three actors: an odd number of rotation groups, so a pair and a
+        // last group alone; a tiny threshold stores some keys whole.
+        for (label, threshold_cm) in [("default", 0.01), ("tiny threshold", 1e-4)] {
+            let spec = CinematicSpec {
+                actors: 3,
+                ..CinematicSpec::default()
+            }
+            .with_seconds(1.5);
+            let clip = cinematic(&spec);
+            let settings = CompressSettings {
+                threshold_cm,
+                ..CompressSettings::default()
+            };
+            let (compressed, _) = compress(&clip, &settings).unwrap();
+            let groups = compressed.decode_plan().rotation_groups().len();
+            assert!(groups >= 3, "{label}: {groups} groups");
+            let raw_groups = assert_paths_agree(&compressed, label);
+            if threshold_cm < 0.001 && Avx2::detect_always().is_some() {
+                assert!(raw_groups > 0, "{label}: no key stored whole");
+            }
+        }
+    }
+}
