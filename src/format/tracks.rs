@@ -177,25 +177,74 @@ pub struct ConstantTrack {
 }
 
 /// How samples split into segments: evenly, lengths differing by at most one.
+///
+/// The divisions a sampler needs on every call are done once here: each
+/// call divides by multiplying ([`Divisor`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SegmentLayout {
     num_samples: u32,
     count: u32,
+    /// Samples of a short segment.
+    short: u32,
+    /// How many segments (the first ones) have one sample more.
+    long: u32,
+    /// `short + 1` and `short`, as divisors.
+    by_long: Divisor,
+    by_short: Divisor,
+}
+
+/// Division of a `u32` by a fixed `d >= 1` as a multiply and a shift:
+/// `floor(n / d) = floor((n + 1) * floor((2^64 - 1) / d) / 2^64)` for every
+/// `n < 2^32 - 1` (the error term `(n + 1)(1 + (2^64 - 1) mod d) / (d 2^64)`
+/// stays under `1 / d`), exact, no division instruction on the sampling path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Divisor {
+    divisor: u32,
+    multiplier: u64,
+}
+
+impl Divisor {
+    fn new(divisor: u32) -> Divisor {
+        let divisor = divisor.max(1);
+        Divisor {
+            divisor,
+            multiplier: u64::MAX / u64::from(divisor),
+        }
+    }
+
+    /// `(n / d, n % d)`.
+    #[inline(always)]
+    fn div_rem(self, n: u32) -> (u32, u32) {
+        // n + 1 <= 2^32 - 1 for every sample index a layout holds (its
+        // sample count is a u32, so an index is at most 2^32 - 2).
+        let q = ((u128::from(n) + 1) * u128::from(self.multiplier) >> 64) as u32;
+        (q, n - q * self.divisor)
+    }
 }
 
 impl SegmentLayout {
     /// Splits `num_samples` (>= 1) into segments of at most `ideal` (>= 1) samples.
     pub fn new(num_samples: u32, ideal: u32) -> SegmentLayout {
         let num_samples = num_samples.max(1);
-        SegmentLayout {
-            num_samples,
-            count: num_samples.div_ceil(ideal.max(1)),
-        }
+        SegmentLayout::with_count(num_samples, num_samples.div_ceil(ideal.max(1)))
     }
 
     /// A layout from stored fields; `None` unless `1 <= count <= num_samples`.
     pub fn from_parts(num_samples: u32, count: u32) -> Option<SegmentLayout> {
-        (count >= 1 && count <= num_samples).then_some(SegmentLayout { num_samples, count })
+        (count >= 1 && count <= num_samples)
+            .then(|| SegmentLayout::with_count(num_samples, count))
+    }
+
+    fn with_count(num_samples: u32, count: u32) -> SegmentLayout {
+        let short = num_samples / count;
+        SegmentLayout {
+            num_samples,
+            count,
+            short,
+            long: num_samples % count,
+            by_long: Divisor::new(short + 1),
+            by_short: Divisor::new(short),
+        }
     }
 
     /// Number of segments.
@@ -209,11 +258,11 @@ impl SegmentLayout {
     }
 
     fn short_len(&self) -> u32 {
-        self.num_samples / self.count
+        self.short
     }
 
     fn long_segments(&self) -> u32 {
-        self.num_samples % self.count
+        self.long
     }
 
     /// First sample and number of samples of a segment.
@@ -234,13 +283,11 @@ impl SegmentLayout {
         let long = self.long_segments();
         let long_span = long * (short + 1);
         if sample < long_span {
-            (
-                (sample / (short + 1)) as usize,
-                (sample % (short + 1)) as usize,
-            )
+            let (segment, local) = self.by_long.div_rem(sample);
+            (segment as usize, local as usize)
         } else {
-            let rest = sample - long_span;
-            ((long + rest / short) as usize, (rest % short) as usize)
+            let (segment, local) = self.by_short.div_rem(sample - long_span);
+            ((long + segment) as usize, local as usize)
         }
     }
 }
@@ -506,4 +553,52 @@ impl ClipMeta {
 /// The decoded value of a constant rotation track.
 pub fn constant_rotation(xyz: Vec3) -> glam::Quat {
     finish_rotation(rotation_from_xyz(xyz.extend(0.0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn division_by_multiplying_is_exact() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let divisors = (1..=300u32)
+            .chain([1 << 16, 65_537, 1 << 31, u32::MAX - 1, u32::MAX])
+            .chain((0..200).map(|_| next() as u32 | 1))
+            .collect::<Vec<u32>>();
+        for d in divisors {
+            let divisor = Divisor::new(d);
+            let edges = [0, 1, d - 1, d, d.saturating_add(1), u32::MAX - 2, u32::MAX - 1];
+            let randoms: Vec<u32> = (0..2_000).map(|_| (next() >> 32) as u32).collect();
+            for &n in edges.iter().chain(&randoms) {
+                if n > u32::MAX - 1 {
+                    continue;
+                }
+                assert_eq!(divisor.div_rem(n), (n / d, n % d), "{n} / {d}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_sample_is_located_in_its_segment() {
+        for (samples, ideal) in [(1, 16), (16, 16), (17, 16), (1_901, 16), (31_914, 16), (100, 7), (5, 1)] {
+            let layout = SegmentLayout::new(samples, ideal);
+            let mut sample = 0;
+            for segment in 0..layout.count() {
+                let (first, len) = layout.segment(segment);
+                assert_eq!(first, sample, "{samples}/{ideal}: segment {segment} starts");
+                for local in 0..len {
+                    assert_eq!(layout.locate(sample), (segment, local), "{samples}/{ideal}: sample {sample}");
+                    sample += 1;
+                }
+            }
+            assert_eq!(sample, samples as usize);
+        }
+    }
 }

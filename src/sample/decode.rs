@@ -68,7 +68,8 @@ impl GroupReader for Portable {
 }
 
 /// AVX2 bit extraction, four lanes at once. Holding one is the proof that
-/// the CPU has AVX2: [`Avx2::detect`] is the only way to get one.
+/// the CPU has AVX2 and BMI2 (every CPU with AVX2 but a few early VIA ones):
+/// [`Avx2::detect`] is the only way to get one.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Avx2 {
@@ -92,7 +93,10 @@ impl Avx2 {
             0 => {
                 let portable = std::env::var_os(DECODE_PATH_VARIABLE)
                     .is_some_and(|v| v.eq_ignore_ascii_case("portable"));
-                let choice = if !portable && std::arch::is_x86_feature_detected!("avx2") {
+                let choice = if !portable
+                    && std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("bmi2")
+                {
                     2
                 } else {
                     1
@@ -109,7 +113,8 @@ impl Avx2 {
     /// the tests that compare both paths.
     #[cfg(test)]
     pub(crate) fn detect_always() -> Option<Avx2> {
-        std::arch::is_x86_feature_detected!("avx2").then_some(Avx2 { _detected: () })
+        (std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("bmi2"))
+            .then_some(Avx2 { _detected: () })
     }
 }
 
