@@ -400,6 +400,17 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
     }
 }
 
+impl<D: AsRef<[u8]>> StreamReader<D> {
+    /// Segment `index` of page `page` when the page is not checked yet (or
+    /// failed): checks it, or reports why it cannot be used.
+    #[cold]
+    #[inline(never)]
+    fn first_segment(&self, page: usize, index: usize) -> Result<SegmentRef<'_>> {
+        let (checked, bytes) = self.checked(page)?;
+        Ok(checked.segment(&self.index, index, bytes))
+    }
+}
+
 impl<D: AsRef<[u8]>> SegmentSource for StreamReader<D> {
     fn decode_plan(&self) -> &DecodePlan {
         &self.plan
@@ -411,7 +422,7 @@ impl<D: AsRef<[u8]>> SegmentSource for StreamReader<D> {
     where
         D: 'a;
 
-    #[inline]
+    #[inline(always)]
     fn segment(&self, index: usize) -> Result<SegmentRef<'_>> {
         let page = self.index.page_of(index);
         // Every call after a page's first: no reservation, no error path.
@@ -422,8 +433,7 @@ impl<D: AsRef<[u8]>> SegmentSource for StreamReader<D> {
             };
             return Ok(ready.segment(&self.index, index, decoded));
         }
-        let (checked, bytes) = self.checked(page)?;
-        Ok(checked.segment(&self.index, index, bytes))
+        self.first_segment(page, index)
     }
 }
 

@@ -231,8 +231,7 @@ impl SegmentLayout {
 
     /// A layout from stored fields; `None` unless `1 <= count <= num_samples`.
     pub fn from_parts(num_samples: u32, count: u32) -> Option<SegmentLayout> {
-        (count >= 1 && count <= num_samples)
-            .then(|| SegmentLayout::with_count(num_samples, count))
+        (count >= 1 && count <= num_samples).then(|| SegmentLayout::with_count(num_samples, count))
     }
 
     fn with_count(num_samples: u32, count: u32) -> SegmentLayout {
@@ -574,7 +573,15 @@ mod tests {
             .collect::<Vec<u32>>();
         for d in divisors {
             let divisor = Divisor::new(d);
-            let edges = [0, 1, d - 1, d, d.saturating_add(1), u32::MAX - 2, u32::MAX - 1];
+            let edges = [
+                0,
+                1,
+                d - 1,
+                d,
+                d.saturating_add(1),
+                u32::MAX - 2,
+                u32::MAX - 1,
+            ];
             let randoms: Vec<u32> = (0..2_000).map(|_| (next() >> 32) as u32).collect();
             for &n in edges.iter().chain(&randoms) {
                 if n > u32::MAX - 1 {
@@ -587,14 +594,26 @@ mod tests {
 
     #[test]
     fn every_sample_is_located_in_its_segment() {
-        for (samples, ideal) in [(1, 16), (16, 16), (17, 16), (1_901, 16), (31_914, 16), (100, 7), (5, 1)] {
+        for (samples, ideal) in [
+            (1, 16),
+            (16, 16),
+            (17, 16),
+            (1_901, 16),
+            (31_914, 16),
+            (100, 7),
+            (5, 1),
+        ] {
             let layout = SegmentLayout::new(samples, ideal);
             let mut sample = 0;
             for segment in 0..layout.count() {
                 let (first, len) = layout.segment(segment);
                 assert_eq!(first, sample, "{samples}/{ideal}: segment {segment} starts");
                 for local in 0..len {
-                    assert_eq!(layout.locate(sample), (segment, local), "{samples}/{ideal}: sample {sample}");
+                    assert_eq!(
+                        layout.locate(sample),
+                        (segment, local),
+                        "{samples}/{ideal}: sample {sample}"
+                    );
                     sample += 1;
                 }
             }

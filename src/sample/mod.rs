@@ -147,20 +147,22 @@ pub(crate) fn locate(meta: &ClipMeta, time: f64, rounding: SampleRounding) -> Ke
     if (position - nearest).abs() < SNAP + 2.0 * time_rounding {
         position = nearest;
     }
+    // Sample counts are u32: conversions through i64 are one instruction
+    // each, where usize's unsigned ones take several on x86-64.
     let (a, b, alpha) = match meta.loop_mode {
         LoopMode::Clamp => {
-            let position = position.clamp(0.0, last as f64);
+            let position = position.clamp(0.0, last as i64 as f64);
             // Non-negative here, so truncation is floor (and needs no libm call).
-            let a = (position as usize).min(last);
-            (a, (a + 1).min(last), (position - a as f64) as f32)
+            let a = (position as i64 as usize).min(last);
+            (a, (a + 1).min(last), (position - a as i64 as f64) as f32)
         }
         LoopMode::Wrap => {
-            let position = position.rem_euclid(n as f64);
-            let a = (position as usize).min(last);
+            let position = wrap(position, n as i64 as f64);
+            let a = (position as i64 as usize).min(last);
             (
                 a,
                 if a == last { 0 } else { a + 1 },
-                (position - a as f64) as f32,
+                (position - a as i64 as f64) as f32,
             )
         }
     };
@@ -177,6 +179,29 @@ pub(crate) fn locate(meta: &ClipMeta, time: f64, rounding: SampleRounding) -> Ke
     // A key alone needs only its own segment (and page): b's weight is zero.
     let b = if alpha == 0.0 { a } else { b };
     KeyPair { a, b, alpha }
+}
+
+/// `position.rem_euclid(count)` for a whole `count` (a clip's samples)
+/// without the C library's `fmod` where it can: the whole multiple of
+/// `count` taken off is exact below 2^52, and so is the difference.
+#[inline(always)]
+fn wrap(position: f64, count: f64) -> f64 {
+    if position.abs() >= 4_503_599_627_370_496.0 {
+        return position.rem_euclid(count);
+    }
+    let whole = (position / count) as i64 as f64 * count;
+    let rest = position - whole;
+    // The division may round up to the next multiple (or down, below 0).
+    if rest == 0.0 {
+        // `fmod` keeps the dividend's sign: -30 wraps to -0.
+        0.0f64.copysign(position)
+    } else if rest < 0.0 {
+        rest + count
+    } else if rest >= count {
+        rest - count
+    } else {
+        rest
+    }
 }
 
 /// Asks for every cache line a decode of key `bit_a` of `a` and key `bit_b`
@@ -1005,8 +1030,145 @@ pub(crate) fn decode_for_metric<S: Sampling>(source: &S, sample: usize, out: &mu
 }
 
 #[cfg(test)]
+/// `locate` as it was before its conversions went through `i64`: the
+/// reference the tests hold it to.
+fn locate_reference(meta: &ClipMeta, time: f64, rounding: SampleRounding) -> KeyPair {
+    let n = meta.num_samples();
+    let last = n - 1;
+    let mut position = time * meta.sample_rate as f64;
+    if !position.is_finite() {
+        position = 0.0;
+    }
+    let nearest = round_half_away(position);
+    // Times are often computed in f32 by callers (an engine's frame clock):
+    // a key's time rounded to f32 still lands on that key.
+    let time_rounding = time.abs() * f32::EPSILON as f64 * meta.sample_rate as f64;
+    if (position - nearest).abs() < SNAP + 2.0 * time_rounding {
+        position = nearest;
+    }
+    let (a, b, alpha) = match meta.loop_mode {
+        LoopMode::Clamp => {
+            let position = position.clamp(0.0, last as f64);
+            // Non-negative here, so truncation is floor (and needs no libm call).
+            let a = (position as usize).min(last);
+            (a, (a + 1).min(last), (position - a as f64) as f32)
+        }
+        LoopMode::Wrap => {
+            let position = position.rem_euclid(n as f64);
+            let a = (position as usize).min(last);
+            (
+                a,
+                if a == last { 0 } else { a + 1 },
+                (position - a as f64) as f32,
+            )
+        }
+    };
+    let alpha = match rounding {
+        SampleRounding::None => alpha,
+        SampleRounding::Floor => 0.0,
+        SampleRounding::Ceil if alpha > 0.0 => 1.0,
+        SampleRounding::Ceil => 0.0,
+        SampleRounding::Nearest => alpha.round(),
+    };
+    // A whole step lands on the later key: decode it as a key, exactly,
+    // rather than as a blend that rounding may leave a hair off.
+    let (a, alpha) = if alpha >= 1.0 { (b, 0.0) } else { (a, alpha) };
+    // A key alone needs only its own segment (and page): b's weight is zero.
+    let b = if alpha == 0.0 { a } else { b };
+    KeyPair { a, b, alpha }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod rounding_tests {
     use super::round_half_away;
+
+    #[test]
+    fn locating_is_what_it_was_bit_for_bit() {
+        use super::{locate, locate_reference, SampleRounding};
+        use crate::clip::{LoopMode, Skeleton};
+        use crate::format::{ClipMeta, SegmentLayout};
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for (samples, rate) in [
+            (1u32, 30.0f32),
+            (2, 30.0),
+            (1_901, 30.0),
+            (31_914, 30.0),
+            (97, 59.94),
+            (1_000_000, 120.0),
+        ] {
+            for mode in [LoopMode::Clamp, LoopMode::Wrap] {
+                let skeleton = Skeleton::new(vec![crate::clip::Bone {
+                    name: "b".into(),
+                    parent: None,
+                    bind: crate::clip::Transform::IDENTITY,
+                }])
+                .unwrap();
+                let meta = ClipMeta::new(
+                    "m".into(),
+                    std::sync::Arc::new(skeleton),
+                    rate,
+                    mode,
+                    crate::clip::LengthUnit::CENTIMETRE,
+                    vec![[crate::clip::TrackKind::Default; 3]],
+                    vec![],
+                    vec![],
+                    SegmentLayout::new(samples, 16),
+                    0.01,
+                    3.0,
+                );
+                let duration = samples as f64 / rate as f64;
+                let mut times = vec![
+                    0.0,
+                    -0.0,
+                    -1.0,
+                    duration,
+                    duration * 3.5,
+                    -duration * 2.25,
+                    1e300,
+                    -1e300,
+                    f64::NAN,
+                    f64::INFINITY,
+                    f64::NEG_INFINITY,
+                    4.6e15,
+                    -4.6e15,
+                ];
+                for i in 0..samples.min(5_000) {
+                    times.push(i as f64 / rate as f64);
+                    times.push((i as f32 / rate) as f64);
+                    times.push(-(i as f64) / rate as f64);
+                }
+                for _ in 0..20_000 {
+                    let u = (next() >> 11) as f64 / (1u64 << 53) as f64;
+                    times.push((u * 6.0 - 2.0) * duration);
+                }
+                for &t in &times {
+                    for rounding in [
+                        SampleRounding::None,
+                        SampleRounding::Floor,
+                        SampleRounding::Ceil,
+                        SampleRounding::Nearest,
+                    ] {
+                        let (got, expected) = (
+                            locate(&meta, t, rounding),
+                            locate_reference(&meta, t, rounding),
+                        );
+                        assert_eq!(
+                            (got.a, got.b, got.alpha.to_bits()),
+                            (expected.a, expected.b, expected.alpha.to_bits()),
+                            "{samples} samples at {rate} Hz, {mode:?}, {rounding:?}, t {t}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn rounding_without_the_c_library_is_f64_round_bit_for_bit() {
@@ -1080,16 +1242,33 @@ mod path_tests {
                 raw_lanes += a.groups.iter().filter(|g| g.has_raw_lanes()).count();
                 let mut portable = meta.base_pose().to_vec();
                 let mut wide = portable.clone();
-                decode_bones(Portable, meta, plan, &a, bit_a, &b, bit_b, alpha, &mut portable[..]);
+                decode_bones(
+                    Portable,
+                    meta,
+                    plan,
+                    &a,
+                    bit_a,
+                    &b,
+                    bit_b,
+                    alpha,
+                    &mut portable[..],
+                );
                 // SAFETY: `detect_always` found AVX2 on this CPU.
                 unsafe {
                     decode_bones_avx2(avx2, meta, plan, &a, bit_a, &b, bit_b, alpha, &mut wide[..])
                 };
                 for (bone, (p, w)) in portable.iter().zip(&wide).enumerate() {
                     let bits = |t: &Transform| {
-                        (t.rotation.to_array().map(f32::to_bits), t.translation.to_array().map(f32::to_bits))
+                        (
+                            t.rotation.to_array().map(f32::to_bits),
+                            t.translation.to_array().map(f32::to_bits),
+                        )
                     };
-                    assert_eq!(bits(p), bits(w), "{label}: sample {sample} alpha {alpha} bone {bone}");
+                    assert_eq!(
+                        bits(p),
+                        bits(w),
+                        "{label}: sample {sample} alpha {alpha} bone {bone}"
+                    );
                 }
             }
         }
