@@ -1349,3 +1349,32 @@ pub unsafe extern "C" fn cs_player_state(
 pub extern "C" fn cs_live_handles() -> usize {
     catch_unwind(|| registry_read().len()).unwrap_or(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message() -> String {
+        LAST_ERROR.with(|e| e.borrow().to_string_lossy().into_owned())
+    }
+
+    #[test]
+    fn a_panic_becomes_a_status_and_a_message() {
+        let status = guard("cs_example", || panic!("boom {}", 42));
+        assert_eq!(status, CsStatus::Panic);
+        assert_eq!(message(), "cs_example: panic inside the library: boom 42");
+        let status = guard("cs_other", || std::panic::panic_any(7u8));
+        assert_eq!(status, CsStatus::Panic);
+        assert_eq!(
+            message(),
+            "cs_other: panic inside the library: unknown panic"
+        );
+    }
+
+    #[test]
+    fn a_message_with_a_nul_stays_whole() {
+        let status = guard("cs_example", || Err(fail(CsStatus::Other, "a\0b")));
+        assert_eq!(status, CsStatus::Other);
+        assert_eq!(message(), "cs_example: a\u{fffd}b");
+    }
+}
