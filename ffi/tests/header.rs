@@ -29,10 +29,7 @@ fn committed_header_is_current() {
             .lines()
             .zip(generated.lines())
             .position(|(a, b)| a != b)
-            .map_or_else(
-                || committed.lines().count().min(generated.lines().count()),
-                |i| i,
-            );
+            .unwrap_or_else(|| committed.lines().count().min(generated.lines().count()));
         panic!(
             "ffi/include/cinestream.h is stale (first difference at line {}: committed {:?}, \
              generated {:?}); regenerate it with \
