@@ -277,12 +277,8 @@ fn players_equal_the_library_forward_backward_and_seeking() {
                 CsStatus::Ok
             );
         }
-        for b in 0..bones {
-            assert_eq!(
-                bits(&out[b]),
-                rust_bits(&rust.pose()[b]),
-                "{what} {value} bone {b}"
-            );
+        for (b, (got, want)) in out.iter().zip(rust.pose()).enumerate() {
+            assert_eq!(bits(got), rust_bits(want), "{what} {value} bone {b}");
         }
     }
     let mut state = CsPlayerState::default();
