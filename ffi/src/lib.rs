@@ -32,7 +32,7 @@
 #![deny(clippy::missing_safety_doc)]
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
@@ -349,21 +349,23 @@ impl Object {
 
 /// Live handles by number. A handle's value is its number, never an
 /// address: nothing behind a handle is ever read from the pointer itself.
-static REGISTRY: LazyLock<RwLock<HashMap<usize, Object>>> =
-    LazyLock::new(|| RwLock::new(HashMap::new()));
+/// (A B-tree rather than a hash table: its nodes are pointed to from their
+/// start, so a leak checker run at exit sees them reachable.)
+static REGISTRY: LazyLock<RwLock<BTreeMap<usize, Object>>> =
+    LazyLock::new(|| RwLock::new(BTreeMap::new()));
 
 /// The next handle number. Numbers are never reused, so a freed handle
 /// stays invalid for the life of the process. They step by 8 from a
 /// nonzero start so that a handle looks like an aligned pointer to C tools.
 static NEXT_HANDLE: AtomicUsize = AtomicUsize::new(0x1000);
 
-fn registry_read() -> std::sync::RwLockReadGuard<'static, HashMap<usize, Object>> {
+fn registry_read() -> std::sync::RwLockReadGuard<'static, BTreeMap<usize, Object>> {
     // A panic never happens while the lock is held (inserts and removes
     // only), but a poisoned lock still holds a sound map.
     REGISTRY.read().unwrap_or_else(|e| e.into_inner())
 }
 
-fn registry_write() -> std::sync::RwLockWriteGuard<'static, HashMap<usize, Object>> {
+fn registry_write() -> std::sync::RwLockWriteGuard<'static, BTreeMap<usize, Object>> {
     REGISTRY.write().unwrap_or_else(|e| e.into_inner())
 }
 
