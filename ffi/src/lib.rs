@@ -702,7 +702,9 @@ fn stream_options(o: &CsStreamOptions) -> Outcome<StreamOptions> {
 /// The library's version, a static NUL-terminated string ("0.1.0").
 #[no_mangle]
 pub extern "C" fn cs_version() -> *const c_char {
-    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+    // Cannot panic: a static string. Under catch_unwind all the same.
+    catch_unwind(|| concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast())
+        .unwrap_or(c"unknown".as_ptr())
 }
 
 /// The message of the last call that failed on this thread (empty if none

@@ -934,6 +934,43 @@ fn verify_file(
     Ok(verified)
 }
 
+/// Internal, for measuring the binding's overhead: the seconds the Rust
+/// sampler alone takes for the poses `sample_many(times)` returns, in this
+/// process, without the GIL: every pose sampled into `glam` transforms
+/// (`keep`: all of them kept, one array as `sample_many` fills; else one
+/// reused pose). Not part of the API.
+#[pyfunction]
+fn _rust_sample_seconds(
+    py: Python<'_>,
+    stream: &PyStream,
+    times: Vec<f64>,
+    keep: bool,
+) -> PyResult<f64> {
+    let s = &stream.stream;
+    let bones = s.meta().num_bones();
+    py.detach(|| -> cinestream::Result<f64> {
+        let start = Instant::now();
+        match keep {
+            true => {
+                let mut all = vec![cinestream::Transform::IDENTITY; times.len() * bones];
+                for (&t, pose) in times.iter().zip(all.chunks_exact_mut(bones.max(1))) {
+                    s.sample(t, pose)?;
+                }
+                std::hint::black_box(&all);
+            }
+            false => {
+                let mut pose = vec![cinestream::Transform::IDENTITY; bones];
+                for &t in &times {
+                    s.sample(t, &mut pose)?;
+                    std::hint::black_box(&pose);
+                }
+            }
+        }
+        Ok(start.elapsed().as_secs_f64())
+    })
+    .map_err(lib_err)
+}
+
 /// The native module; `cinestream/__init__.py` re-exports it.
 #[pymodule]
 fn _cinestream(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -943,6 +980,7 @@ fn _cinestream(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pack, m)?)?;
     m.add_function(wrap_pyfunction!(batch, m)?)?;
     m.add_function(wrap_pyfunction!(open, m)?)?;
+    m.add_function(wrap_pyfunction!(_rust_sample_seconds, m)?)?;
     m.add_class::<PyStream>()?;
     m.add_class::<PySkeleton>()?;
     Ok(())
