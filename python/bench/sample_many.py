@@ -1,14 +1,17 @@
 """The binding's cost per pose: `Stream.sample_many(times)` over every
 sample time of a file against the Rust sampler doing the same in this
-process (`_rust_sample_seconds`, without Python), in alternating pairs.
+process (`_rust_sample_seconds`, without Python), in alternating rounds.
 
-    python python/bench/sample_many.py long.cine [pairs]
+    python python/bench/sample_many.py long.cine [rounds]
 
-A pair runs A (sample_many: NumPy output, times from an array) and B (the
-Rust sampler into `glam` transforms, all poses kept) back to back, in
-alternating order, after a warm-up that makes every page resident; C is
-the Rust sampler into one reused pose. Prints each pair, the medians, the
-median of the pairs' ratios and the overhead per pose.
+A round runs, back to back and in alternating order, after a warm-up that
+makes every page resident:
+  A  sample_many(times): times from a NumPy array, a NumPy array out;
+  R  the Rust sampler filling the same float32 rows, without Python;
+  T  the Rust sampler into `glam` transforms, every pose kept;
+  P  the Rust sampler into one reused pose (the decode alone).
+Prints each round, the medians, the median of the rounds' ratios and the
+overhead per pose.
 """
 
 import statistics
@@ -36,30 +39,25 @@ def main():
         stream.sample_many(times)
         return time.perf_counter() - start
 
-    def b():
-        return _cinestream._rust_sample_seconds(stream, listed, True)
+    def rust(into):
+        return lambda: _cinestream._rust_sample_seconds(stream, listed, into)
 
-    def c():
-        return _cinestream._rust_sample_seconds(stream, listed, False)
-
+    runs = {"A": a, "R": rust("rows"), "T": rust("transforms"), "P": rust("pose")}
+    names = list(runs)
     rows = []
     for k in range(pairs):
-        order = [a, b, c] if k % 2 == 0 else [c, b, a]
-        got = {f.__name__: f() for f in order}
-        rows.append((got["a"], got["b"], got["c"]))
-        print(f"pair {k:2}: A sample_many {got['a'] * 1e3:8.2f} ms   B rust kept {got['b'] * 1e3:8.2f} ms   "
-              f"C rust one pose {got['c'] * 1e3:8.2f} ms   A/B {got['a'] / got['b']:.3f}")
+        order = names if k % 2 == 0 else names[::-1]
+        got = {name: runs[name]() for name in order}
+        rows.append(got)
+        print(f"round {k:2}: " + "   ".join(f"{n} {got[n] * 1e3:7.2f} ms" for n in names)
+              + f"   A/R {got['A'] / got['R']:.3f}  A/P {got['A'] / got['P']:.3f}")
     n = len(times)
-    med = [statistics.median(r[i] for r in rows) for i in range(3)]
-    ratio = statistics.median(r[0] / r[1] for r in rows)
-    ratio_c = statistics.median(r[0] / r[2] for r in rows)
-    extra = statistics.median((r[0] - r[1]) / n for r in rows)
-    extra_c = statistics.median((r[0] - r[2]) / n for r in rows)
-    print(f"medians: A {med[0] * 1e3:.2f} ms ({med[0] / n * 1e9:.0f} ns/pose), "
-          f"B {med[1] * 1e3:.2f} ms ({med[1] / n * 1e9:.0f} ns/pose), "
-          f"C {med[2] * 1e3:.2f} ms ({med[2] / n * 1e9:.0f} ns/pose)")
-    print(f"median of pair ratios: A/B {ratio:.3f}, A/C {ratio_c:.3f}; "
-          f"overhead per pose (median of pairs): {extra * 1e9:+.0f} ns against B, {extra_c * 1e9:+.0f} ns against C")
+    med = {name: statistics.median(r[name] for r in rows) for name in names}
+    print("medians: " + ", ".join(f"{m} {med[m] * 1e3:.2f} ms ({med[m] / n * 1e9:.0f} ns/pose)" for m in names))
+    for base in ("R", "T", "P"):
+        ratio = statistics.median(r["A"] / r[base] for r in rows)
+        extra = statistics.median((r["A"] - r[base]) / n for r in rows)
+        print(f"A against {base}: median of round ratios {ratio:.3f}, overhead per pose {extra * 1e9:+.1f} ns")
 
 
 if __name__ == "__main__":

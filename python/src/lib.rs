@@ -936,29 +936,43 @@ fn verify_file(
 
 /// Internal, for measuring the binding's overhead: the seconds the Rust
 /// sampler alone takes for the poses `sample_many(times)` returns, in this
-/// process, without the GIL: every pose sampled into `glam` transforms
-/// (`keep`: all of them kept, one array as `sample_many` fills; else one
-/// reused pose). Not part of the API.
+/// process, without the GIL. `into` is "pose" (one reused pose of `glam`
+/// transforms: the decode alone), "transforms" (every pose kept, as
+/// `Transform`s) or "rows" (every pose kept as float32 rows, what
+/// `sample_many` fills, without Python). Not part of the API.
 #[pyfunction]
 fn _rust_sample_seconds(
     py: Python<'_>,
     stream: &PyStream,
     times: Vec<f64>,
-    keep: bool,
+    into: &str,
 ) -> PyResult<f64> {
     let s = &stream.stream;
     let bones = s.meta().num_bones();
+    let into = match into {
+        "pose" | "transforms" | "rows" => into.to_string(),
+        _ => {
+            return Err(value_err(format!(
+                "into must be pose, transforms or rows, not {into}"
+            )))
+        }
+    };
     py.detach(|| -> cinestream::Result<f64> {
         let start = Instant::now();
-        match keep {
-            true => {
+        match into.as_str() {
+            "transforms" => {
                 let mut all = vec![cinestream::Transform::IDENTITY; times.len() * bones];
                 for (&t, pose) in times.iter().zip(all.chunks_exact_mut(bones.max(1))) {
                     s.sample(t, pose)?;
                 }
                 std::hint::black_box(&all);
             }
-            false => {
+            "rows" => {
+                let mut values = vec![0f32; times.len() * bones * VALUES];
+                stream.fill(&times, &mut values)?;
+                std::hint::black_box(&values);
+            }
+            _ => {
                 let mut pose = vec![cinestream::Transform::IDENTITY; bones];
                 for &t in &times {
                     s.sample(t, &mut pose)?;
