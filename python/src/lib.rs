@@ -2,7 +2,7 @@
 //!
 //! Pipeline calls (`pack`, `batch`, `Stream.verify`) return the statistics
 //! the command-line program prints with `--json`, as dicts with the same
-//! keys, computed by the same library calls. `open` gives a [`PyStream`]
+//! keys, computed by the same library calls. `open` gives a `Stream`
 //! whose `sample(t)` and `sample_many(times)` return NumPy arrays of
 //! `(bones, 10)` float32 values per pose: rotation x, y, z, w, translation
 //! x, y, z, scale x, y, z. Library errors raise `cinestream.CinestreamError`
