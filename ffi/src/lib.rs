@@ -730,20 +730,22 @@ pub unsafe extern "C" fn cs_last_error_copy(
     capacity: usize,
     length: *mut usize,
 ) -> CsStatus {
-    let message = LAST_ERROR.with(|e| e.borrow().clone());
-    let status = guard("cs_last_error_copy", || {
-        // SAFETY: the caller's contract (see above); NULL is refused.
-        let length = unsafe { out_ref(length, "length") }?;
-        // SAFETY: the caller's contract (see above); NULL is refused.
-        let buf = unsafe { out_slice(buf.cast::<u8>(), capacity, "buf") }?;
-        write_c_string(message.as_bytes(), buf, length)
-    });
-    if status != CsStatus::Ok && status != CsStatus::BufferTooSmall {
-        return status;
-    }
-    // Keep the copied message as the thread's last error.
-    LAST_ERROR.with(|e| *e.borrow_mut() = message);
-    status
+    let copy = || {
+        let message = LAST_ERROR.with(|e| e.borrow().clone());
+        let status = guard("cs_last_error_copy", || {
+            // SAFETY: the caller's contract (see above); NULL is refused.
+            let length = unsafe { out_ref(length, "length") }?;
+            // SAFETY: the caller's contract (see above); NULL is refused.
+            let buf = unsafe { out_slice(buf.cast::<u8>(), capacity, "buf") }?;
+            write_c_string(message.as_bytes(), buf, length)
+        });
+        if status == CsStatus::Ok || status == CsStatus::BufferTooSmall {
+            // Keep the copied message as the thread's last error.
+            LAST_ERROR.with(|e| *e.borrow_mut() = message);
+        }
+        status
+    };
+    catch_unwind(copy).unwrap_or(CsStatus::Panic)
 }
 
 /// Copies `text` and a NUL into `buf`, as much as fits, and its length
