@@ -60,6 +60,12 @@
 #define CS_QUALITY_PREVIEW 1
 
 /*
+ Bytes at the start of a `.cine` file that say how long its prefix is
+ (see [`cs_prefix_len`]).
+ */
+#define CS_HEADER_LEN 64
+
+/*
  What every function returns: `CS_STATUS_OK`, or why it failed (with a
  message from [`cs_last_error`]).
  */
@@ -285,6 +291,25 @@ typedef struct CsStreamStats {
    */
   uint64_t peak_resident_bytes;
 } CsStreamStats;
+
+/*
+ A page a host-driven stream wants read: where its stored bytes are in
+ the file (see [`cs_stream_wanted_pages`]).
+ */
+typedef struct CsPageRequest {
+  /*
+   The page's index, for [`cs_stream_provide_page`].
+   */
+  uint64_t page;
+  /*
+   Byte offset of its stored bytes in the file.
+   */
+  uint64_t offset;
+  /*
+   Length of its stored bytes.
+   */
+  uint64_t len;
+} CsPageRequest;
 
 /*
  How a new player plays. Start from [`cs_player_options_default`].
@@ -539,6 +564,72 @@ enum CsStatus cs_stream_stats(const struct CsStream *stream, struct CsStreamStat
  Zeroes the counters (resident bytes stay what they are).
  */
 enum CsStatus cs_stream_reset_stats(const struct CsStream *stream);
+
+/*
+ How many bytes from the file's start [`cs_stream_open_host`] needs (the
+ header, metadata and seek index), from the file's first
+ `CS_HEADER_LEN` bytes at `header` (`header_len` of them, at least that
+ many) and the file's length.
+
+ # Safety
+ `header` must point to `header_len` readable bytes, `prefix_len` to a
+ writable `uint64_t`.
+ */
+enum CsStatus cs_prefix_len(const uint8_t *header,
+                            size_t header_len,
+                            uint64_t file_len,
+                            uint64_t *prefix_len);
+
+/*
+ Opens a stream whose pages the host reads itself (its own job system or
+ asset loader) instead of a prefetch thread: `prefix` holds the file's
+ first [`cs_prefix_len`] bytes (copied), `file_len` is the file's length.
+ The policy must be `NOT_READY` or `PREVIEW`; the stream then says which
+ pages it wants ([`cs_stream_wanted_pages`]) and the host hands each over
+ when read ([`cs_stream_provide_page`]).
+
+ # Safety
+ `prefix` must point to `prefix_len` readable bytes, `options` to a
+ `CsStreamOptions` and `out` to a writable `CsStream*`.
+ */
+enum CsStatus cs_stream_open_host(const uint8_t *prefix,
+                                  size_t prefix_len,
+                                  uint64_t file_len,
+                                  const struct CsStreamOptions *options,
+                                  struct CsStream **out);
+
+/*
+ The pages a host-driven stream wants read, most needed first (pages
+ not-ready samplers asked for, then those ahead of every player), at most
+ `capacity` of them into `requests`; `*count` gets how many. Resident
+ pages are left out; a stream that reads its own pages wants none.
+
+ # Safety
+ `requests` must point to `capacity` writable `CsPageRequest`, `count`
+ to a writable `size_t`.
+ */
+enum CsStatus cs_stream_wanted_pages(const struct CsStream *stream,
+                                     struct CsPageRequest *requests,
+                                     size_t capacity,
+                                     size_t *count);
+
+/*
+ Hands over the stored bytes of `page` the host read (`len` bytes at
+ `bytes`, copied; the offset and length [`cs_stream_wanted_pages`] gave).
+ They are checked like any page (length, checksum, every segment):
+ `CS_STATUS_BAD_FILE` when they are not sound. `*installed` is 0 when the
+ budget has no room for them now (a page the players need sooner holds
+ it).
+
+ # Safety
+ `bytes` must point to `len` readable bytes, `installed` to a writable
+ `uint32_t`.
+ */
+enum CsStatus cs_stream_provide_page(const struct CsStream *stream,
+                                     uint64_t page,
+                                     const uint8_t *bytes,
+                                     size_t len,
+                                     uint32_t *installed);
 
 /*
  The default player options: the clip's loop mode, rate 1, no easing

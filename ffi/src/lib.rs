@@ -215,6 +215,24 @@ pub struct CsStreamStats {
     pub peak_resident_bytes: u64,
 }
 
+/// Bytes at the start of a `.cine` file that say how long its prefix is
+/// (see [`cs_prefix_len`]).
+pub const CS_HEADER_LEN: usize = 64;
+const _: () = assert!(CS_HEADER_LEN == cinestream::container::HEADER_LEN);
+
+/// A page a host-driven stream wants read: where its stored bytes are in
+/// the file (see [`cs_stream_wanted_pages`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CsPageRequest {
+    /// The page's index, for [`cs_stream_provide_page`].
+    pub page: u64,
+    /// Byte offset of its stored bytes in the file.
+    pub offset: u64,
+    /// Length of its stored bytes.
+    pub len: u64,
+}
+
 /// How a new player plays. Start from [`cs_player_options_default`].
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -1121,6 +1139,140 @@ pub unsafe extern "C" fn cs_stream_stats(
 pub extern "C" fn cs_stream_reset_stats(stream: *const CsStream) -> CsStatus {
     guard("cs_stream_reset_stats", || {
         stream_of(stream, "stream")?.reset_stats();
+        Ok(())
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Host-driven I/O: the engine reads the pages itself.
+
+/// How many bytes from the file's start [`cs_stream_open_host`] needs (the
+/// header, metadata and seek index), from the file's first
+/// `CS_HEADER_LEN` bytes at `header` (`header_len` of them, at least that
+/// many) and the file's length.
+///
+/// # Safety
+/// `header` must point to `header_len` readable bytes, `prefix_len` to a
+/// writable `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn cs_prefix_len(
+    header: *const u8,
+    header_len: usize,
+    file_len: u64,
+    prefix_len: *mut u64,
+) -> CsStatus {
+    guard("cs_prefix_len", || {
+        // SAFETY: the caller's contract (see above); NULL is refused.
+        let out = unsafe { out_ref(prefix_len, "prefix_len") }?;
+        // SAFETY: the caller's contract (see above); NULL is refused.
+        let header = unsafe { in_slice(header, header_len, "header") }?;
+        let parsed = cinestream::container::Header::parse(header, file_len)
+            .map_err(|e| from_error(Error::Container(e)))?;
+        *out = parsed.pages_offset;
+        Ok(())
+    })
+}
+
+/// Opens a stream whose pages the host reads itself (its own job system or
+/// asset loader) instead of a prefetch thread: `prefix` holds the file's
+/// first [`cs_prefix_len`] bytes (copied), `file_len` is the file's length.
+/// The policy must be `NOT_READY` or `PREVIEW`; the stream then says which
+/// pages it wants ([`cs_stream_wanted_pages`]) and the host hands each over
+/// when read ([`cs_stream_provide_page`]).
+///
+/// # Safety
+/// `prefix` must point to `prefix_len` readable bytes, `options` to a
+/// `CsStreamOptions` and `out` to a writable `CsStream*`.
+#[no_mangle]
+pub unsafe extern "C" fn cs_stream_open_host(
+    prefix: *const u8,
+    prefix_len: usize,
+    file_len: u64,
+    options: *const CsStreamOptions,
+    out: *mut *mut CsStream,
+) -> CsStatus {
+    guard("cs_stream_open_host", || {
+        // SAFETY: the caller's contract (see above); NULL is refused.
+        let out = unsafe { out_ref(out, "out") }?;
+        // SAFETY: the caller's contract (see above); NULL is refused.
+        let prefix = unsafe { in_slice(prefix, prefix_len, "prefix") }?;
+        // SAFETY: the caller's contract (see above); NULL is refused.
+        let options = stream_options(unsafe { in_ref(options, "options") }?)?;
+        let stream = Stream::open_host(prefix.to_vec(), file_len, options).map_err(from_error)?;
+        *out = register(Object::Stream(stream)) as *mut CsStream;
+        Ok(())
+    })
+}
+
+/// The pages a host-driven stream wants read, most needed first (pages
+/// not-ready samplers asked for, then those ahead of every player), at most
+/// `capacity` of them into `requests`; `*count` gets how many. Resident
+/// pages are left out; a stream that reads its own pages wants none.
+///
+/// # Safety
+/// `requests` must point to `capacity` writable `CsPageRequest`, `count`
+/// to a writable `size_t`.
+#[no_mangle]
+pub unsafe extern "C" fn cs_stream_wanted_pages(
+    stream: *const CsStream,
+    requests: *mut CsPageRequest,
+    capacity: usize,
+    count: *mut usize,
+) -> CsStatus {
+    guard("cs_stream_wanted_pages", || {
+        let s = stream_of(stream, "stream")?;
+        // SAFETY: the caller's contract (see above); NULL is refused.
+        let count = unsafe { out_ref(count, "count") }?;
+        // SAFETY: the caller's contract (see above); NULL is refused.
+        let requests = unsafe { out_slice(requests, capacity, "requests") }?;
+        let wanted = s.wanted_pages(capacity);
+        for (slot, w) in requests.iter_mut().zip(&wanted) {
+            *slot = CsPageRequest {
+                page: w.page as u64,
+                offset: w.offset,
+                len: w.len as u64,
+            };
+        }
+        *count = wanted.len().min(capacity);
+        Ok(())
+    })
+}
+
+/// Hands over the stored bytes of `page` the host read (`len` bytes at
+/// `bytes`, copied; the offset and length [`cs_stream_wanted_pages`] gave).
+/// They are checked like any page (length, checksum, every segment):
+/// `CS_STATUS_BAD_FILE` when they are not sound. `*installed` is 0 when the
+/// budget has no room for them now (a page the players need sooner holds
+/// it).
+///
+/// # Safety
+/// `bytes` must point to `len` readable bytes, `installed` to a writable
+/// `uint32_t`.
+#[no_mangle]
+pub unsafe extern "C" fn cs_stream_provide_page(
+    stream: *const CsStream,
+    page: u64,
+    bytes: *const u8,
+    len: usize,
+    installed: *mut u32,
+) -> CsStatus {
+    guard("cs_stream_provide_page", || {
+        let s = stream_of(stream, "stream")?;
+        // SAFETY: the caller's contract (see above); NULL is refused.
+        let installed = unsafe { out_ref(installed, "installed") }?;
+        // SAFETY: the caller's contract (see above); NULL is refused.
+        let bytes = unsafe { in_slice(bytes, len, "bytes") }?;
+        let pages = s.index().pages().len();
+        let page = usize::try_from(page)
+            .ok()
+            .filter(|&p| p < pages)
+            .ok_or_else(|| {
+                fail(
+                    CsStatus::InvalidArgument,
+                    format!("page {page} does not exist: the file has {pages} pages"),
+                )
+            })?;
+        *installed = u32::from(s.provide_page(page, bytes.to_vec()).map_err(from_error)?);
         Ok(())
     })
 }

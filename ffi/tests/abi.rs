@@ -349,6 +349,8 @@ fn stream_calls(s: *mut CsStream) -> Vec<(&'static str, CsStatus, String)> {
     let mut one = CsTransform::default();
     let mut floats = vec![0f32; 512];
     let mut stats = CsStreamStats::default();
+    let mut requests = [CsPageRequest::default(); 8];
+    let mut count = 0usize;
     let mut p = null_mut();
     let po = CsPlayerOptions {
         loop_mode: CS_LOOP_CLIP,
@@ -387,6 +389,10 @@ fn stream_calls(s: *mut CsStream) -> Vec<(&'static str, CsStatus, String)> {
             c("cs_stream_preload", cs_stream_preload(s, 0.5)),
             c("cs_stream_stats", cs_stream_stats(s, &mut stats)),
             c("cs_stream_reset_stats", cs_stream_reset_stats(s)),
+            c(
+                "cs_stream_wanted_pages",
+                cs_stream_wanted_pages(s, requests.as_mut_ptr(), requests.len(), &mut count),
+            ),
             c("cs_player_new", cs_player_new(s, &po, &mut p)),
             c("cs_stream_free", cs_stream_free(s)),
         ]
@@ -449,7 +455,9 @@ fn every_function_refuses_null_freed_wrong_typed_and_made_up_handles() {
         refused_with(status, &message, CsStatus::Null, name, "stream is NULL");
     }
     // Made up: never dereferenced (these would crash if they were).
-    for fake in [0xdead_beef_usize, 1, usize::MAX, 0x1008] {
+    // Live handles are multiples of 8 from 0x1000 (other tests make them
+    // meanwhile); these never are.
+    for fake in [0xdead_beef_usize, 1, usize::MAX, 0x1004] {
         for (name, status, message) in stream_calls(fake as *mut CsStream) {
             refused_with(
                 status,
@@ -1222,4 +1230,244 @@ fn version_is_the_crate_version() {
     // SAFETY: cs_version returns a static NUL-terminated string.
     let v = unsafe { CStr::from_ptr(cs_version()) };
     assert_eq!(v.to_str().expect("utf-8"), env!("CARGO_PKG_VERSION"));
+}
+
+/// The file, its prefix and a host-driven stream over it (policy NOT_READY).
+fn host_stream(file: &[u8]) -> *mut CsStream {
+    let mut prefix_len = 0u64;
+    let mut o = options();
+    o.missing_page = CS_MISSING_PAGE_NOT_READY;
+    let mut s = null_mut();
+    // SAFETY: `file` is readable for its length (at least CS_HEADER_LEN
+    // bytes), the prefix a sub-slice of it; live locals.
+    unsafe {
+        assert_eq!(
+            cs_prefix_len(
+                file.as_ptr(),
+                CS_HEADER_LEN,
+                file.len() as u64,
+                &mut prefix_len
+            ),
+            CsStatus::Ok,
+            "{}",
+            last_error()
+        );
+        let prefix = &file[..prefix_len as usize];
+        let status =
+            cs_stream_open_host(prefix.as_ptr(), prefix.len(), file.len() as u64, &o, &mut s);
+        assert_eq!(status, CsStatus::Ok, "{}", last_error());
+    }
+    s
+}
+
+#[test]
+fn a_host_reads_the_pages_itself() {
+    let file = packed();
+    let rust = Stream::from_bytes(file.clone(), StreamOptions::default()).expect("open");
+    let s = host_stream(&file);
+    let bones = bone_count(s);
+    let mut out = vec![CsTransform::default(); bones];
+    let mut pose = vec![Transform::IDENTITY; bones];
+    let mut q = 0;
+    let mut requests = [CsPageRequest::default(); 64];
+    let mut count = usize::MAX;
+    let mut info = CsClipInfo::default();
+    // SAFETY: every pointer is to a live local of the length passed; the
+    // provided bytes are sub-slices of `file`.
+    unsafe {
+        assert_eq!(cs_stream_info(s, &mut info), CsStatus::Ok);
+        assert!(info.page_count >= 2, "{info:?}");
+        let status = cs_stream_sample(s, 2.0, out.as_mut_ptr(), bones, null(), 0, &mut q);
+        refused(
+            status,
+            CsStatus::NotReady,
+            "cs_stream_sample",
+            "not resident",
+        );
+        // The page the sampler asked for comes first.
+        assert_eq!(
+            cs_stream_wanted_pages(s, requests.as_mut_ptr(), requests.len(), &mut count),
+            CsStatus::Ok
+        );
+        assert!(count >= 1);
+        for r in &requests[..count] {
+            let bytes = &file[r.offset as usize..(r.offset + r.len) as usize];
+            let mut installed = 9;
+            assert_eq!(
+                cs_stream_provide_page(s, r.page, bytes.as_ptr(), bytes.len(), &mut installed),
+                CsStatus::Ok,
+                "{}",
+                last_error()
+            );
+            assert_eq!(installed, 1);
+        }
+        assert_eq!(
+            cs_stream_sample(s, 2.0, out.as_mut_ptr(), bones, null(), 0, &mut q),
+            CsStatus::Ok
+        );
+    }
+    rust.sample(2.0, &mut pose).expect("sample");
+    for (got, want) in out.iter().zip(&pose) {
+        assert_eq!(bits(got), rust_bits(want));
+    }
+    // Misuse: a page that does not exist, bytes that are not the page's,
+    // NULL bytes, count and requests; a short header; the BLOCK policy.
+    let mut installed = 0;
+    let mut prefix_len = 0;
+    let mut o = options();
+    let mut other = null_mut();
+    let page0 = &file[..64];
+    // The last page, asked for by a sampler: wanted first, so what is
+    // provided for it is checked now.
+    let last = info.page_count - 1;
+    // SAFETY: live locals of the lengths passed.
+    unsafe {
+        let status = cs_stream_sample(s, info.duration, out.as_mut_ptr(), bones, null(), 0, &mut q);
+        assert_eq!(status, CsStatus::NotReady, "{}", last_error());
+        assert_eq!(
+            cs_stream_wanted_pages(s, requests.as_mut_ptr(), 1, &mut count),
+            CsStatus::Ok
+        );
+    }
+    assert_eq!((count, requests[0].page), (1, last));
+    // SAFETY: every pointer is to a live local or a slice of `file` of the
+    // length passed; NULLs are what is under test.
+    let cases = unsafe {
+        vec![
+            (
+                c(
+                    "cs_stream_provide_page",
+                    cs_stream_provide_page(s, 999, page0.as_ptr(), 64, &mut installed),
+                ),
+                (CsStatus::InvalidArgument, "page 999 does not exist"),
+            ),
+            (
+                c(
+                    "cs_stream_provide_page",
+                    cs_stream_provide_page(s, last, page0.as_ptr(), 64, &mut installed),
+                ),
+                (CsStatus::BadFile, "64 bytes read"),
+            ),
+            (
+                c(
+                    "cs_stream_provide_page",
+                    cs_stream_provide_page(s, 1, null(), 64, &mut installed),
+                ),
+                (CsStatus::Null, "bytes is NULL"),
+            ),
+            (
+                c(
+                    "cs_stream_provide_page",
+                    cs_stream_provide_page(s, 1, page0.as_ptr(), 64, null_mut()),
+                ),
+                (CsStatus::Null, "installed is NULL"),
+            ),
+            (
+                c(
+                    "cs_stream_wanted_pages",
+                    cs_stream_wanted_pages(s, null_mut(), 4, &mut count),
+                ),
+                (CsStatus::Null, "requests is NULL"),
+            ),
+            (
+                c(
+                    "cs_stream_wanted_pages",
+                    cs_stream_wanted_pages(s, requests.as_mut_ptr(), 4, null_mut()),
+                ),
+                (CsStatus::Null, "count is NULL"),
+            ),
+            (
+                c(
+                    "cs_prefix_len",
+                    cs_prefix_len(file.as_ptr(), 10, file.len() as u64, &mut prefix_len),
+                ),
+                (CsStatus::BadFile, "truncated"),
+            ),
+            (
+                c(
+                    "cs_prefix_len",
+                    cs_prefix_len(
+                        b"NOTACINEFILE".repeat(8).as_ptr(),
+                        64,
+                        4096,
+                        &mut prefix_len,
+                    ),
+                ),
+                (CsStatus::BadFile, "not a cinestream file"),
+            ),
+            (
+                c(
+                    "cs_prefix_len",
+                    cs_prefix_len(null(), 64, 4096, &mut prefix_len),
+                ),
+                (CsStatus::Null, "header is NULL"),
+            ),
+            (
+                c(
+                    "cs_prefix_len",
+                    cs_prefix_len(file.as_ptr(), 64, file.len() as u64, null_mut()),
+                ),
+                (CsStatus::Null, "prefix_len is NULL"),
+            ),
+            (
+                c(
+                    "cs_stream_open_host",
+                    cs_stream_open_host(file.as_ptr(), 64, file.len() as u64, &o, &mut other),
+                ),
+                (CsStatus::InvalidOptions, "NotReady"),
+            ),
+            (
+                c("cs_stream_open_host", {
+                    o.missing_page = CS_MISSING_PAGE_NOT_READY;
+                    cs_stream_open_host(file.as_ptr(), 64, file.len() as u64, &o, &mut other)
+                }),
+                (CsStatus::Io, "table of contents the host gave"),
+            ),
+            (
+                c(
+                    "cs_stream_open_host",
+                    cs_stream_open_host(null(), 64, 4096, &o, &mut other),
+                ),
+                (CsStatus::Null, "prefix is NULL"),
+            ),
+        ]
+    };
+    for ((name, status, message), (expected, words)) in cases {
+        refused_with(status, &message, expected, name, words);
+    }
+    assert!(other.is_null());
+    // A stream that reads its own pages takes none from the host.
+    let own = open(&file);
+    let r = requests[0];
+    let bytes = &file[r.offset as usize..(r.offset + r.len) as usize];
+    // SAFETY: `bytes` is a slice of `file` of the length passed; live local.
+    let status =
+        unsafe { cs_stream_provide_page(own, r.page, bytes.as_ptr(), bytes.len(), &mut installed) };
+    assert_ne!(status, CsStatus::Ok);
+    // NULL, freed and wrong-typed handles.
+    let p = player(own);
+    for (handle, expected) in [
+        (null_mut(), CsStatus::Null),
+        (p.cast(), CsStatus::WrongHandleType),
+        (0xbad_0000 as *mut CsStream, CsStatus::InvalidHandle),
+    ] {
+        // SAFETY: `bytes` a slice of `file` of the length passed; the handle
+        // is what is under test.
+        let status = unsafe {
+            cs_stream_provide_page(handle, 0, bytes.as_ptr(), bytes.len(), &mut installed)
+        };
+        assert_eq!(status, expected, "{}", last_error());
+    }
+    assert_eq!(cs_player_free(p), CsStatus::Ok);
+    assert_eq!(cs_stream_free(own), CsStatus::Ok);
+    assert_eq!(cs_stream_free(s), CsStatus::Ok);
+    // SAFETY: as above, on the freed handle.
+    let status =
+        unsafe { cs_stream_provide_page(s, 0, bytes.as_ptr(), bytes.len(), &mut installed) };
+    refused(
+        status,
+        CsStatus::InvalidHandle,
+        "cs_stream_provide_page",
+        "not a live handle",
+    );
 }
