@@ -7,7 +7,8 @@
  *   ./play clip.cine
  *
  * It opens the file, prints the skeleton, samples the stream at fixed
- * times, plays a player forward, backward (rate -1) and with seeks, and
+ * times, plays a player forward, backward (rate -1) and with seeks, reads
+ * the file itself and hands the stream its pages (host-driven I/O), and
  * prints every pose as lines "pose <label> <time bits> <bone> <10 f32 bits>"
  * in hex, so that CI can compare them with the Rust sampler's
  * (ffi/examples/reference_poses.rs prints the same lines from the library),
@@ -76,6 +77,75 @@ static void show_player(CsPlayer *player, const char *label, CsTransform *pose,
     CHECK(cs_player_state(player, &state));
     CHECK(cs_player_pose(player, pose, bones, NULL, 0));
     print_pose(label, state.time, pose, bones);
+}
+
+/* The engine's own file reads: `len` bytes at `offset` of `file`. */
+static uint8_t *read_range(FILE *file, uint64_t offset, uint64_t len) {
+    uint8_t *bytes = malloc(len ? len : 1);
+    if (!bytes) return NULL;
+    if (fseek(file, (long)offset, SEEK_SET) != 0 || fread(bytes, 1, len, file) != len) {
+        free(bytes);
+        return NULL;
+    }
+    return bytes;
+}
+
+/* Host-driven I/O, as an engine with its own asset loader does it: the
+ * engine reads the file's prefix and opens the stream over it; a pose
+ * whose page is not resident is NOT_READY, and the engine reads the pages
+ * the stream wants and hands them over. Poses print as "pose host ...". */
+static int play_host(const char *path, const double *times, size_t count) {
+    FILE *file = fopen(path, "rb");
+    if (!file) {
+        fprintf(stderr, "%s: cannot open\n", path);
+        return 1;
+    }
+    fseek(file, 0, SEEK_END);
+    uint64_t file_len = (uint64_t)ftell(file);
+    uint8_t *header = read_range(file, 0, CS_HEADER_LEN);
+    uint64_t prefix_len = 0;
+    if (!header) return 1;
+    CHECK(cs_prefix_len(header, CS_HEADER_LEN, file_len, &prefix_len));
+    free(header);
+    uint8_t *prefix = read_range(file, 0, prefix_len);
+    if (!prefix) return 1;
+    CsStreamOptions options;
+    CHECK(cs_stream_options_default(&options));
+    options.missing_page = CS_MISSING_PAGE_NOT_READY;
+    CsStream *stream = NULL;
+    CHECK(cs_stream_open_host(prefix, (size_t)prefix_len, file_len, &options, &stream));
+    free(prefix); /* copied by the library */
+    CsClipInfo info;
+    CHECK(cs_stream_info(stream, &info));
+    CsTransform *pose = calloc(info.bone_count, sizeof *pose);
+    if (!pose) return 1;
+    unsigned provided = 0;
+    for (size_t k = 0; k < count; k++) {
+        uint32_t quality = 0;
+        CsStatus status;
+        while ((status = cs_stream_sample(stream, times[k], pose, info.bone_count, NULL, 0,
+                                          &quality)) == CS_STATUS_NOT_READY) {
+            CsPageRequest wanted[4];
+            size_t n = 0;
+            CHECK(cs_stream_wanted_pages(stream, wanted, 4, &n));
+            for (size_t i = 0; i < n; i++) {
+                uint8_t *bytes = read_range(file, wanted[i].offset, wanted[i].len);
+                uint32_t installed = 0;
+                if (!bytes) return 1;
+                CHECK(cs_stream_provide_page(stream, wanted[i].page, bytes, (size_t)wanted[i].len,
+                                             &installed));
+                free(bytes);
+                provided += installed;
+            }
+        }
+        CHECK(status);
+        print_pose("host", times[k], pose, info.bone_count);
+    }
+    printf("host-driven: %u pages read by the engine and provided\n", provided);
+    free(pose);
+    CHECK(cs_stream_free(stream));
+    fclose(file);
+    return 0;
 }
 
 int main(int argc, char **argv) {
@@ -189,6 +259,10 @@ int main(int argc, char **argv) {
         CHECK(cs_player_advance(player, 0.25, &step));
         show_player(player, "wrap", pose, bones);
     }
+
+    /* The same file read by the engine itself: the pose at each time. */
+    const double host_times[] = {0.0, info.duration * 0.9, 0.5, info.duration, 1.0 / 3.0};
+    if (play_host(argv[1], host_times, sizeof host_times / sizeof host_times[0]) != 0) return 1;
 
     CsStreamStats stats;
     CHECK(cs_stream_stats(stream, &stats));

@@ -91,6 +91,10 @@ fn print(file: &Path) -> Result<(), Box<dyn std::error::Error>> {
         player.advance(0.25)?;
         write_pose(&mut out, "wrap", player.time(), player.pose())?;
     }
+    for t in [0.0, duration * 0.9, 0.5, duration, 1.0 / 3.0] {
+        stream.sample(t, &mut pose)?;
+        write_pose(&mut out, "host", t, &pose)?;
+    }
     out.flush()?;
     Ok(())
 }
