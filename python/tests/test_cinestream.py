@@ -13,6 +13,7 @@ import os
 import pathlib
 import subprocess
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -269,3 +270,28 @@ def test_errors_raise_with_the_library_message(clip, tmp_path):
         cinestream.open(tmp_path / "two.cine").verify(against=[bvh, other])
     with pytest.raises(ValueError, match="the inputs hold 2 clips"):
         cinestream.pack([bvh, other], tmp_path / "y.cine")
+
+
+def test_sample_many_releases_the_gil(clip):
+    """Another Python thread runs while sample_many decodes: with the GIL
+    held, no Python code could run between the call's start and end."""
+    _, cine, _ = clip
+    s = cinestream.open(cine)
+    times = np.linspace(0.0, s.duration, 200_000)
+    span = {}
+
+    def work():
+        span["start"] = time.perf_counter()
+        s.sample_many(times)
+        span["end"] = time.perf_counter()
+
+    ticks = []
+    worker = threading.Thread(target=work)
+    worker.start()
+    while worker.is_alive():
+        ticks.append(time.perf_counter())
+    worker.join()
+    start, end = span["start"], span["end"]
+    assert end - start > 0.05, "long enough to tell"
+    inside = [t for t in ticks if start + 0.01 < t < end - 0.01]
+    assert inside, f"no Python ran during a {end - start:.3f} s sample_many"
