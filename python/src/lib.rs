@@ -22,9 +22,9 @@ use cinestream::import::{self, ImportOptions};
 use cinestream::metric::{measure_error, MetricSettings, Percentiles};
 use cinestream::sample::PoseWriter;
 use cinestream::stream::{MissingPage, Stream, StreamOptions};
-use cinestream::{Clip, LengthUnit, LoopMode, Sampling};
+use cinestream::{Clip, FloatKind, LengthUnit, LoopMode, Sampling};
 use numpy::ndarray::{Array2, Array3};
-use numpy::{PyArray2, PyArray3, PyReadonlyArray1};
+use numpy::{PyArray1, PyArray2, PyArray3, PyReadonlyArray1};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
@@ -521,6 +521,25 @@ impl PySkeleton {
     }
 }
 
+/// Times in seconds from a 1-D float64 array or any sequence of numbers,
+/// every one finite. Copied: the GIL is released while they are used, and
+/// other Python threads may write to the array meanwhile.
+fn times_of(times: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
+    let times = match times.extract::<PyReadonlyArray1<'_, f64>>() {
+        Ok(array) => array.as_array().to_vec(),
+        Err(_) => times
+            .extract::<Vec<f64>>()
+            .map_err(|_| value_err("times must be a sequence or 1-D array of numbers".into()))?,
+    };
+    if let Some(bad) = times.iter().position(|t| !t.is_finite()) {
+        return Err(value_err(format!(
+            "times[{bad}] is {}, not a finite number",
+            times[bad]
+        )));
+    }
+    Ok(times)
+}
+
 /// An open `.cine` file: its pages resident under a memory budget, read
 /// when needed (see ``open``).
 #[pyclass(name = "Stream", module = "cinestream", frozen)]
@@ -677,23 +696,8 @@ impl PyStream {
         py: Python<'py>,
         times: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray3<f32>>> {
-        let owned: Vec<f64>;
-        let array = times.extract::<PyReadonlyArray1<'py, f64>>().ok();
-        let times: &[f64] = match array.as_ref().and_then(|a| a.as_slice().ok()) {
-            Some(slice) => slice,
-            None => {
-                owned = times.extract::<Vec<f64>>().map_err(|_| {
-                    value_err("times must be a sequence or 1-D array of numbers".into())
-                })?;
-                &owned
-            }
-        };
-        if let Some(bad) = times.iter().position(|t| !t.is_finite()) {
-            return Err(value_err(format!(
-                "times[{bad}] is {}, not a finite number",
-                times[bad]
-            )));
-        }
+        let times = times_of(times)?;
+        let times: &[f64] = &times;
         let bones = self.stream.meta().num_bones();
         let n = times.len();
         let values = py.detach(|| -> cinestream::Result<Vec<f32>> {
@@ -705,6 +709,71 @@ impl PyStream {
         let array = Array3::from_shape_vec((n, bones, VALUES), values)
             .map_err(|e| CinestreamError::new_err(e.to_string()))?;
         Ok(PyArray3::from_owned_array(py, array))
+    }
+
+    /// The float tracks (morph weights, fields of view, curves), in order:
+    /// dicts of name, kind ('morph_weight', 'field_of_view', 'generic'),
+    /// components (1 to 4), precision, and offset (where its components
+    /// start in a row of ``sample_floats``).
+    #[getter]
+    fn float_tracks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let meta = self.stream.meta();
+        let list = PyList::empty(py);
+        for (track, offset) in meta.floats.iter().zip(meta.float_offsets()) {
+            let d = PyDict::new(py);
+            set(&d, "name", &track.name)?;
+            // As the JSON export names it.
+            let kind = match track.kind {
+                FloatKind::MorphWeight { .. } => "morph_weight",
+                FloatKind::FieldOfView => "field_of_view",
+                _ => "generic",
+            };
+            set(&d, "kind", kind)?;
+            set(&d, "components", track.components)?;
+            set(&d, "precision", track.precision)?;
+            set(&d, "offset", *offset)?;
+            list.append(d)?;
+        }
+        Ok(list)
+    }
+
+    /// Every float track's values at ``time``: float32, shape (values,),
+    /// track after track (see ``float_tracks``' offsets); empty for a clip
+    /// without float tracks.
+    fn sample_floats<'py>(
+        &self,
+        py: Python<'py>,
+        time: f64,
+    ) -> PyResult<Bound<'py, PyArray1<f32>>> {
+        let time = Self::check_time(time)?;
+        let mut values = vec![0f32; self.stream.meta().num_float_values()];
+        self.stream
+            .sample_floats(time, &mut values)
+            .map_err(lib_err)?;
+        Ok(PyArray1::from_vec(py, values))
+    }
+
+    /// ``sample_floats`` at every time of ``times`` in one call, without the
+    /// GIL: float32, shape (len(times), values).
+    fn sample_floats_many<'py>(
+        &self,
+        py: Python<'py>,
+        times: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let times = times_of(times)?;
+        let n = self.stream.meta().num_float_values();
+        let values = py.detach(|| -> cinestream::Result<Vec<f32>> {
+            let mut values = vec![0f32; times.len() * n];
+            if n > 0 {
+                for (&t, row) in times.iter().zip(values.chunks_exact_mut(n)) {
+                    self.stream.sample_floats(t, row)?;
+                }
+            }
+            Ok(values)
+        });
+        let array = Array2::from_shape_vec((times.len(), n), values.map_err(lib_err)?)
+            .map_err(|e| CinestreamError::new_err(e.to_string()))?;
+        Ok(PyArray2::from_owned_array(py, array))
     }
 
     /// The stream's counters: stalls, page loads, resident bytes and more.

@@ -295,3 +295,33 @@ def test_sample_many_releases_the_gil(clip):
     assert end - start > 0.05, "long enough to tell"
     inside = [t for t in ticks if start + 0.01 < t < end - 0.01]
     assert inside, f"no Python ran during a {end - start:.3f} s sample_many"
+
+
+def test_float_tracks_equal_the_cli_json_export(clip, tmp_path):
+    # The repository's golden file with float tracks (morph weights, a
+    # field of view), tests/data/golden/v2-floats.cine.
+    cine = REPO / "tests" / "data" / "golden" / "v2-floats.cine"
+    out = tmp_path / "floats.json"
+    cli("export", cine, "-o", out)
+    exported = json.loads(out.read_text())
+    s = cinestream.open(cine)
+    tracks = s.float_tracks
+    assert [t["name"] for t in tracks] == [f["name"] for f in exported["floats"]]
+    assert [t["components"] for t in tracks] == [f["components"] for f in exported["floats"]]
+    assert [t["kind"] for t in tracks] == [f["kind"] for f in exported["floats"]]
+    width = sum(t["components"] for t in tracks)
+    times = np.arange(len(exported["samples"])) / exported["sample_rate"]
+    many = s.sample_floats_many(times)
+    assert many.shape == (len(times), width) and many.dtype == np.float32
+    for i, t in enumerate(times):
+        want = np.array([v for f in exported["floats"] for v in f["values"][i]], dtype=np.float32)
+        got = s.sample_floats(t)
+        np.testing.assert_allclose(got, want, rtol=0, atol=2e-6, err_msg=f"sample {i}")
+        assert np.array_equal(got, many[i])
+    for track in tracks:
+        lo = track["offset"]
+        assert many[:, lo:lo + track["components"]].shape[1] == track["components"]
+    # A clip without float tracks has empty rows.
+    plain = cinestream.open(clip[1])
+    assert plain.float_tracks == [] and plain.sample_floats(0.5).shape == (0,)
+    assert plain.sample_floats_many([0.0, 1.0]).shape == (2, 0)

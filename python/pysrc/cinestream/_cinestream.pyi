@@ -58,6 +58,16 @@ class Stream:
     ) -> npt.NDArray[np.float32]:
         """The poses at every time, shape (len(times), bones, 10), in one
         call without the GIL."""
+    @property
+    def float_tracks(self) -> List[Dict[str, Any]]:
+        """Each float track: name, kind ('morph_weight', 'field_of_view',
+        'generic'), components, precision, offset in a row of values."""
+    def sample_floats(self, time: float) -> npt.NDArray[np.float32]:
+        """Every float track's values at ``time``: shape (values,)."""
+    def sample_floats_many(
+        self, times: Union[Sequence[float], npt.NDArray[np.floating[Any]]]
+    ) -> npt.NDArray[np.float32]:
+        """The float values at every time: shape (len(times), values)."""
     def stats(self) -> Dict[str, int]:
         """hits, misses, stalls, stall_ns, not_ready, previews, bytes_read,
         page_loads, prefetch_loads, evictions, resident_bytes,
