@@ -1471,3 +1471,59 @@ fn a_host_reads_the_pages_itself() {
         "not a live handle",
     );
 }
+
+#[test]
+fn threads_sample_one_stream_while_others_make_and_free_handles() {
+    let bytes = packed();
+    let rust = Stream::from_bytes(bytes.clone(), StreamOptions::default()).expect("open");
+    let s = open(&bytes) as usize;
+    let bones = rust.meta().num_bones();
+    let duration = rust.meta().duration();
+    let samplers: Vec<_> = (0..4)
+        .map(|k| {
+            let rust = rust.clone();
+            std::thread::spawn(move || {
+                let mut out = vec![CsTransform::default(); bones];
+                let mut pose = vec![Transform::IDENTITY; bones];
+                let mut q = 0;
+                for i in 0..300 {
+                    let t = duration * f64::from((i * 7 + k * 13) % 301) / 300.0;
+                    // SAFETY: `out` holds `bones` transforms; `q` is live;
+                    // the stream handle is a registry number, valid here.
+                    let status = unsafe {
+                        cs_stream_sample(
+                            s as *const CsStream,
+                            t,
+                            out.as_mut_ptr(),
+                            bones,
+                            null(),
+                            0,
+                            &mut q,
+                        )
+                    };
+                    assert_eq!(status, CsStatus::Ok, "{}", last_error());
+                    rust.sample(t, &mut pose).expect("sample");
+                    for (got, want) in out.iter().zip(&pose) {
+                        assert_eq!(bits(got), rust_bits(want));
+                    }
+                }
+            })
+        })
+        .collect();
+    // Meanwhile: players made, played and freed, twice freed, on the same stream.
+    for _ in 0..200 {
+        let p = player(s as *const CsStream);
+        let mut step = CsAdvance::default();
+        // SAFETY: `step` is live.
+        assert_eq!(
+            unsafe { cs_player_advance(p, 0.05, &mut step) },
+            CsStatus::Ok
+        );
+        assert_eq!(cs_player_free(p), CsStatus::Ok);
+        assert_eq!(cs_player_free(p), CsStatus::InvalidHandle);
+    }
+    for t in samplers {
+        t.join().expect("sampler thread");
+    }
+    assert_eq!(cs_stream_free(s as *mut CsStream), CsStatus::Ok);
+}
