@@ -1,6 +1,7 @@
 """Type stubs of the native module (re-exported by ``cinestream``)."""
 
 import os
+import pathlib
 from typing import Any, Dict, List, Literal, Optional, Sequence, Union
 
 import numpy as np
@@ -49,7 +50,7 @@ class Stream:
     def unit(self) -> str:
         """Length unit of translations: 'cm', 'm', 'mm', 'in' or 'ft'."""
     @property
-    def path(self) -> str: ...
+    def path(self) -> "pathlib.Path": ...
     def sample(self, time: float) -> npt.NDArray[np.float32]:
         """The pose at ``time`` seconds: shape (bones, 10), rows of rotation
         xyzw, translation xyz, scale xyz."""
