@@ -1,0 +1,1070 @@
+//! The `cinestream` Python package's native module, `cinestream._cinestream`.
+//!
+//! Pipeline calls (`pack`, `batch`, `Stream.verify`) return the statistics
+//! the command-line program prints with `--json`, as dicts with the same
+//! keys, computed by the same library calls. `open` gives a `Stream`
+//! whose `sample(t)` and `sample_many(times)` return NumPy arrays of
+//! `(bones, 10)` float32 values per pose: rotation x, y, z, w, translation
+//! x, y, z, scale x, y, z. Library errors raise `cinestream.CinestreamError`
+//! with the library's message; the GIL is released around every call that
+//! reads files, compresses or samples many poses.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use cinestream::compress::{
+    build_preview, compress, CompressSettings, CompressStats, LoopPolicy, DEFAULT_PREVIEW_CM,
+};
+use cinestream::container::{
+    encode_stream, write_stream_with_preview, StreamReader, WriteOptions, WriteSummary,
+};
+use cinestream::import::{self, ImportOptions};
+use cinestream::metric::{measure_error, MetricSettings, Percentiles};
+use cinestream::sample::PoseWriter;
+use cinestream::stream::{MissingPage, Stream, StreamOptions};
+use cinestream::{Clip, FloatKind, LengthUnit, LoopMode, Sampling};
+use numpy::ndarray::{Array2, Array3};
+use numpy::{PyArray1, PyArray2, PyArray3, PyReadonlyArray1};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use rayon::prelude::*;
+
+create_exception!(
+    cinestream,
+    CinestreamError,
+    PyException,
+    "An error of the cinestream library (a file that cannot be read or is not sound, \
+     settings out of range, sources that do not fit); the message names what and where."
+);
+
+/// Values per bone in a sampled pose.
+const VALUES: usize = 10;
+
+fn lib_err(e: cinestream::Error) -> PyErr {
+    CinestreamError::new_err(e.to_string())
+}
+
+fn clip_err(e: cinestream::ClipError) -> PyErr {
+    CinestreamError::new_err(e.to_string())
+}
+
+fn value_err(message: String) -> PyErr {
+    PyValueError::new_err(message)
+}
+
+/// `inputs` as paths: one path (str or os.PathLike) or a sequence of them.
+fn paths(inputs: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
+    if let Ok(one) = inputs.extract::<PathBuf>() {
+        return Ok(vec![one]);
+    }
+    inputs.extract::<Vec<PathBuf>>().map_err(|_| {
+        value_err("inputs must be a path or a sequence of paths (str or os.PathLike)".into())
+    })
+}
+
+fn unit_of(name: &str) -> PyResult<LengthUnit> {
+    LengthUnit::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = LengthUnit::NAMED.iter().map(|(n, _)| *n).collect();
+        value_err(format!(
+            "unknown unit '{name}'; expected one of {}",
+            names.join(", ")
+        ))
+    })
+}
+
+fn loop_policy(name: &str) -> PyResult<LoopPolicy> {
+    match name {
+        "auto" => Ok(LoopPolicy::Auto),
+        "clamp" => Ok(LoopPolicy::Clamp),
+        "wrap" => Ok(LoopPolicy::Wrap),
+        _ => Err(value_err(format!(
+            "loop must be 'auto', 'clamp' or 'wrap', not '{name}'"
+        ))),
+    }
+}
+
+fn import_options(unit: &str, rate: Option<f32>, lenient: bool) -> PyResult<ImportOptions> {
+    if let Some(rate) = rate {
+        if !(1.0..=1000.0).contains(&rate) {
+            return Err(value_err(format!(
+                "rate must be in [1, 1000] Hz, not {rate}"
+            )));
+        }
+    }
+    Ok(ImportOptions::default()
+        .with_bvh_unit(unit_of(unit)?)
+        .with_gltf_sample_rate(rate)
+        .with_lenient(lenient))
+}
+
+/// Every clip of every file the inputs name (directories: their .bvh,
+/// .gltf and .glb files, sorted), in order.
+fn import_all(
+    inputs: &[PathBuf],
+    recursive: bool,
+    options: &ImportOptions,
+) -> cinestream::Result<Vec<(PathBuf, Vec<Clip>)>> {
+    let found = import::collect_inputs_with(inputs, recursive)?;
+    found
+        .files
+        .iter()
+        .map(|f| Ok((f.path.clone(), import::import_file(&f.path, options)?)))
+        .collect()
+}
+
+fn set<'py>(dict: &Bound<'py, PyDict>, key: &str, value: impl IntoPyObject<'py>) -> PyResult<()> {
+    dict.set_item(key, value)
+}
+
+/// What packing one clip produced: the numbers of `cinestream pack --json`.
+struct Packed {
+    output: PathBuf,
+    clip: String,
+    source_clips: usize,
+    bones: usize,
+    samples: usize,
+    sample_rate: f32,
+    unit: LengthUnit,
+    stats: CompressStats,
+    file: WriteSummary,
+    float_tracks: usize,
+    float_bytes: usize,
+    float_error_share: Option<f64>,
+    /// Bytes, actors, keys, bound in cm, float bound.
+    preview: Option<(usize, usize, usize, f64, f64)>,
+}
+
+impl Packed {
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        set(&d, "output", self.output.display().to_string())?;
+        set(&d, "clip", &self.clip)?;
+        set(&d, "source_clips", self.source_clips)?;
+        set(&d, "bones", self.bones)?;
+        set(&d, "samples", self.samples)?;
+        set(&d, "sample_rate", self.sample_rate)?;
+        set(&d, "source_unit", self.unit.to_string())?;
+        set(&d, "raw_bytes", self.stats.raw_bytes)?;
+        set(&d, "file_bytes", self.file.file_bytes)?;
+        set(
+            &d,
+            "ratio",
+            self.stats.raw_bytes as f64 / self.file.file_bytes.max(1) as f64,
+        )?;
+        set(&d, "max_error_cm", self.stats.error.max_cm)?;
+        set(&d, "p99_error_cm", self.stats.error.percentiles_cm.p99)?;
+        set(&d, "pages", self.file.pages)?;
+        set(&d, "lz4_pages", self.file.lz4_pages)?;
+        set(&d, "seconds", self.stats.seconds)?;
+        set(&d, "codec_bytes", self.stats.compressed_bytes)?;
+        set(
+            &d,
+            "bone_bytes",
+            self.stats.compressed_bytes.saturating_sub(self.float_bytes),
+        )?;
+        set(&d, "float_tracks", self.float_tracks)?;
+        set(&d, "float_bytes", self.float_bytes)?;
+        set(&d, "float_error_share", self.float_error_share)?;
+        match self.preview {
+            None => set(&d, "preview", py.None())?,
+            Some((bytes, actors, keys, bound_cm, float_bound)) => {
+                let p = PyDict::new(py);
+                set(&p, "bytes", bytes)?;
+                set(&p, "actors", actors)?;
+                set(&p, "keys", keys)?;
+                set(&p, "bound_cm", bound_cm)?;
+                set(&p, "float_bound", float_bound)?;
+                set(&d, "preview", p)?;
+            }
+        }
+        Ok(d)
+    }
+}
+
+/// Compresses clips into one `.cine` file and returns the statistics
+/// `cinestream pack --json` prints, as a dict with the same keys.
+///
+/// `inputs` is a path or a sequence of paths (.bvh, .gltf, .glb, or
+/// directories of them). One clip is packed as it is (``clip`` picks one
+/// of a file holding several); several are combined into one take with
+/// ``sequence=True`` (one after the other) or ``actors=True`` (side by
+/// side under a Scene root). The GIL is released while it works.
+#[pyfunction]
+#[pyo3(signature = (
+    inputs, output, *, threshold_cm=0.01, shell_cm=3.0, segment_samples=16, r#loop="auto",
+    unit="cm", rate=None, lenient=false, lz4=false, page_kib=64, preview_cm=DEFAULT_PREVIEW_CM,
+    sequence=false, actors=false, clip=None, recursive=false
+))]
+#[allow(clippy::too_many_arguments)]
+fn pack<'py>(
+    py: Python<'py>,
+    inputs: &Bound<'py, PyAny>,
+    output: PathBuf,
+    threshold_cm: f64,
+    shell_cm: f64,
+    segment_samples: usize,
+    r#loop: &str,
+    unit: &str,
+    rate: Option<f32>,
+    lenient: bool,
+    lz4: bool,
+    page_kib: usize,
+    preview_cm: f64,
+    sequence: bool,
+    actors: bool,
+    clip: Option<usize>,
+    recursive: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let inputs = paths(inputs)?;
+    let options = import_options(unit, rate, lenient)?;
+    if sequence && actors {
+        return Err(value_err("sequence and actors exclude each other".into()));
+    }
+    if clip.is_some() && (sequence || actors) {
+        return Err(value_err(
+            "clip picks one clip of one source; it excludes sequence and actors".into(),
+        ));
+    }
+    if !(1..=1024 * 1024).contains(&page_kib) {
+        return Err(value_err(format!(
+            "page_kib must be in 1..=1048576, not {page_kib}"
+        )));
+    }
+    let settings = CompressSettings::default()
+        .with_threshold_cm(threshold_cm)
+        .with_shell_cm(shell_cm)
+        .with_segment_samples(segment_samples)
+        .with_loop_policy(loop_policy(r#loop)?);
+    let write = WriteOptions::default()
+        .with_page_bytes(page_kib.saturating_mul(1024))
+        .with_lz4(lz4);
+    let packed = py.detach(|| -> PyResult<Packed> {
+        let files = import_all(&inputs, recursive, &options).map_err(lib_err)?;
+        let count: usize = files.iter().map(|(_, c)| c.len()).sum();
+        let mut clips: Vec<Clip> = files.into_iter().flat_map(|(_, c)| c).collect();
+        let source = if sequence || actors {
+            let name = output.file_stem().map_or_else(
+                || "combined".to_string(),
+                |s| s.to_string_lossy().into_owned(),
+            );
+            match sequence {
+                true => Clip::sequence(name, &clips).map_err(clip_err)?,
+                false => Clip::actors(name, &clips).map_err(clip_err)?,
+            }
+        } else {
+            match (clip, count) {
+                (None, 1) => clips.remove(0),
+                (Some(i), n) if i < n => clips.swap_remove(i),
+                (None, n) => {
+                    return Err(value_err(format!(
+                        "the inputs hold {n} clips: pick one with clip=0..{}, or combine them \
+                         with sequence=True or actors=True (batch() compresses each on its own)",
+                        n.saturating_sub(1)
+                    )))
+                }
+                (Some(i), n) => {
+                    return Err(value_err(format!(
+                        "clip={i}, but the inputs hold {n} clips"
+                    )))
+                }
+            }
+        };
+        let (compressed, stats) = compress(&source, &settings).map_err(lib_err)?;
+        let preview = match preview_cm {
+            0.0 => None,
+            cm => Some(build_preview(&source, &compressed, &settings, cm).map_err(lib_err)?),
+        };
+        let file = write_stream_with_preview(&compressed, preview.as_ref(), &write, &output)
+            .map_err(lib_err)?;
+        let floats = &compressed.meta().floats;
+        let float_error_share = stats
+            .float_errors
+            .iter()
+            .zip(floats)
+            .map(|(&e, f)| f64::from(e) / f64::from(f.precision))
+            .reduce(f64::max);
+        Ok(Packed {
+            output: output.clone(),
+            clip: source.name().to_string(),
+            source_clips: if sequence || actors { count } else { 1 },
+            bones: source.num_bones(),
+            samples: source.num_samples(),
+            sample_rate: source.sample_rate(),
+            unit: source.unit(),
+            float_tracks: floats.len(),
+            float_bytes: compressed.float_bytes(),
+            float_error_share,
+            preview: preview.map(|p| {
+                (
+                    file.preview_bytes,
+                    p.actors.len(),
+                    p.keys(),
+                    p.bound_cm,
+                    p.float_bound,
+                )
+            }),
+            stats,
+            file,
+        })
+    })?;
+    packed.to_dict(py)
+}
+
+/// Compresses every clip of the inputs on its own, in memory, and returns
+/// the report `cinestream batch --json` prints (totals, error percentiles
+/// over every bone at every sample, the bit-rate histogram, and
+/// ``per_clip``). ``jobs`` worker threads (default: every core); the GIL
+/// is released while it works.
+#[pyfunction]
+#[pyo3(signature = (
+    inputs, *, threshold_cm=0.01, shell_cm=3.0, segment_samples=16, unit="cm", rate=None,
+    lenient=false, recursive=false, jobs=None
+))]
+#[allow(clippy::too_many_arguments)]
+fn batch<'py>(
+    py: Python<'py>,
+    inputs: &Bound<'py, PyAny>,
+    threshold_cm: f64,
+    shell_cm: f64,
+    segment_samples: usize,
+    unit: &str,
+    rate: Option<f32>,
+    lenient: bool,
+    recursive: bool,
+    jobs: Option<usize>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let inputs = paths(inputs)?;
+    let options = import_options(unit, rate, lenient)?;
+    if let Some(jobs) = jobs {
+        if !(1..=1024).contains(&jobs) {
+            return Err(value_err(format!("jobs must be in 1..=1024, not {jobs}")));
+        }
+    }
+    let settings = CompressSettings::default()
+        .with_threshold_cm(threshold_cm)
+        .with_shell_cm(shell_cm)
+        .with_segment_samples(segment_samples);
+    let mut pool = rayon::ThreadPoolBuilder::new();
+    if let Some(jobs) = jobs {
+        pool = pool.num_threads(jobs);
+    }
+    let pool = pool
+        .build()
+        .map_err(|e| CinestreamError::new_err(format!("starting worker threads: {e}")))?;
+    type Done = (CompressStats, WriteSummary, (usize, usize, usize));
+    let (clips, results, seconds) = py.detach(|| -> PyResult<(Vec<Clip>, Vec<Done>, f64)> {
+        let clips: Vec<Clip> = import_all(&inputs, recursive, &options)
+            .map_err(lib_err)?
+            .into_iter()
+            .flat_map(|(_, c)| c)
+            .collect();
+        let start = Instant::now();
+        let results = pool
+            .install(|| {
+                clips
+                    .par_iter()
+                    .map(|clip| {
+                        let (compressed, mut stats) = compress(clip, &settings)?;
+                        let (_, file) = encode_stream(&compressed, &WriteOptions::default())?;
+                        let sizes = (
+                            stats.compressed_bytes,
+                            compressed.float_bytes(),
+                            compressed.meta().floats.len(),
+                        );
+                        stats.compressed_bytes = file.file_bytes;
+                        Ok((stats, file, sizes))
+                    })
+                    .collect::<cinestream::Result<Vec<_>>>()
+            })
+            .map_err(lib_err)?;
+        Ok((clips, results, start.elapsed().as_secs_f64()))
+    })?;
+    let total_raw: usize = results.iter().map(|r| r.0.raw_bytes).sum();
+    let total_compressed: usize = results.iter().map(|r| r.0.compressed_bytes).sum();
+    let payload: usize = results
+        .iter()
+        .map(|r| r.1.metadata_bytes + r.1.segment_bytes)
+        .sum();
+    let total_codec: usize = results.iter().map(|r| r.2 .0).sum();
+    let total_floats: usize = results.iter().map(|r| r.2 .1).sum();
+    let total_float_tracks: usize = results.iter().map(|r| r.2 .2).sum();
+    let mut all_errors: Vec<f64> = results
+        .iter()
+        .flat_map(|r| r.0.error.errors_cm.iter().copied())
+        .collect();
+    let percentiles = Percentiles::of(&mut all_errors);
+    let mut histogram = [0u64; cinestream::format::NUM_RATES as usize];
+    for r in &results {
+        for (h, v) in histogram.iter_mut().zip(r.0.rate_histogram) {
+            *h += v;
+        }
+    }
+    let mut ratios: Vec<f64> = results.iter().map(|r| r.0.ratio()).collect();
+    let d = PyDict::new(py);
+    set(&d, "clips", results.len())?;
+    set(&d, "total_raw_bytes", total_raw)?;
+    set(&d, "total_compressed_bytes", total_compressed)?;
+    set(&d, "total_payload_bytes", payload)?;
+    set(
+        &d,
+        "container_overhead_pct",
+        100.0 * (total_compressed as f64 / payload as f64 - 1.0),
+    )?;
+    set(
+        &d,
+        "ratio",
+        total_raw as f64 / total_compressed.max(1) as f64,
+    )?;
+    set(&d, "median_clip_ratio", Percentiles::of(&mut ratios).p50)?;
+    set(&d, "max_error_cm", percentiles.max)?;
+    set(&d, "p99_error_cm", percentiles.p99)?;
+    set(&d, "p999_error_cm", percentiles.p999)?;
+    set(
+        &d,
+        "clips_over_threshold",
+        results
+            .iter()
+            .filter(|r| r.0.error.max_cm > threshold_cm)
+            .count(),
+    )?;
+    set(&d, "threshold_cm", threshold_cm)?;
+    set(&d, "shell_cm", shell_cm)?;
+    set(&d, "seconds", seconds)?;
+    set(&d, "kib_per_s", total_raw as f64 / 1024.0 / seconds)?;
+    set(&d, "threads", pool.current_num_threads())?;
+    set(&d, "rate_histogram", histogram.to_vec())?;
+    set(&d, "total_codec_bytes", total_codec)?;
+    set(&d, "total_bone_bytes", total_codec - total_floats)?;
+    set(&d, "total_float_tracks", total_float_tracks)?;
+    set(&d, "total_float_bytes", total_floats)?;
+    let per_clip = PyList::empty(py);
+    for (clip, (s, _, (codec, floats, tracks))) in clips.iter().zip(&results) {
+        let c = PyDict::new(py);
+        set(&c, "clip", clip.name())?;
+        set(&c, "bones", clip.num_bones())?;
+        set(&c, "samples", clip.num_samples())?;
+        set(&c, "sample_rate", clip.sample_rate())?;
+        set(&c, "source_unit", clip.unit().to_string())?;
+        set(&c, "raw_bytes", s.raw_bytes)?;
+        set(&c, "compressed_bytes", s.compressed_bytes)?;
+        set(&c, "ratio", s.ratio())?;
+        set(&c, "max_error_cm", s.error.max_cm)?;
+        set(&c, "p99_error_cm", s.error.percentiles_cm.p99)?;
+        set(&c, "loop", format!("{:?}", s.loop_mode).to_lowercase())?;
+        set(&c, "seconds", s.seconds)?;
+        set(&c, "codec_bytes", *codec)?;
+        set(&c, "bone_bytes", codec.saturating_sub(*floats))?;
+        set(&c, "float_tracks", *tracks)?;
+        set(&c, "float_bytes", *floats)?;
+        per_clip.append(c)?;
+    }
+    set(&d, "per_clip", per_clip)?;
+    Ok(d)
+}
+
+/// A pose written as rows of 10 float32 values per bone.
+struct Rows<'a> {
+    values: &'a mut [f32],
+}
+
+impl PoseWriter for Rows<'_> {
+    #[inline(always)]
+    fn rotation(&mut self, bone: usize, rotation: glam::Quat) {
+        if let Some(row) = self.values.get_mut(bone * VALUES..bone * VALUES + 4) {
+            row.copy_from_slice(&rotation.to_array());
+        }
+    }
+
+    #[inline(always)]
+    fn translation(&mut self, bone: usize, translation: glam::Vec3) {
+        if let Some(row) = self.values.get_mut(bone * VALUES + 4..bone * VALUES + 7) {
+            row.copy_from_slice(&translation.to_array());
+        }
+    }
+
+    #[inline(always)]
+    fn scale(&mut self, bone: usize, scale: glam::Vec3) {
+        if let Some(row) = self.values.get_mut(bone * VALUES + 7..bone * VALUES + 10) {
+            row.copy_from_slice(&scale.to_array());
+        }
+    }
+}
+
+/// The bones of a stream's clip: names and parents (-1 for a root), in
+/// the order of a pose's rows.
+#[pyclass(name = "Skeleton", module = "cinestream", frozen)]
+struct PySkeleton {
+    #[pyo3(get)]
+    names: Vec<String>,
+    #[pyo3(get)]
+    parents: Vec<i64>,
+}
+
+#[pymethods]
+impl PySkeleton {
+    fn __len__(&self) -> usize {
+        self.names.len()
+    }
+
+    /// The index of the first bone named ``name``; ``KeyError`` when none is.
+    fn index(&self, name: &str) -> PyResult<usize> {
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(name.to_string()))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<cinestream.Skeleton of {} bones>", self.names.len())
+    }
+}
+
+/// Times in seconds from a 1-D float64 array or any sequence of numbers,
+/// every one finite. Copied: the GIL is released while they are used, and
+/// other Python threads may write to the array meanwhile.
+fn times_of(times: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
+    let times = match times.extract::<PyReadonlyArray1<'_, f64>>() {
+        Ok(array) => array.as_array().to_vec(),
+        Err(_) => times
+            .extract::<Vec<f64>>()
+            .map_err(|_| value_err("times must be a sequence or 1-D array of numbers".into()))?,
+    };
+    if let Some(bad) = times.iter().position(|t| !t.is_finite()) {
+        return Err(value_err(format!(
+            "times[{bad}] is {}, not a finite number",
+            times[bad]
+        )));
+    }
+    Ok(times)
+}
+
+/// An open `.cine` file: its pages resident under a memory budget, read
+/// when needed (see ``open``).
+#[pyclass(name = "Stream", module = "cinestream", frozen)]
+struct PyStream {
+    stream: Stream,
+    path: PathBuf,
+    skeleton: Py<PySkeleton>,
+}
+
+fn missing_page(name: &str) -> PyResult<MissingPage> {
+    match name {
+        "block" => Ok(MissingPage::Block),
+        "not_ready" => Ok(MissingPage::NotReady),
+        "preview" => Ok(MissingPage::Preview),
+        _ => Err(value_err(format!(
+            "missing_page must be 'block', 'not_ready' or 'preview', not '{name}'"
+        ))),
+    }
+}
+
+/// Opens a `.cine` file for sampling. ``budget_bytes`` bounds the resident
+/// pages, ``lookahead_seconds`` is how far the prefetch thread reads ahead
+/// of players, ``missing_page`` what a sample does when its page is not
+/// resident ('block': load it and wait; 'not_ready': raise; 'preview':
+/// answer from the file's preview tier).
+#[pyfunction]
+#[pyo3(signature = (path, *, budget_bytes=64 << 20, lookahead_seconds=4.0, missing_page="block", prefetch=true))]
+fn open(
+    py: Python<'_>,
+    path: PathBuf,
+    budget_bytes: u64,
+    lookahead_seconds: f64,
+    missing_page: &str,
+    prefetch: bool,
+) -> PyResult<PyStream> {
+    let options = StreamOptions::default()
+        .with_budget_bytes(budget_bytes)
+        .with_lookahead_seconds(lookahead_seconds)
+        .with_missing_page(self::missing_page(missing_page)?)
+        .with_prefetch(prefetch);
+    let stream = py
+        .detach(|| Stream::open_file(&path, options))
+        .map_err(lib_err)?;
+    let bones = stream.meta().skeleton.bones();
+    let skeleton = PySkeleton {
+        names: bones.iter().map(|b| b.name.clone()).collect(),
+        parents: bones
+            .iter()
+            .map(|b| b.parent.map_or(-1, |p| p as i64))
+            .collect(),
+    };
+    Ok(PyStream {
+        stream,
+        path,
+        skeleton: Py::new(py, skeleton)?,
+    })
+}
+
+impl PyStream {
+    fn check_time(time: f64) -> PyResult<f64> {
+        match time.is_finite() {
+            true => Ok(time),
+            false => Err(value_err(format!("time {time} is not a finite number"))),
+        }
+    }
+
+    /// Samples `times` into `values`, a pose of rows after another.
+    fn fill(&self, times: &[f64], values: &mut [f32]) -> cinestream::Result<()> {
+        let stride = self.stream.meta().num_bones() * VALUES;
+        for (&t, pose) in times.iter().zip(values.chunks_exact_mut(stride)) {
+            self.stream.sample_into(t, &mut Rows { values: pose })?;
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl PyStream {
+    /// The skeleton: ``names`` and ``parents`` (-1 for a root).
+    #[getter]
+    fn skeleton(&self, py: Python<'_>) -> Py<PySkeleton> {
+        self.skeleton.clone_ref(py)
+    }
+
+    /// Seconds of one loop.
+    #[getter]
+    fn duration(&self) -> f64 {
+        self.stream.meta().duration()
+    }
+
+    /// Samples per second.
+    #[getter]
+    fn sample_rate(&self) -> f32 {
+        self.stream.meta().sample_rate
+    }
+
+    /// Stored samples.
+    #[getter]
+    fn num_samples(&self) -> usize {
+        self.stream.meta().num_samples()
+    }
+
+    /// Bones of a pose.
+    #[getter]
+    fn num_bones(&self) -> usize {
+        self.stream.meta().num_bones()
+    }
+
+    /// The clip's name.
+    #[getter]
+    fn name(&self) -> String {
+        self.stream.meta().name.clone()
+    }
+
+    /// 'clamp' or 'wrap'.
+    #[getter]
+    fn loop_mode(&self) -> &'static str {
+        match self.stream.meta().loop_mode {
+            LoopMode::Clamp => "clamp",
+            LoopMode::Wrap => "wrap",
+        }
+    }
+
+    /// The length unit of translations ('cm', 'm', ...).
+    #[getter]
+    fn unit(&self) -> String {
+        self.stream.meta().unit.to_string()
+    }
+
+    /// The file this stream reads.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    /// The local pose at ``time`` seconds (clamped or wrapped by the clip's
+    /// loop mode): a float32 array of shape (bones, 10), each row rotation
+    /// x, y, z, w, translation x, y, z, scale x, y, z.
+    fn sample<'py>(&self, py: Python<'py>, time: f64) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let time = Self::check_time(time)?;
+        let bones = self.stream.meta().num_bones();
+        let mut values = vec![0f32; bones * VALUES];
+        self.fill(&[time], &mut values).map_err(lib_err)?;
+        let array = Array2::from_shape_vec((bones, VALUES), values)
+            .map_err(|e| CinestreamError::new_err(e.to_string()))?;
+        Ok(PyArray2::from_owned_array(py, array))
+    }
+
+    /// The poses at every time of ``times`` (a sequence or 1-D array of
+    /// seconds) in one call, without the GIL: float32, shape
+    /// (len(times), bones, 10).
+    fn sample_many<'py>(
+        &self,
+        py: Python<'py>,
+        times: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray3<f32>>> {
+        let times = times_of(times)?;
+        let times: &[f64] = &times;
+        let bones = self.stream.meta().num_bones();
+        let n = times.len();
+        let values = py.detach(|| -> cinestream::Result<Vec<f32>> {
+            let mut values = vec![0f32; n * bones * VALUES];
+            self.fill(times, &mut values)?;
+            Ok(values)
+        });
+        let values = values.map_err(lib_err)?;
+        let array = Array3::from_shape_vec((n, bones, VALUES), values)
+            .map_err(|e| CinestreamError::new_err(e.to_string()))?;
+        Ok(PyArray3::from_owned_array(py, array))
+    }
+
+    /// The float tracks (morph weights, fields of view, curves), in order:
+    /// dicts of name, kind ('morph_weight', 'field_of_view', 'generic'),
+    /// components (1 to 4), precision, and offset (where its components
+    /// start in a row of ``sample_floats``).
+    #[getter]
+    fn float_tracks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let meta = self.stream.meta();
+        let list = PyList::empty(py);
+        for (track, offset) in meta.floats.iter().zip(meta.float_offsets()) {
+            let d = PyDict::new(py);
+            set(&d, "name", &track.name)?;
+            // As the JSON export names it.
+            let kind = match track.kind {
+                FloatKind::MorphWeight { .. } => "morph_weight",
+                FloatKind::FieldOfView => "field_of_view",
+                _ => "generic",
+            };
+            set(&d, "kind", kind)?;
+            set(&d, "components", track.components)?;
+            set(&d, "precision", track.precision)?;
+            set(&d, "offset", *offset)?;
+            list.append(d)?;
+        }
+        Ok(list)
+    }
+
+    /// Every float track's values at ``time``: float32, shape (values,),
+    /// track after track (see ``float_tracks``' offsets); empty for a clip
+    /// without float tracks.
+    fn sample_floats<'py>(
+        &self,
+        py: Python<'py>,
+        time: f64,
+    ) -> PyResult<Bound<'py, PyArray1<f32>>> {
+        let time = Self::check_time(time)?;
+        let mut values = vec![0f32; self.stream.meta().num_float_values()];
+        self.stream
+            .sample_floats(time, &mut values)
+            .map_err(lib_err)?;
+        Ok(PyArray1::from_vec(py, values))
+    }
+
+    /// ``sample_floats`` at every time of ``times`` in one call, without the
+    /// GIL: float32, shape (len(times), values).
+    fn sample_floats_many<'py>(
+        &self,
+        py: Python<'py>,
+        times: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let times = times_of(times)?;
+        let n = self.stream.meta().num_float_values();
+        let values = py.detach(|| -> cinestream::Result<Vec<f32>> {
+            let mut values = vec![0f32; times.len() * n];
+            if n > 0 {
+                for (&t, row) in times.iter().zip(values.chunks_exact_mut(n)) {
+                    self.stream.sample_floats(t, row)?;
+                }
+            }
+            Ok(values)
+        });
+        let array = Array2::from_shape_vec((times.len(), n), values.map_err(lib_err)?)
+            .map_err(|e| CinestreamError::new_err(e.to_string()))?;
+        Ok(PyArray2::from_owned_array(py, array))
+    }
+
+    /// The stream's counters: stalls, page loads, resident bytes and more.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.stream.stats();
+        let d = PyDict::new(py);
+        set(&d, "hits", s.hits)?;
+        set(&d, "misses", s.misses)?;
+        set(&d, "stalls", s.stalls)?;
+        set(&d, "stall_ns", s.stall_ns)?;
+        set(&d, "not_ready", s.not_ready)?;
+        set(&d, "previews", s.previews)?;
+        set(&d, "bytes_read", s.bytes_read)?;
+        set(&d, "page_loads", s.page_loads)?;
+        set(&d, "prefetch_loads", s.prefetch_loads)?;
+        set(&d, "evictions", s.evictions)?;
+        set(&d, "resident_bytes", s.resident_bytes)?;
+        set(&d, "peak_resident_bytes", s.peak_resident_bytes)?;
+        Ok(d)
+    }
+
+    /// Checks every page's checksum and, given the sources it was packed
+    /// from (``against``: a path or paths; ``sequence=True`` or
+    /// ``actors=True`` for a file combined from several), measures the
+    /// error of every bone at every sample. Returns what
+    /// ``cinestream verify --json`` prints: file, ok, pages, corrupt_pages,
+    /// max_error_cm, p99_error_cm, threshold_cm, source_unit, layout and
+    /// parts (each source's worst error). The GIL is released meanwhile.
+    #[pyo3(signature = (against=None, *, sequence=false, actors=false, threshold_cm=None, unit="cm", rate=None, lenient=false, clip=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn verify<'py>(
+        &self,
+        py: Python<'py>,
+        against: Option<&Bound<'py, PyAny>>,
+        sequence: bool,
+        actors: bool,
+        threshold_cm: Option<f64>,
+        unit: &str,
+        rate: Option<f32>,
+        lenient: bool,
+        clip: Option<usize>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let sources = against.map(paths).transpose()?;
+        let options = import_options(unit, rate, lenient)?;
+        if sequence && actors {
+            return Err(value_err("sequence and actors exclude each other".into()));
+        }
+        let path = self.path.clone();
+        let report = py.detach(|| {
+            verify_file(
+                &path,
+                sources,
+                &options,
+                sequence,
+                actors,
+                threshold_cm,
+                clip,
+            )
+        })?;
+        let d = PyDict::new(py);
+        set(&d, "file", path.display().to_string())?;
+        set(&d, "ok", report.ok)?;
+        set(&d, "pages", report.pages)?;
+        set(&d, "corrupt_pages", report.corrupt_pages)?;
+        set(&d, "max_error_cm", report.max_error_cm)?;
+        set(&d, "p99_error_cm", report.p99_error_cm)?;
+        set(&d, "threshold_cm", report.threshold_cm)?;
+        set(&d, "source_unit", report.source_unit)?;
+        set(&d, "layout", report.layout)?;
+        let parts = PyList::empty(py);
+        for (name, max) in report.parts {
+            let p = PyDict::new(py);
+            set(&p, "clip", name)?;
+            set(&p, "max_error_cm", max)?;
+            parts.append(p)?;
+        }
+        set(&d, "parts", parts)?;
+        let corrupt = PyList::empty(py);
+        for (page, message) in report.corrupt {
+            corrupt.append((page, message))?;
+        }
+        set(&d, "corrupt", corrupt)?;
+        Ok(d)
+    }
+
+    fn __repr__(&self) -> String {
+        let meta = self.stream.meta();
+        format!(
+            "<cinestream.Stream '{}': {} bones, {} samples at {} Hz, {:.3} s>",
+            self.path.display(),
+            meta.num_bones(),
+            meta.num_samples(),
+            meta.sample_rate,
+            meta.duration()
+        )
+    }
+}
+
+struct Verified {
+    ok: bool,
+    pages: usize,
+    corrupt_pages: usize,
+    corrupt: Vec<(usize, String)>,
+    max_error_cm: Option<f64>,
+    p99_error_cm: Option<f64>,
+    threshold_cm: f64,
+    source_unit: Option<String>,
+    layout: Option<&'static str>,
+    parts: Vec<(String, f64)>,
+}
+
+fn verify_file(
+    path: &Path,
+    sources: Option<Vec<PathBuf>>,
+    options: &ImportOptions,
+    sequence: bool,
+    actors: bool,
+    threshold_cm: Option<f64>,
+    clip: Option<usize>,
+) -> PyResult<Verified> {
+    let reader = StreamReader::open_file(path).map_err(lib_err)?;
+    let report = reader.verify();
+    let meta = reader.meta();
+    let threshold = threshold_cm.unwrap_or(meta.threshold_cm);
+    if !(threshold.is_finite() && threshold > 0.0) {
+        return Err(value_err(format!(
+            "threshold_cm {threshold} is not a positive number of centimetres"
+        )));
+    }
+    let mut verified = Verified {
+        ok: report.is_sound(),
+        pages: report.pages,
+        corrupt_pages: report.corrupt_pages.len(),
+        corrupt: report.corrupt_pages.clone(),
+        max_error_cm: None,
+        p99_error_cm: None,
+        threshold_cm: threshold,
+        source_unit: None,
+        layout: None,
+        parts: Vec::new(),
+    };
+    let Some(sources) = sources else {
+        return Ok(verified);
+    };
+    let mut clips: Vec<Clip> = import_all(&sources, false, options)
+        .map_err(lib_err)?
+        .into_iter()
+        .flat_map(|(_, c)| c)
+        .collect();
+    if clips.is_empty() {
+        return Err(value_err(
+            "against: no .bvh, .gltf or .glb files in the given sources".into(),
+        ));
+    }
+    let (layout, source) = match (sequence, actors) {
+        (true, _) => (
+            "sequence",
+            Clip::sequence(meta.name.clone(), &clips).map_err(clip_err)?,
+        ),
+        (_, true) => (
+            "actors",
+            Clip::actors(meta.name.clone(), &clips).map_err(clip_err)?,
+        ),
+        _ => match (clip, clips.len()) {
+            (None, 1) => ("one clip", clips.remove(0)),
+            (Some(i), n) if i < n => ("one clip", clips.swap_remove(i)),
+            (_, n) => {
+                return Err(value_err(format!(
+                    "against holds {n} clips: pass sequence=True or actors=True for a file \
+                     packed from several, or clip= to pick one"
+                )))
+            }
+        },
+    };
+    if source.num_bones() != meta.num_bones() {
+        return Err(CinestreamError::new_err(format!(
+            "the sources have {} bones, {} has {}",
+            source.num_bones(),
+            path.display(),
+            meta.num_bones()
+        )));
+    }
+    let stored = source.prefix(meta.num_samples());
+    let settings = MetricSettings::default()
+        .with_shell_distance_cm(meta.shell_cm)
+        .with_threshold_cm(threshold)
+        .with_decoded_unit(meta.unit);
+    let error = measure_error(&stored, &reader, &settings).map_err(lib_err)?;
+    let worst = |values: &[f64], range: std::ops::Range<usize>| {
+        values
+            .get(range)
+            .unwrap_or(&[])
+            .iter()
+            .copied()
+            .fold(0.0, f64::max)
+    };
+    verified.parts = match layout {
+        "sequence" => {
+            let mut start = 0;
+            clips
+                .iter()
+                .map(|c| {
+                    let range = start..start + c.num_samples();
+                    start = range.end;
+                    (c.name().to_string(), worst(&error.max_per_sample_cm, range))
+                })
+                .collect()
+        }
+        "actors" => {
+            let mut start = 1;
+            clips
+                .iter()
+                .map(|c| {
+                    let range = start..start + c.num_bones();
+                    start = range.end;
+                    (c.name().to_string(), worst(&error.max_per_bone_cm, range))
+                })
+                .collect()
+        }
+        _ => vec![(source.name().to_string(), error.max_cm)],
+    };
+    verified.ok = verified.ok && error.max_cm <= threshold;
+    verified.max_error_cm = Some(error.max_cm);
+    verified.p99_error_cm = Some(error.percentiles_cm.p99);
+    verified.source_unit = Some(source.unit().to_string());
+    verified.layout = Some(layout);
+    Ok(verified)
+}
+
+/// Internal, for measuring the binding's overhead: the seconds the Rust
+/// sampler alone takes for the poses `sample_many(times)` returns, in this
+/// process, without the GIL. `into` is "pose" (one reused pose of `glam`
+/// transforms: the decode alone), "transforms" (every pose kept, as
+/// `Transform`s) or "rows" (every pose kept as float32 rows, what
+/// `sample_many` fills, without Python). Not part of the API.
+#[pyfunction]
+fn _rust_sample_seconds(
+    py: Python<'_>,
+    stream: &PyStream,
+    times: Vec<f64>,
+    into: &str,
+) -> PyResult<f64> {
+    let s = &stream.stream;
+    let bones = s.meta().num_bones();
+    let into = match into {
+        "pose" | "transforms" | "rows" => into.to_string(),
+        _ => {
+            return Err(value_err(format!(
+                "into must be pose, transforms or rows, not {into}"
+            )))
+        }
+    };
+    py.detach(|| -> cinestream::Result<f64> {
+        let start = Instant::now();
+        match into.as_str() {
+            "transforms" => {
+                let mut all = vec![cinestream::Transform::IDENTITY; times.len() * bones];
+                for (&t, pose) in times.iter().zip(all.chunks_exact_mut(bones.max(1))) {
+                    s.sample(t, pose)?;
+                }
+                std::hint::black_box(&all);
+            }
+            "rows" => {
+                let mut values = vec![0f32; times.len() * bones * VALUES];
+                stream.fill(&times, &mut values)?;
+                std::hint::black_box(&values);
+            }
+            _ => {
+                let mut pose = vec![cinestream::Transform::IDENTITY; bones];
+                for &t in &times {
+                    s.sample(t, &mut pose)?;
+                    std::hint::black_box(&pose);
+                }
+            }
+        }
+        Ok(start.elapsed().as_secs_f64())
+    })
+    .map_err(lib_err)
+}
+
+/// The native module; `cinestream/__init__.py` re-exports it.
+#[pymodule]
+fn _cinestream(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("CinestreamError", m.py().get_type::<CinestreamError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("DEFAULT_PREVIEW_CM", DEFAULT_PREVIEW_CM)?;
+    m.add_function(wrap_pyfunction!(pack, m)?)?;
+    m.add_function(wrap_pyfunction!(batch, m)?)?;
+    m.add_function(wrap_pyfunction!(open, m)?)?;
+    m.add_function(wrap_pyfunction!(_rust_sample_seconds, m)?)?;
+    m.add_class::<PyStream>()?;
+    m.add_class::<PySkeleton>()?;
+    Ok(())
+}

@@ -1,0 +1,327 @@
+"""The Python package against the command-line program: a clip written
+here (BVH text), packed, sampled, and compared with what `cinestream
+export` writes of the same file; the statistics dicts with the program's
+`--json` output; errors on bad input.
+
+The program is found at $CINESTREAM_CLI, else target/release/cinestream
+of this repository (`cargo build --release --bin cinestream`).
+"""
+
+import json
+import math
+import os
+import pathlib
+import subprocess
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import cinestream
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+CLI = os.environ.get("CINESTREAM_CLI", str(REPO / "target" / "release" / "cinestream"))
+
+JOINTS = [  # name, parent, offset (cm)
+    ("Hips", None, (0.0, 0.0, 0.0)),
+    ("Spine", "Hips", (0.0, 10.0, 0.0)),
+    ("Head", "Spine", (0.0, 25.0, 0.0)),
+    ("LeftArm", "Spine", (15.0, 20.0, 0.0)),
+    ("LeftHand", "LeftArm", (25.0, 0.0, 0.0)),
+    ("RightLeg", "Hips", (-9.0, -5.0, 0.0)),
+]
+
+
+def write_bvh(path, frames=48, phase=0.0, rate=30.0, joints=JOINTS):
+    """A small walk-like BVH: root position and rotation, three rotations
+    per joint, smooth curves, `frames` frames at `rate` Hz."""
+    children = {}
+    for name, parent, _ in joints:
+        children.setdefault(parent, []).append(name)
+    offsets = {name: off for name, _, off in joints}
+    lines = ["HIERARCHY"]
+
+    def joint(name, depth):
+        pad = "  " * depth
+        kind = "ROOT" if depth == 0 else "JOINT"
+        lines.append(f"{pad}{kind} {name}")
+        lines.append(f"{pad}{{")
+        x, y, z = offsets[name]
+        lines.append(f"{pad}  OFFSET {x:.4f} {y:.4f} {z:.4f}")
+        if depth == 0:
+            lines.append(f"{pad}  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation")
+        else:
+            lines.append(f"{pad}  CHANNELS 3 Zrotation Xrotation Yrotation")
+        kids = children.get(name, [])
+        for kid in kids:
+            joint(kid, depth + 1)
+        if not kids:
+            lines.append(f"{pad}  End Site")
+            lines.append(f"{pad}  {{")
+            lines.append(f"{pad}    OFFSET 0.0000 5.0000 0.0000")
+            lines.append(f"{pad}  }}")
+        lines.append(f"{pad}}}")
+
+    joint("Hips", 0)
+    lines.append("MOTION")
+    lines.append(f"Frames: {frames}")
+    lines.append(f"Frame Time: {1.0 / rate:.6f}")
+    for f in range(frames):
+        t = f / rate + phase
+        values = [30.0 * t, 90.0 + 2.0 * math.sin(6.0 * t), 5.0 * math.sin(t)]
+        values += [3.0 * math.sin(2.0 * t), 4.0 * math.cos(3.0 * t), 20.0 * t]
+        for i, _ in enumerate(joints[1:]):
+            a = 1.0 + i
+            values += [25.0 * math.sin(a * t), 10.0 * math.cos(0.7 * a * t), 5.0 * math.sin(1.3 * t + a)]
+        lines.append(" ".join(f"{v:.5f}" for v in values))
+    pathlib.Path(path).write_text("\n".join(lines) + "\n")
+    return path
+
+
+def cli(*args):
+    if not os.path.exists(CLI):
+        pytest.fail(f"the command-line program is needed at {CLI} (cargo build --release --bin cinestream)")
+    run = subprocess.run([CLI, *map(str, args)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+@pytest.fixture(scope="module")
+def clip(tmp_path_factory):
+    d = tmp_path_factory.mktemp("clip")
+    bvh = write_bvh(d / "walk.bvh")
+    cine = d / "walk.cine"
+    stats = cinestream.pack(bvh, cine, lz4=True)
+    return bvh, cine, stats
+
+
+def test_pack_returns_what_the_cli_prints(clip, tmp_path):
+    bvh, cine, stats = clip
+    expected = json.loads(cli("pack", bvh, "-o", tmp_path / "walk.cine", "--lz4", "--json"))
+    assert set(stats) == set(expected)
+    for key in expected:
+        if key in ("seconds", "output"):
+            continue
+        assert stats[key] == expected[key], key
+    assert stats["bones"] == len(JOINTS) and stats["samples"] == 48
+    assert stats["max_error_cm"] <= 0.01
+    assert (tmp_path / "walk.cine").read_bytes() == cine.read_bytes(), "same bytes as the program's"
+
+
+def test_open_skeleton_and_timing(clip):
+    _, cine, _ = clip
+    s = cinestream.open(cine)
+    assert s.skeleton.names == [name for name, _, _ in JOINTS]
+    names = s.skeleton.names
+    assert s.skeleton.parents == [-1 if p is None else names.index(p) for _, p, _ in JOINTS]
+    assert len(s.skeleton) == s.num_bones == len(JOINTS)
+    assert s.skeleton.index("Head") == 2
+    with pytest.raises(KeyError):
+        s.skeleton.index("Tail")
+    assert s.num_samples == 48 and s.sample_rate == 30.0
+    assert s.duration == pytest.approx(47 / 30)
+    assert s.loop_mode in ("clamp", "wrap") and s.unit == "cm"
+    assert "Stream" in repr(s)
+
+
+def test_poses_equal_the_cli_json_export(clip, tmp_path):
+    _, cine, _ = clip
+    out = tmp_path / "walk.json"
+    cli("export", cine, "-o", out)
+    exported = json.loads(out.read_text())
+    s = cinestream.open(cine)
+    rate = exported["sample_rate"]
+    assert [b["name"] for b in exported["bones"]] == s.skeleton.names
+    times = np.arange(len(exported["samples"])) / rate
+    many = s.sample_many(times)
+    assert many.shape == (len(times), s.num_bones, 10) and many.dtype == np.float32
+    for i, sample in enumerate(exported["samples"]):
+        want = np.array(
+            [b["rotation"] + b["translation"] + b["scale"] for b in sample], dtype=np.float32
+        )
+        pose = s.sample(times[i])
+        assert pose.shape == (s.num_bones, 10) and pose.dtype == np.float32
+        # The export writes each decoded f32 exactly: equal within one ulp of
+        # interpolation at a key's own time.
+        np.testing.assert_allclose(pose, want, rtol=0, atol=2e-6, err_msg=f"sample {i}")
+        assert np.array_equal(pose, many[i]), "sample and sample_many agree bit for bit"
+
+
+def test_sample_many_takes_lists_and_arrays_and_threads(clip):
+    _, cine, _ = clip
+    s = cinestream.open(cine)
+    times = [0.0, 0.1, 0.5, 1.0, 100.0, -3.0]
+    a = s.sample_many(times)
+    b = s.sample_many(np.array(times))
+    c = s.sample_many(np.array(times, dtype=np.float32).astype(np.float64)[::1])
+    assert np.array_equal(a, b) and np.array_equal(a, c)
+    assert np.array_equal(a[4], s.sample(s.duration)), "times past the end clamp"
+    assert s.sample_many([]).shape == (0, s.num_bones, 10)
+    # Rotations are unit quaternions.
+    assert np.allclose(np.linalg.norm(a[:, :, :4], axis=2), 1.0, atol=1e-5)
+    # Several threads at once (the GIL is released while sampling).
+    results = [None] * 4
+    dense = np.linspace(0, s.duration, 500)
+
+    def work(k):
+        results[k] = s.sample_many(dense)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(np.array_equal(r, results[0]) for r in results)
+    stats = s.stats()
+    assert stats["page_loads"] >= 1 and stats["resident_bytes"] > 0
+
+
+def test_verify_against_the_source_matches_the_cli(clip):
+    bvh, cine, _ = clip
+    s = cinestream.open(cine)
+    report = s.verify(against=bvh)
+    expected = json.loads(cli("verify", cine, "--against", bvh, "--json"))
+    for key in ("file", "ok", "pages", "corrupt_pages", "max_error_cm", "p99_error_cm",
+                "threshold_cm", "source_unit", "layout"):
+        assert report[key] == expected[key], key
+    assert report["parts"] == expected["parts"]
+    assert report["ok"] and report["max_error_cm"] <= 0.01
+    sound = s.verify()
+    assert sound["ok"] and sound["max_error_cm"] is None and sound["layout"] is None
+
+
+def test_sequence_and_actors_pack_and_verify_by_part(tmp_path):
+    a = write_bvh(tmp_path / "a.bvh", frames=40)
+    b = write_bvh(tmp_path / "b.bvh", frames=25, phase=0.4)
+    stats = cinestream.pack([a, b], tmp_path / "take.cine", sequence=True)
+    assert stats["source_clips"] == 2 and stats["samples"] == 65 and stats["clip"] == "take"
+    report = cinestream.open(tmp_path / "take.cine").verify(against=[a, b], sequence=True)
+    expected = json.loads(cli("verify", tmp_path / "take.cine", "--against", a, b, "--sequence", "--json"))
+    assert report["layout"] == expected["layout"] == "sequence"
+    assert report["parts"] == expected["parts"]
+    stats = cinestream.pack(tmp_path, tmp_path / "scene.cine", actors=True, preview_cm=0)
+    assert stats["bones"] == 1 + 2 * len(JOINTS) and stats["preview"] is None
+    report = cinestream.open(tmp_path / "scene.cine").verify(against=tmp_path, actors=True)
+    assert report["ok"] and [p["clip"] for p in report["parts"]] == ["a", "b"]
+
+
+def test_batch_returns_what_the_cli_prints(tmp_path):
+    write_bvh(tmp_path / "a.bvh", frames=40)
+    write_bvh(tmp_path / "b.bvh", frames=30, phase=1.0)
+    report = cinestream.batch(tmp_path, jobs=2)
+    expected = json.loads(cli("batch", tmp_path, "--json", "--jobs", "2"))
+    assert set(report) == set(expected)
+    for key in expected:
+        if key in ("seconds", "kib_per_s", "per_clip"):
+            continue
+        assert report[key] == expected[key], key
+    assert len(report["per_clip"]) == 2
+    for got, want in zip(report["per_clip"], expected["per_clip"]):
+        assert set(got) == set(want)
+        assert {k: v for k, v in got.items() if k != "seconds"} == {
+            k: v for k, v in want.items() if k != "seconds"}
+
+
+def test_errors_raise_with_the_library_message(clip, tmp_path):
+    bvh, cine, _ = clip
+    assert issubclass(cinestream.CinestreamError, Exception)
+    with pytest.raises(cinestream.CinestreamError, match="no-such.cine"):
+        cinestream.open(tmp_path / "no-such.cine")
+    junk = tmp_path / "junk.cine"
+    junk.write_bytes(b"this is not a cinestream file, but it is long enough to hold a header")
+    with pytest.raises(cinestream.CinestreamError, match="not a cinestream file"):
+        cinestream.open(junk)
+    cut = tmp_path / "cut.cine"
+    cut.write_bytes(cine.read_bytes()[:100])
+    with pytest.raises(cinestream.CinestreamError, match="truncated|container"):
+        cinestream.open(cut)
+    broken = tmp_path / "broken.bvh"
+    broken.write_text("HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0\n}\n")
+    with pytest.raises(cinestream.CinestreamError, match="broken.bvh line"):
+        cinestream.pack(broken, tmp_path / "broken.cine")
+    assert not (tmp_path / "broken.cine").exists()
+    with pytest.raises(cinestream.CinestreamError, match="threshold"):
+        cinestream.pack(bvh, tmp_path / "x.cine", threshold_cm=-1.0)
+    with pytest.raises(ValueError, match="unknown unit 'furlong'"):
+        cinestream.pack(bvh, tmp_path / "x.cine", unit="furlong")
+    with pytest.raises(ValueError, match="sequence and actors"):
+        cinestream.pack(bvh, tmp_path / "x.cine", sequence=True, actors=True)
+    with pytest.raises(ValueError, match="inputs must be a path"):
+        cinestream.pack(42, tmp_path / "x.cine")
+    with pytest.raises(ValueError, match="missing_page"):
+        cinestream.open(cine, missing_page="sometimes")
+    with pytest.raises(cinestream.CinestreamError, match="lookahead"):
+        cinestream.open(cine, lookahead_seconds=-1.0)
+    s = cinestream.open(cine)
+    with pytest.raises(ValueError, match="not a finite number"):
+        s.sample(float("nan"))
+    with pytest.raises(ValueError, match=r"times\[1\] is inf"):
+        s.sample_many([0.0, float("inf")])
+    with pytest.raises(ValueError, match="sequence or 1-D array"):
+        s.sample_many(["a", "b"])
+    fewer = write_bvh(tmp_path / "fewer.bvh", joints=JOINTS[:3])
+    with pytest.raises(cinestream.CinestreamError, match="the sources have 3 bones"):
+        s.verify(against=fewer)
+    other = write_bvh(tmp_path / "other.bvh", frames=48, phase=2.0)
+    seq = cinestream.pack([bvh, other], tmp_path / "two.cine", sequence=True)
+    assert seq["source_clips"] == 2
+    with pytest.raises(ValueError, match="holds 2 clips"):
+        cinestream.open(tmp_path / "two.cine").verify(against=[bvh, other])
+    with pytest.raises(ValueError, match="the inputs hold 2 clips"):
+        cinestream.pack([bvh, other], tmp_path / "y.cine")
+
+
+def test_sample_many_releases_the_gil(clip):
+    """Another Python thread runs while sample_many decodes: with the GIL
+    held, no Python code could run between the call's start and end."""
+    _, cine, _ = clip
+    s = cinestream.open(cine)
+    times = np.linspace(0.0, s.duration, 200_000)
+    span = {}
+
+    def work():
+        span["start"] = time.perf_counter()
+        s.sample_many(times)
+        span["end"] = time.perf_counter()
+
+    ticks = []
+    worker = threading.Thread(target=work)
+    worker.start()
+    while worker.is_alive():
+        ticks.append(time.perf_counter())
+    worker.join()
+    start, end = span["start"], span["end"]
+    assert end - start > 0.05, "long enough to tell"
+    inside = [t for t in ticks if start + 0.01 < t < end - 0.01]
+    assert inside, f"no Python ran during a {end - start:.3f} s sample_many"
+
+
+def test_float_tracks_equal_the_cli_json_export(clip, tmp_path):
+    # The repository's golden file with float tracks (morph weights, a
+    # field of view), tests/data/golden/v2-floats.cine.
+    cine = REPO / "tests" / "data" / "golden" / "v2-floats.cine"
+    out = tmp_path / "floats.json"
+    cli("export", cine, "-o", out)
+    exported = json.loads(out.read_text())
+    s = cinestream.open(cine)
+    tracks = s.float_tracks
+    assert [t["name"] for t in tracks] == [f["name"] for f in exported["floats"]]
+    assert [t["components"] for t in tracks] == [f["components"] for f in exported["floats"]]
+    assert [t["kind"] for t in tracks] == [f["kind"] for f in exported["floats"]]
+    width = sum(t["components"] for t in tracks)
+    times = np.arange(len(exported["samples"])) / exported["sample_rate"]
+    many = s.sample_floats_many(times)
+    assert many.shape == (len(times), width) and many.dtype == np.float32
+    for i, t in enumerate(times):
+        want = np.array([v for f in exported["floats"] for v in f["values"][i]], dtype=np.float32)
+        got = s.sample_floats(t)
+        np.testing.assert_allclose(got, want, rtol=0, atol=2e-6, err_msg=f"sample {i}")
+        assert np.array_equal(got, many[i])
+    for track in tracks:
+        lo = track["offset"]
+        assert many[:, lo:lo + track["components"]].shape[1] == track["components"]
+    # A clip without float tracks has empty rows.
+    plain = cinestream.open(clip[1])
+    assert plain.float_tracks == [] and plain.sample_floats(0.5).shape == (0,)
+    assert plain.sample_floats_many([0.0, 1.0]).shape == (2, 0)
