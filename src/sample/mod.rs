@@ -137,19 +137,56 @@ pub(crate) fn locate(meta: &ClipMeta, time: f64, rounding: SampleRounding) -> Ke
     let n = meta.num_samples();
     let last = n - 1;
     let mut position = time * meta.sample_rate as f64;
-    if !position.is_finite() {
-        position = 0.0;
-    }
-    let nearest = round_half_away(position);
     // Times are often computed in f32 by callers (an engine's frame clock):
     // a key's time rounded to f32 still lands on that key.
     let time_rounding = time.abs() * f32::EPSILON as f64 * meta.sample_rate as f64;
-    if (position - nearest).abs() < SNAP + 2.0 * time_rounding {
-        position = nearest;
-    }
+    let snap = SNAP + 2.0 * time_rounding;
     // Sample counts are u32: conversions through i64 are one instruction
     // each, where usize's unsigned ones take several on x86-64.
-    let (a, b, alpha) = match meta.loop_mode {
+    // -0.0 takes the general path, which keeps its sign in the blend weight.
+    let (a, b, alpha) = if position.is_sign_positive() && position < last as i64 as f64 {
+        // Inside the clip, the common case: one truncation gives the key,
+        // the blend and the snap. The nearest whole is `whole` or
+        // `whole + 1`, and the distances below are the general path's own
+        // expressions, so the result is its result (tested).
+        let whole = position as i64;
+        let rest = position - whole as f64;
+        let (a, alpha) = if rest < 0.5 {
+            match rest < snap {
+                true => (whole as usize, 0.0),
+                false => (whole as usize, rest as f32),
+            }
+        } else {
+            match (position - (whole + 1) as f64).abs() < snap {
+                true => (whole as usize + 1, 0.0),
+                false => (whole as usize, rest as f32),
+            }
+        };
+        let b = match meta.loop_mode {
+            LoopMode::Clamp => (a + 1).min(last),
+            LoopMode::Wrap if a == last => 0,
+            LoopMode::Wrap => a + 1,
+        };
+        (a, b, alpha)
+    } else {
+        if !position.is_finite() {
+            position = 0.0;
+        }
+        let nearest = round_half_away(position);
+        if (position - nearest).abs() < snap {
+            position = nearest;
+        }
+        locate_outside(meta.loop_mode, position, n)
+    };
+    finish_locate(a, b, alpha, rounding)
+}
+
+/// [`locate`] for a position (in samples) before the first sample, at or
+/// after the last, or not finite (then 0), already snapped.
+#[inline(never)]
+fn locate_outside(mode: LoopMode, position: f64, n: usize) -> (usize, usize, f32) {
+    let last = n - 1;
+    match mode {
         LoopMode::Clamp => {
             let position = position.clamp(0.0, last as i64 as f64);
             // Non-negative here, so truncation is floor (and needs no libm call).
@@ -165,7 +202,13 @@ pub(crate) fn locate(meta: &ClipMeta, time: f64, rounding: SampleRounding) -> Ke
                 (position - a as i64 as f64) as f32,
             )
         }
-    };
+    }
+}
+
+/// The end of [`locate`]: the caller's rounding, and a key alone where the
+/// blend weight is 0 or 1.
+#[inline(always)]
+fn finish_locate(a: usize, b: usize, alpha: f32, rounding: SampleRounding) -> KeyPair {
     let alpha = match rounding {
         SampleRounding::None => alpha,
         SampleRounding::Floor => 0.0,
