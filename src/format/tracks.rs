@@ -179,7 +179,7 @@ pub struct ConstantTrack {
 /// How samples split into segments: evenly, lengths differing by at most one.
 ///
 /// The divisions a sampler needs on every call are done once here: each
-/// call divides by multiplying ([`Divisor`]).
+/// call divides by multiplying.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SegmentLayout {
     num_samples: u32,
@@ -217,7 +217,7 @@ impl Divisor {
     fn div_rem(self, n: u32) -> (u32, u32) {
         // n + 1 <= 2^32 - 1 for every sample index a layout holds (its
         // sample count is a u32, so an index is at most 2^32 - 2).
-        let q = ((u128::from(n) + 1) * u128::from(self.multiplier) >> 64) as u32;
+        let q = (((u128::from(n) + 1) * u128::from(self.multiplier)) >> 64) as u32;
         (q, n - q * self.divisor)
     }
 }
