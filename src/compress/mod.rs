@@ -14,6 +14,8 @@
 //! measurement, not an estimate.
 
 mod classify;
+#[cfg(all(test, target_arch = "x86_64"))]
+mod decode_paths_tests;
 mod floats;
 mod preview;
 mod search;
