@@ -78,6 +78,7 @@ pub(crate) struct Avx2 {
 
 /// The environment variable that, set to `portable`, keeps every pose on the
 /// portable path (to compare the two, or to rule one out).
+#[cfg(target_arch = "x86_64")]
 pub const DECODE_PATH_VARIABLE: &str = "CINESTREAM_DECODE";
 
 #[cfg(target_arch = "x86_64")]
