@@ -7,7 +7,10 @@
 //! hierarchy order, so their sum cannot overshoot. The budget is a share of
 //! the threshold; the bit-rate search works within what remains.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use glam::{DVec4, Quat, Vec3};
+use rayon::prelude::*;
 
 use super::{channel_value, Context};
 use crate::clip::{TrackKind, Transform};
@@ -62,12 +65,12 @@ pub(crate) fn classify(ctx: &Context, budget: f64) -> Classes {
                     set_channel(&mut lossy[s * bones + bone], &candidate.decoded, channel);
                 }
                 let fits = exact || {
-                    let (worst, reached) = subtree_error(ctx, &lossy, &mut object, bone, budget);
-                    if worst > budget {
+                    let (over, reached) = subtree_error(ctx, &lossy, &mut object, bone, budget);
+                    if over {
                         for s in 0..samples {
                             set_channel(&mut lossy[s * bones + bone], &raw_track(s), channel);
                         }
-                        refresh(ctx, &lossy, &mut object, bone, reached);
+                        refresh(ctx, &lossy, &mut object, bone, &reached);
                         false
                     } else {
                         true
@@ -154,52 +157,85 @@ fn set_channel_value(target: &mut Transform, channel: Channel, value: Vec3) {
     }
 }
 
-/// Recomputes the subtree of `bone` from `lossy` and returns its largest
-/// error, stopping after the first sample that exceeds `limit`; also returns
-/// how many samples were recomputed.
+/// Samples per piece of work of [`subtree_error`]: pieces run in parallel.
+const CHUNK_SAMPLES: usize = 1024;
+
+/// Recomputes the subtree of `bone` from `lossy` and tells whether any of
+/// its bones goes over `limit`, stopping soon after one does; also returns,
+/// per [`CHUNK_SAMPLES`] piece, how many of its samples were recomputed.
+///
+/// The pieces run in parallel; the first to go over stops the others. The
+/// answer is the one a walk over every sample gives: over as soon as any
+/// bone at any sample is, and the samples touched are put back by
+/// [`refresh`] from the same `lossy`, so the bytes do not depend on the
+/// thread count.
 fn subtree_error(
     ctx: &Context,
     lossy: &[Transform],
     object: &mut [DTransform],
     bone: usize,
     limit: f64,
-) -> (f64, usize) {
+) -> (bool, Vec<usize>) {
     let bones = ctx.bones;
     let skeleton = ctx.clip.skeleton();
-    let mut worst = 0.0f64;
-    for s in 0..ctx.samples {
-        let row = s * bones;
-        for &b in &ctx.subtrees[bone] {
-            compose(skeleton, lossy, object, row, b);
-            let e = vertices_error(
-                &ctx.raw_vertices[row + b],
-                &shell_vertices(&object[row + b], ctx.shells[b]),
-            );
-            worst = worst.max(e);
-        }
-        if worst > limit {
-            return (worst, s + 1);
-        }
-    }
-    (worst, ctx.samples)
+    let over = AtomicBool::new(false);
+    let reached = object[..ctx.samples * bones]
+        .par_chunks_mut(CHUNK_SAMPLES * bones)
+        .enumerate()
+        .map(|(chunk, object)| {
+            let first = chunk * CHUNK_SAMPLES * bones;
+            let lossy = &lossy[first..];
+            let samples = object.len() / bones;
+            for s in 0..samples {
+                if over.load(Ordering::Relaxed) {
+                    return s;
+                }
+                let row = s * bones;
+                let source = first + row;
+                let mut worst = 0.0f64;
+                for &b in &ctx.subtrees[bone] {
+                    compose(skeleton, lossy, object, row, b);
+                    let e = vertices_error(
+                        &ctx.raw_vertices[source + b],
+                        &shell_vertices(&object[row + b], ctx.shells[b]),
+                    );
+                    worst = worst.max(e);
+                }
+                if worst > limit {
+                    over.store(true, Ordering::Relaxed);
+                    return s + 1;
+                }
+            }
+            samples
+        })
+        .collect();
+    (over.into_inner(), reached)
 }
 
-/// Recomputes the subtree of `bone` for the first `samples` samples.
+/// Recomputes the subtree of `bone` for the samples [`subtree_error`]
+/// touched: the first `reached[chunk]` of each of its pieces.
 fn refresh(
     ctx: &Context,
     lossy: &[Transform],
     object: &mut [DTransform],
     bone: usize,
-    samples: usize,
+    reached: &[usize],
 ) {
     let bones = ctx.bones;
     let skeleton = ctx.clip.skeleton();
-    for s in 0..samples {
-        let row = s * bones;
-        for &b in &ctx.subtrees[bone] {
-            compose(skeleton, lossy, object, row, b);
-        }
-    }
+    object[..ctx.samples * bones]
+        .par_chunks_mut(CHUNK_SAMPLES * bones)
+        .zip(reached)
+        .enumerate()
+        .for_each(|(chunk, (object, &samples))| {
+            let lossy = &lossy[chunk * CHUNK_SAMPLES * bones..];
+            for s in 0..samples {
+                let row = s * bones;
+                for &b in &ctx.subtrees[bone] {
+                    compose(skeleton, lossy, object, row, b);
+                }
+            }
+        });
 }
 
 /// x, y, z of the normalized mean of rotations (each taken on the first one's

@@ -300,9 +300,10 @@ impl<'a> Context<'a> {
         let skeleton = clip.skeleton();
         let identity = DTransform::from_f32(&Transform::IDENTITY);
         let mut raw_object = vec![identity; samples * bones];
-        for (sample, object) in raw_object.chunks_exact_mut(bones).enumerate() {
-            local_to_object(skeleton, clip.pose(sample), object);
-        }
+        raw_object
+            .par_chunks_exact_mut(bones)
+            .enumerate()
+            .for_each(|(sample, object)| local_to_object(skeleton, clip.pose(sample), object));
         let mut subtrees: Vec<Vec<usize>> = (0..bones).map(|b| vec![b]).collect();
         for bone in (0..bones).rev() {
             if let Some(parent) = skeleton.parent(bone) {
@@ -330,7 +331,7 @@ impl<'a> Context<'a> {
         }
         let shells = settings.metric().shell_distances(clip);
         let raw_vertices = raw_object
-            .iter()
+            .par_iter()
             .enumerate()
             .map(|(i, t)| shell_vertices(t, shells[i % bones]))
             .collect();
@@ -520,7 +521,7 @@ fn search_verified(
                 clip.name()
             ),
         })?;
-        report = metric::measure_error(stored, &compressed, &settings.metric())?;
+        report = metric::measure_error_parallel(stored, &compressed, &settings.metric())?;
         let over = over_threshold(&report, ctx, settings.aimed_threshold_cm());
         if over.is_empty() {
             break;

@@ -29,7 +29,7 @@
 //! time per bone per sample then stays flat with depth; the price is a few
 //! bits on the tall tracks (the closing measurement in the README).
 
-use glam::{Vec3, Vec4};
+use glam::{DQuat, DVec3, Vec3, Vec4};
 
 use super::{Context, TrackSamples, PINNED_RATE};
 use crate::clip::Transform;
@@ -38,7 +38,7 @@ use crate::format::{
     RANGE_SLOT_BYTES, RATE_CONSTANT, RATE_FULL_PRECISION, RATE_HIGHEST_QUANTIZED,
     SEGMENT_RANGE_BITS,
 };
-use crate::format::{Channel, ClipMeta, SegmentView};
+use crate::format::{Channel, ClipMeta, SegmentView, NUM_RATES};
 use crate::metric::{shell_vertices, vertices_error, DTransform};
 use crate::sample::decode::{key_rotations, RotationLanes, SegmentTrackDecoder};
 
@@ -101,6 +101,29 @@ pub(crate) fn constant_slot(normalized: &[Vec3]) -> [u8; RANGE_SLOT_BYTES] {
     slot
 }
 
+/// One decoded value of a track, widened to `f64` as
+/// [`DTransform::from_f32`] widens the channel it belongs to.
+#[derive(Clone, Copy)]
+struct Widened([f64; 4]);
+
+impl Widened {
+    fn from_rotation(q: glam::Quat) -> Widened {
+        Widened(q.as_dquat().normalize().to_array())
+    }
+
+    fn from_vector(v: Vec3) -> Widened {
+        Widened(v.as_dvec3().extend(0.0).to_array())
+    }
+
+    fn rotation(&self) -> DQuat {
+        DQuat::from_array(self.0)
+    }
+
+    fn vector(&self) -> DVec3 {
+        DVec3::new(self.0[0], self.0[1], self.0[2])
+    }
+}
+
 struct Search<'a> {
     ctx: &'a Context<'a>,
     tracks: &'a [TrackSamples],
@@ -109,8 +132,15 @@ struct Search<'a> {
     range_slots: Vec<[u8; RANGE_SLOT_BYTES]>,
     constant_slots: Vec<[u8; RANGE_SLOT_BYTES]>,
     rates: Vec<u8>,
-    /// Decoded local pose, `[sample * bones + bone]`.
-    local: Vec<Transform>,
+    /// Decoded local pose, `[sample * bones + bone]`, widened as
+    /// [`DTransform::from_f32`] widens it: each channel on its own, so a
+    /// track's step rewrites only its own channel, and the widening (a
+    /// normalization in `f64`) is paid once per decode, not per composition.
+    local: Vec<DTransform>,
+    /// Per track and rate: the track's widened values at every sample of the
+    /// segment, once decoded. A refused step goes back to a rate decoded
+    /// before; so do trades.
+    decoded: Vec<[Option<Box<[Widened]>>; NUM_RATES as usize]>,
     /// Decoded object-space pose. Between steps it always holds every bone
     /// composed from `local` (the invariant every shortcut below relies on).
     object: Vec<DTransform>,
@@ -146,10 +176,42 @@ impl<'a> Search<'a> {
 
     /// Decodes track `t` at its current rate into the local pose.
     fn apply(&mut self, t: usize) {
+        let rate = self.rates[t] as usize;
+        if self.decoded[t][rate].is_none() {
+            self.decoded[t][rate] = Some(self.decode(t));
+        }
+        let Some(values) = &self.decoded[t][rate] else {
+            return;
+        };
+        let track = &self.tracks[t].track;
+        let bone = track.bone as usize;
+        let bones = self.ctx.bones;
+        let locals = self.local[bone..].iter_mut().step_by(bones);
+        match track.channel {
+            Channel::Rotation => {
+                for (local, v) in locals.zip(values.iter()) {
+                    local.rotation = v.rotation();
+                }
+            }
+            Channel::Translation => {
+                for (local, v) in locals.zip(values.iter()) {
+                    local.translation = v.vector();
+                }
+            }
+            _ => {
+                for (local, v) in locals.zip(values.iter()) {
+                    local.scale = v.vector();
+                }
+            }
+        }
+    }
+
+    /// Track `t`'s values at its current rate, as the sampler decodes them,
+    /// widened as [`DTransform::from_f32`] widens them.
+    fn decode(&self, t: usize) -> Box<[Widened]> {
         let decoder = self.decoder(t);
         let track = &self.tracks[t];
-        let bone = track.track.bone as usize;
-        let bones = self.ctx.bones;
+        let mut out = Vec::with_capacity(self.len);
         match track.track.channel {
             Channel::Rotation => {
                 let reference = RotationLanes::from_quats([track.track.reference(); 4]);
@@ -161,24 +223,20 @@ impl<'a> Search<'a> {
                         *q = decoder.quantize(track.values[self.first + s + lane]);
                     }
                     let rotations = key_rotations(&decoder, &quantized[..n], &reference);
-                    for (lane, rotation) in rotations.iter().enumerate().take(n) {
-                        self.local[(s + lane) * bones + bone].rotation = *rotation;
+                    for rotation in rotations.iter().take(n) {
+                        out.push(Widened::from_rotation(*rotation));
                     }
                     s += n;
                 }
             }
-            channel => {
+            _ => {
                 for s in 0..self.len {
                     let q = decoder.quantize(track.values[self.first + s]);
-                    let v = decoder.value(q).truncate();
-                    let local = &mut self.local[s * bones + bone];
-                    match channel {
-                        Channel::Translation => local.translation = v,
-                        _ => local.scale = v,
-                    }
+                    out.push(Widened::from_vector(decoder.value(q).truncate()));
                 }
             }
         }
+        out.into_boxed_slice()
     }
 
     /// Recomputes the object transforms of the given bones (parents first)
@@ -193,7 +251,7 @@ impl<'a> Search<'a> {
             let row = s * bones;
             let raw_row = (self.first + s) * bones;
             for &b in bones_to_check {
-                let local = DTransform::from_f32(&self.local[row + b]);
+                let local = self.local[row + b];
                 let object = match skeleton.parent(b) {
                     Some(p) => local.then_parent(&self.object[row + p]),
                     None => local,
@@ -246,7 +304,7 @@ impl<'a> Search<'a> {
         };
         self.compositions += self.path.len();
         for &b in self.path.iter().rev() {
-            let local = DTransform::from_f32(&self.local[row + b]);
+            let local = self.local[row + b];
             object = Some(match object {
                 Some(parent) => local.then_parent(&parent),
                 None => local,
@@ -296,7 +354,7 @@ impl<'a> Search<'a> {
         for s in 0..samples {
             let row = s * bones;
             for &b in bones_to_check {
-                let local = DTransform::from_f32(&self.local[row + b]);
+                let local = self.local[row + b];
                 self.object[row + b] = match skeleton.parent(b) {
                     Some(p) => local.then_parent(&self.object[row + p]),
                     None => local,
@@ -311,11 +369,14 @@ impl<'a> Search<'a> {
     fn assert_cache_is_current(&self) {
         let bones = self.ctx.bones;
         let skeleton = self.ctx.clip.skeleton();
-        let identity = DTransform::from_f32(&Transform::IDENTITY);
-        let mut object = vec![identity; bones];
         for s in 0..self.len {
             let row = s * bones;
-            crate::metric::local_to_object(skeleton, &self.local[row..row + bones], &mut object);
+            let mut object = self.local[row..row + bones].to_vec();
+            for b in 0..bones {
+                if let Some(p) = skeleton.parent(b) {
+                    object[b] = object[b].then_parent(&object[p]);
+                }
+            }
             assert_eq!(
                 object[..],
                 self.object[row..row + bones],
@@ -687,9 +748,10 @@ pub(crate) fn search_segment(
     let tracks = &all_tracks[..bone_tracks];
     let (first, len) = meta.segments.segment(segment);
     let bones = ctx.bones;
+    let base: Vec<DTransform> = meta.base_pose().iter().map(DTransform::from_f32).collect();
     let mut local = Vec::with_capacity(len * bones);
     for _ in 0..len {
-        local.extend_from_slice(meta.base_pose());
+        local.extend_from_slice(&base);
     }
     let identity = DTransform::from_f32(&Transform::IDENTITY);
     fn window(t: &TrackSamples, first: usize, len: usize) -> &[Vec3] {
@@ -710,6 +772,7 @@ pub(crate) fn search_segment(
             .collect(),
         rates: vec![RATE_HIGHEST_QUANTIZED; tracks.len()],
         local,
+        decoded: (0..tracks.len()).map(|_| Default::default()).collect(),
         object: vec![identity; len * bones],
         last_failure: vec![None; tracks.len()],
         failure: (0, 0),
