@@ -14,6 +14,7 @@
 //! measurement, not an estimate.
 
 mod classify;
+mod filter;
 mod floats;
 mod preview;
 mod search;

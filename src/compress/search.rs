@@ -29,8 +29,9 @@
 //! time per bone per sample then stays flat with depth; the price is a few
 //! bits on the tall tracks (the closing measurement in the README).
 
-use glam::{DQuat, DVec3, Vec3, Vec4};
+use glam::{DQuat, DVec3, Quat, Vec3, Vec3A, Vec4};
 
+use super::filter::{self, Local32, Object32, Raw32, Verdict};
 use super::{Context, TrackSamples, PINNED_RATE};
 use crate::clip::Transform;
 use crate::format::{
@@ -102,26 +103,176 @@ pub(crate) fn constant_slot(normalized: &[Vec3]) -> [u8; RANGE_SLOT_BYTES] {
 }
 
 /// One decoded value of a track, widened to `f64` as
-/// [`DTransform::from_f32`] widens the channel it belongs to.
+/// [`DTransform::from_f32`] widens the channel it belongs to, and as the
+/// `f32` filter takes it (a rotation normalized in `f32`).
 #[derive(Clone, Copy)]
-struct Widened([f64; 4]);
+struct Widened {
+    wide: [f64; 4],
+    narrow: Vec4,
+}
 
 impl Widened {
     fn from_rotation(q: glam::Quat) -> Widened {
-        Widened(q.as_dquat().normalize().to_array())
+        Widened {
+            wide: q.as_dquat().normalize().to_array(),
+            narrow: Vec4::from(q.normalize()),
+        }
     }
 
     fn from_vector(v: Vec3) -> Widened {
-        Widened(v.as_dvec3().extend(0.0).to_array())
+        Widened {
+            wide: v.as_dvec3().extend(0.0).to_array(),
+            narrow: v.extend(0.0),
+        }
     }
 
     fn rotation(&self) -> DQuat {
-        DQuat::from_array(self.0)
+        DQuat::from_array(self.wide)
     }
 
     fn vector(&self) -> DVec3 {
-        DVec3::new(self.0[0], self.0[1], self.0[2])
+        DVec3::new(self.wide[0], self.wide[1], self.wide[2])
     }
+
+    fn rotation32(&self) -> Quat {
+        Quat::from_vec4(self.narrow)
+    }
+
+    fn vector32(&self) -> Vec3A {
+        Vec3A::from_vec4(self.narrow)
+    }
+}
+
+/// The `f32` filter's state (see `filter.rs`): its own decoded local and
+/// object poses, `[sample * bones + bone]`, which stand in for the `f64`
+/// object cache; the `f64` answer is composed from the root when the filter
+/// cannot tell.
+struct Fast {
+    local: Vec<Local32>,
+    object: Vec<Object32>,
+    raw: Vec<Raw32>,
+    /// Per bone: the squared errors below and above which the filter decides.
+    bounds: Vec<(f32, f32)>,
+    shells: Vec<f32>,
+    /// Per bone: the margin over [`filter::MARGIN_FACTOR`] (tests measure against it).
+    #[cfg(test)]
+    units: Vec<f64>,
+}
+
+impl Fast {
+    fn new(ctx: &Context, meta: &ClipMeta, first: usize, len: usize) -> Fast {
+        let bones = ctx.bones;
+        let skeleton = ctx.clip.skeleton();
+        let base: Vec<Local32> = meta
+            .base_pose()
+            .iter()
+            .map(Local32::from_transform)
+            .collect();
+        let mut local = Vec::with_capacity(len * bones);
+        let mut raw = Vec::with_capacity(len * bones);
+        let mut reach = vec![0.0f64; bones];
+        let mut chain = vec![0.0f64; bones];
+        for s in 0..len {
+            local.extend_from_slice(&base);
+            let row = (first + s) * bones;
+            for b in 0..bones {
+                let object = &ctx.raw_object[row + b];
+                let parent = skeleton.parent(b).map(|p| &ctx.raw_object[row + p]);
+                raw.push(Raw32::new(object, parent, ctx.shells[b]));
+                chain[b] = match skeleton.parent(b) {
+                    Some(p) => {
+                        chain[p]
+                            + (object.translation - ctx.raw_object[row + p].translation).length()
+                    }
+                    None => 0.0,
+                };
+                let arm = ctx.shells[b] * object.scale.abs().max_element();
+                reach[b] = reach[b].max(chain[b] + arm);
+            }
+        }
+        Fast {
+            local,
+            object: vec![
+                Object32 {
+                    rotation: Quat::IDENTITY,
+                    scale: Vec3A::ONE,
+                    offset: Vec3A::ZERO,
+                };
+                len * bones
+            ],
+            raw,
+            bounds: (0..bones)
+                .map(|b| filter::bounds(ctx.threshold, filter::margin(ctx.depths[b], reach[b])))
+                .collect(),
+            #[cfg(test)]
+            units: (0..bones)
+                .map(|b| filter::margin(ctx.depths[b], reach[b]) / filter::MARGIN_FACTOR)
+                .collect(),
+            shells: ctx.shells.iter().map(|&s| s as f32).collect(),
+        }
+    }
+}
+
+/// The `f64` error of `bone` at `sample` of the segment from `first`, its
+/// chain composed from the root as the `f64` cache would hold it (the same
+/// operations in the same order), with the number of compositions.
+fn exact_error(
+    ctx: &Context,
+    local: &[DTransform],
+    first: usize,
+    bone: usize,
+    sample: usize,
+) -> (f64, usize) {
+    let bones = ctx.bones;
+    let skeleton = ctx.clip.skeleton();
+    let row = sample * bones;
+    let mut path = [0usize; filter::MAX_DEPTH + 1];
+    let mut n = 0;
+    let mut cursor = Some(bone);
+    while let Some(b) = cursor {
+        path[n] = b;
+        n += 1;
+        cursor = skeleton.parent(b);
+    }
+    let mut object = local[row + path[n - 1]];
+    for &b in path[..n - 1].iter().rev() {
+        object = local[row + b].then_parent(&object);
+    }
+    let decoded = shell_vertices(&object, ctx.shells[bone]);
+    let e = vertices_error(&ctx.raw_vertices[(first + sample) * bones + bone], &decoded);
+    (e, n)
+}
+
+/// Tests only: checks a filter verdict against the `f64` error (a sure
+/// verdict must be the `f64` one) and keeps the largest difference between
+/// the two errors relative to the bone's unit of margin (`u (d + 2) R`,
+/// recovered from the bounds), in [`filter::worst_ratio`].
+#[cfg(test)]
+fn check_verdict(
+    ctx: &Context,
+    local: &[DTransform],
+    first: usize,
+    bone: usize,
+    sample: usize,
+    e2: f32,
+    verdict: Verdict,
+    unit: f64,
+) {
+    let (e, _) = exact_error(ctx, local, first, bone, sample);
+    match verdict {
+        Verdict::Fits => assert!(!is_over(ctx, e), "filter: fits, f64: {e} over"),
+        Verdict::Over => assert!(is_over(ctx, e), "filter: over, f64: {e} fits"),
+        Verdict::Unsure => {}
+    }
+    let e32 = f64::from(e2).sqrt();
+    if e.is_finite() && e32.is_finite() {
+        filter::record((e32 - e).abs() / unit);
+    }
+}
+
+/// Whether an `f64` error is over the threshold, as the search decides.
+fn is_over(ctx: &Context, e: f64) -> bool {
+    e > ctx.threshold || e.is_nan()
 }
 
 struct Search<'a> {
@@ -156,6 +307,9 @@ struct Search<'a> {
     in_subtree: Vec<bool>,
     /// Skip the shortcuts (a reference for tests: the bytes must not change).
     brute_force: bool,
+    /// The `f32` filter, on skeletons no deeper than [`filter::MAX_DEPTH`]
+    /// (and off in brute force); then `object` is unused.
+    fast: Option<Fast>,
     /// Object transforms composed so far.
     compositions: usize,
 }
@@ -186,6 +340,26 @@ impl<'a> Search<'a> {
         let track = &self.tracks[t].track;
         let bone = track.bone as usize;
         let bones = self.ctx.bones;
+        if let Some(fast) = &mut self.fast {
+            let locals = fast.local[bone..].iter_mut().step_by(bones);
+            match track.channel {
+                Channel::Rotation => {
+                    for (local, v) in locals.zip(values.iter()) {
+                        local.rotation = v.rotation32();
+                    }
+                }
+                Channel::Translation => {
+                    for (local, v) in locals.zip(values.iter()) {
+                        local.translation = v.vector32();
+                    }
+                }
+                _ => {
+                    for (local, v) in locals.zip(values.iter()) {
+                        local.scale = v.vector32();
+                    }
+                }
+            }
+        }
         let locals = self.local[bone..].iter_mut().step_by(bones);
         match track.channel {
             Channel::Rotation => {
@@ -245,6 +419,9 @@ impl<'a> Search<'a> {
     /// in [`failure`](Self::failure)): the caller then reverts and calls
     /// [`refresh_to`](Self::refresh_to) with it.
     fn fits(&mut self, bones_to_check: &[usize]) -> bool {
+        if self.fast.is_some() {
+            return self.fits_fast(bones_to_check);
+        }
         let bones = self.ctx.bones;
         let skeleton = self.ctx.clip.skeleton();
         for s in 0..self.len {
@@ -277,6 +454,9 @@ impl<'a> Search<'a> {
     /// `fits` over the subtree of `changed` would fail too, so a step can be
     /// refused at the cost of one path instead of the subtree at every sample.
     fn probe(&mut self, changed: usize, bone: usize, sample: usize) -> bool {
+        if self.fast.is_some() {
+            return self.probe_fast(changed, bone, sample);
+        }
         let bones = self.ctx.bones;
         let skeleton = self.ctx.clip.skeleton();
         let depths = &self.ctx.depths;
@@ -321,6 +501,118 @@ impl<'a> Search<'a> {
         e > self.ctx.threshold || e.is_nan()
     }
 
+    /// [`fits`](Self::fits) through the `f32` filter: the same walk, the
+    /// same stops, each bone at each sample decided by the filter when it
+    /// can tell and by the `f64` error otherwise, so every answer (and the
+    /// point of failure) is the one of the `f64` walk.
+    fn fits_fast(&mut self, bones_to_check: &[usize]) -> bool {
+        let ctx = self.ctx;
+        let bones = ctx.bones;
+        let skeleton = ctx.clip.skeleton();
+        let Some(fast) = &mut self.fast else {
+            return true;
+        };
+        for s in 0..self.len {
+            let row = s * bones;
+            for &b in bones_to_check {
+                let parent = skeleton.parent(b).map(|p| fast.object[row + p]);
+                let raw = &fast.raw[row + b];
+                let object = filter::compose(&fast.local[row + b], parent.as_ref(), raw);
+                fast.object[row + b] = object;
+                self.compositions += 1;
+                let e2 = filter::error_squared(&object, raw, fast.shells[b]);
+                let verdict = filter::verdict(e2, fast.bounds[b]);
+                let over = match verdict {
+                    Verdict::Fits => false,
+                    Verdict::Over => true,
+                    Verdict::Unsure => {
+                        let (e, n) = exact_error(ctx, &self.local, self.first, b, s);
+                        self.compositions += n;
+                        is_over(ctx, e)
+                    }
+                };
+                #[cfg(test)]
+                check_verdict(
+                    ctx,
+                    &self.local,
+                    self.first,
+                    b,
+                    s,
+                    e2,
+                    verdict,
+                    fast.units[b],
+                );
+                if over {
+                    self.failure = (b, s);
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// [`probe`](Self::probe) through the `f32` filter: over only when the
+    /// filter is sure or the `f64` error says so.
+    fn probe_fast(&mut self, changed: usize, bone: usize, sample: usize) -> bool {
+        let ctx = self.ctx;
+        let bones = ctx.bones;
+        let skeleton = ctx.clip.skeleton();
+        let depths = &ctx.depths;
+        if depths[bone] < depths[changed] {
+            return false;
+        }
+        self.path.clear();
+        let mut cursor = bone;
+        loop {
+            self.path.push(cursor);
+            if cursor == changed {
+                break;
+            }
+            match skeleton.parent(cursor) {
+                Some(p) if depths[cursor] > depths[changed] => cursor = p,
+                _ => return false,
+            }
+        }
+        let Some(fast) = &self.fast else {
+            return false;
+        };
+        let row = sample * bones;
+        let mut object = skeleton.parent(changed).map(|p| fast.object[row + p]);
+        self.compositions += self.path.len();
+        for &b in self.path.iter().rev() {
+            object = Some(filter::compose(
+                &fast.local[row + b],
+                object.as_ref(),
+                &fast.raw[row + b],
+            ));
+        }
+        let Some(object) = object else {
+            return false;
+        };
+        let e2 = filter::error_squared(&object, &fast.raw[row + bone], fast.shells[bone]);
+        let verdict = filter::verdict(e2, fast.bounds[bone]);
+        #[cfg(test)]
+        check_verdict(
+            ctx,
+            &self.local,
+            self.first,
+            bone,
+            sample,
+            e2,
+            verdict,
+            fast.units[bone],
+        );
+        match verdict {
+            Verdict::Fits => false,
+            Verdict::Over => true,
+            Verdict::Unsure => {
+                let (e, n) = exact_error(ctx, &self.local, self.first, bone, sample);
+                self.compositions += n;
+                is_over(ctx, e)
+            }
+        }
+    }
+
     /// Whether the step just applied to track `t` (of `bone`) goes over
     /// where the track's last refused step did or where one of the latest
     /// refused steps of any track did (one [`probe`](Self::probe) each).
@@ -351,6 +643,17 @@ impl<'a> Search<'a> {
         let bones = self.ctx.bones;
         let skeleton = self.ctx.clip.skeleton();
         self.compositions += samples * bones_to_check.len();
+        if let Some(fast) = &mut self.fast {
+            for s in 0..samples {
+                let row = s * bones;
+                for &b in bones_to_check {
+                    let parent = skeleton.parent(b).map(|p| fast.object[row + p]);
+                    fast.object[row + b] =
+                        filter::compose(&fast.local[row + b], parent.as_ref(), &fast.raw[row + b]);
+                }
+            }
+            return;
+        }
         for s in 0..samples {
             let row = s * bones;
             for &b in bones_to_check {
@@ -369,6 +672,23 @@ impl<'a> Search<'a> {
     fn assert_cache_is_current(&self) {
         let bones = self.ctx.bones;
         let skeleton = self.ctx.clip.skeleton();
+        if let Some(fast) = &self.fast {
+            for s in 0..self.len {
+                let row = s * bones;
+                let mut object = fast.object[row..row + bones].to_vec();
+                for b in 0..bones {
+                    let parent = skeleton.parent(b).map(|p| object[p]);
+                    object[b] =
+                        filter::compose(&fast.local[row + b], parent.as_ref(), &fast.raw[row + b]);
+                }
+                assert_eq!(
+                    object[..],
+                    fast.object[row..row + bones],
+                    "stale f32 object transforms at sample {s}"
+                );
+            }
+            return;
+        }
         for s in 0..self.len {
             let row = s * bones;
             let mut object = self.local[row..row + bones].to_vec();
@@ -780,6 +1100,8 @@ pub(crate) fn search_segment(
         path: Vec::new(),
         in_subtree: vec![false; bones],
         brute_force: ctx.brute_force,
+        fast: (!ctx.brute_force && ctx.depths.iter().all(|&d| d < filter::MAX_DEPTH))
+            .then(|| Fast::new(ctx, meta, first, len)),
         compositions: 0,
     };
     search.run(pinned);
