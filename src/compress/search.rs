@@ -29,9 +29,9 @@
 //! time per bone per sample then stays flat with depth; the price is a few
 //! bits on the tall tracks (the closing measurement in the README).
 
-use glam::{DQuat, DVec3, Quat, Vec3, Vec3A, Vec4};
+use glam::{DQuat, DVec3, Vec3, Vec4};
 
-use super::filter::{self, Local32, Object32, Raw32, Verdict};
+use super::filter::{self, Local4, Object4, Raw4, Verdict, Verdicts, LANES, Q4, V4};
 use super::{Context, TrackSamples, PINNED_RATE};
 use crate::clip::Transform;
 use crate::format::{
@@ -133,27 +133,23 @@ impl Widened {
     fn vector(&self) -> DVec3 {
         DVec3::new(self.wide[0], self.wide[1], self.wide[2])
     }
-
-    fn rotation32(&self) -> Quat {
-        Quat::from_vec4(self.narrow)
-    }
-
-    fn vector32(&self) -> Vec3A {
-        Vec3A::from_vec4(self.narrow)
-    }
 }
 
 /// The `f32` filter's state (see `filter.rs`): its own decoded local and
-/// object poses, `[sample * bones + bone]`, which stand in for the `f64`
-/// object cache; the `f64` answer is composed from the root when the filter
-/// cannot tell.
+/// object poses, `[group * bones + bone]` (a group: [`LANES`] samples side
+/// by side), which stand in for the `f64` object cache; the `f64` answer is
+/// composed from the root when the filter cannot tell. A segment whose
+/// length is not a multiple of [`LANES`] repeats its last sample in the
+/// spare lanes, whose verdicts are never read.
 struct Fast {
-    local: Vec<Local32>,
-    object: Vec<Object32>,
-    raw: Vec<Raw32>,
+    local: Vec<Local4>,
+    object: Vec<Object4>,
+    raw: Vec<Raw4>,
     /// Per bone: the squared errors below and above which the filter decides.
     bounds: Vec<(f32, f32)>,
     shells: Vec<f32>,
+    /// Scratch: the verdicts and squared errors of the bones checked in a group.
+    verdicts: Vec<(Verdicts, Vec4)>,
     /// Per bone: the margin over [`filter::MARGIN_FACTOR`] (tests measure against it).
     #[cfg(test)]
     units: Vec<f64>,
@@ -163,22 +159,27 @@ impl Fast {
     fn new(ctx: &Context, meta: &ClipMeta, first: usize, len: usize) -> Fast {
         let bones = ctx.bones;
         let skeleton = ctx.clip.skeleton();
-        let base: Vec<Local32> = meta
-            .base_pose()
-            .iter()
-            .map(Local32::from_transform)
-            .collect();
-        let mut local = Vec::with_capacity(len * bones);
-        let mut raw = Vec::with_capacity(len * bones);
+        let base: Vec<Local4> = meta.base_pose().iter().map(Local4::splat).collect();
+        let groups = len.div_ceil(LANES);
+        let mut local = Vec::with_capacity(groups * bones);
+        let mut raw = Vec::with_capacity(groups * bones);
+        for g in 0..groups {
+            local.extend_from_slice(&base);
+            let rows = [0, 1, 2, 3].map(|lane| (first + (g * LANES + lane).min(len - 1)) * bones);
+            for b in 0..bones {
+                let objects = rows.map(|row| {
+                    let parent = skeleton.parent(b).map(|p| &ctx.raw_object[row + p]);
+                    (&ctx.raw_object[row + b], parent)
+                });
+                raw.push(Raw4::new(objects, ctx.shells[b]));
+            }
+        }
         let mut reach = vec![0.0f64; bones];
         let mut chain = vec![0.0f64; bones];
         for s in 0..len {
-            local.extend_from_slice(&base);
             let row = (first + s) * bones;
             for b in 0..bones {
                 let object = &ctx.raw_object[row + b];
-                let parent = skeleton.parent(b).map(|p| &ctx.raw_object[row + p]);
-                raw.push(Raw32::new(object, parent, ctx.shells[b]));
                 chain[b] = match skeleton.parent(b) {
                     Some(p) => {
                         chain[p]
@@ -192,23 +193,35 @@ impl Fast {
         }
         Fast {
             local,
-            object: vec![
-                Object32 {
-                    rotation: Quat::IDENTITY,
-                    scale: Vec3A::ONE,
-                    offset: Vec3A::ZERO,
-                };
-                len * bones
-            ],
+            object: vec![Object4::IDENTITY; groups * bones],
             raw,
             bounds: (0..bones)
                 .map(|b| filter::bounds(ctx.threshold, filter::margin(ctx.depths[b], reach[b])))
                 .collect(),
+            shells: ctx.shells.iter().map(|&s| s as f32).collect(),
+            verdicts: Vec::with_capacity(bones),
             #[cfg(test)]
             units: (0..bones)
                 .map(|b| filter::margin(ctx.depths[b], reach[b]) / filter::MARGIN_FACTOR)
                 .collect(),
-            shells: ctx.shells.iter().map(|&s| s as f32).collect(),
+        }
+    }
+
+    /// Recomputes the object transforms of the given bones (parents first)
+    /// in group `g`.
+    #[inline]
+    fn compose_group(
+        &mut self,
+        skeleton: &crate::clip::Skeleton,
+        bones: usize,
+        g: usize,
+        check: &[usize],
+    ) {
+        let row = g * bones;
+        for &b in check {
+            let parent = skeleton.parent(b).map(|p| self.object[row + p]);
+            self.object[row + b] =
+                filter::compose(&self.local[row + b], parent.as_ref(), &self.raw[row + b]);
         }
     }
 }
@@ -299,6 +312,9 @@ struct Search<'a> {
     last_failure: Vec<Option<(usize, usize)>>,
     /// Where the last [`fits`](Self::fits) that failed went over.
     failure: (usize, usize),
+    /// How many samples, from the first, the last failed
+    /// [`fits`](Self::fits) touched (to be refreshed after reverting).
+    stale: usize,
     /// The latest distinct points where a step was refused, newest first.
     recent: Vec<(usize, usize)>,
     /// Scratch path for [`probe`](Self::probe): bones from the changed one down.
@@ -341,22 +357,15 @@ impl<'a> Search<'a> {
         let bone = track.bone as usize;
         let bones = self.ctx.bones;
         if let Some(fast) = &mut self.fast {
-            let locals = fast.local[bone..].iter_mut().step_by(bones);
-            match track.channel {
-                Channel::Rotation => {
-                    for (local, v) in locals.zip(values.iter()) {
-                        local.rotation = v.rotation32();
-                    }
-                }
-                Channel::Translation => {
-                    for (local, v) in locals.zip(values.iter()) {
-                        local.translation = v.vector32();
-                    }
-                }
-                _ => {
-                    for (local, v) in locals.zip(values.iter()) {
-                        local.scale = v.vector32();
-                    }
+            let n = values.len();
+            for g in 0..n.div_ceil(LANES) {
+                let lane = |l: usize| values[(g * LANES + l).min(n - 1)].narrow;
+                let [x, y, z, w] = filter::transpose([lane(0), lane(1), lane(2), lane(3)]);
+                let local = &mut fast.local[g * bones + bone];
+                match track.channel {
+                    Channel::Rotation => local.rotation = Q4 { x, y, z, w },
+                    Channel::Translation => local.translation = V4 { x, y, z },
+                    _ => local.scale = V4 { x, y, z },
                 }
             }
         }
@@ -439,6 +448,7 @@ impl<'a> Search<'a> {
                 let e = vertices_error(&self.ctx.raw_vertices[raw_row + b], &decoded);
                 if e > self.ctx.threshold || e.is_nan() {
                     self.failure = (b, s);
+                    self.stale = s + 1;
                     return false;
                 }
             }
@@ -501,10 +511,11 @@ impl<'a> Search<'a> {
         e > self.ctx.threshold || e.is_nan()
     }
 
-    /// [`fits`](Self::fits) through the `f32` filter: the same walk, the
-    /// same stops, each bone at each sample decided by the filter when it
-    /// can tell and by the `f64` error otherwise, so every answer (and the
-    /// point of failure) is the one of the `f64` walk.
+    /// [`fits`](Self::fits) through the `f32` filter: the same walk, four
+    /// samples at a time, each bone at each sample decided by the filter
+    /// when it can tell and by the `f64` error otherwise, in the walk's
+    /// order, so every answer (and the point of failure) is the one of the
+    /// `f64` walk. A failure leaves its whole group touched.
     fn fits_fast(&mut self, bones_to_check: &[usize]) -> bool {
         let ctx = self.ctx;
         let bones = ctx.bones;
@@ -512,39 +523,56 @@ impl<'a> Search<'a> {
         let Some(fast) = &mut self.fast else {
             return true;
         };
-        for s in 0..self.len {
-            let row = s * bones;
+        for g in 0..self.len.div_ceil(LANES) {
+            let row = g * bones;
+            let lanes = (self.len - g * LANES).min(LANES);
+            let live = (1u32 << lanes) - 1;
+            let mut sure = true;
+            fast.verdicts.clear();
             for &b in bones_to_check {
                 let parent = skeleton.parent(b).map(|p| fast.object[row + p]);
                 let raw = &fast.raw[row + b];
                 let object = filter::compose(&fast.local[row + b], parent.as_ref(), raw);
                 fast.object[row + b] = object;
-                self.compositions += 1;
                 let e2 = filter::error_squared(&object, raw, fast.shells[b]);
-                let verdict = filter::verdict(e2, fast.bounds[b]);
-                let over = match verdict {
-                    Verdict::Fits => false,
-                    Verdict::Over => true,
-                    Verdict::Unsure => {
-                        let (e, n) = exact_error(ctx, &self.local, self.first, b, s);
-                        self.compositions += n;
-                        is_over(ctx, e)
+                let verdicts = filter::verdicts(e2, fast.bounds[b]);
+                sure &= verdicts.fits & live == live;
+                fast.verdicts.push((verdicts, e2));
+            }
+            self.compositions += lanes * bones_to_check.len();
+            // Tests check every verdict against f64.
+            if sure && !cfg!(test) {
+                continue;
+            }
+            for lane in 0..lanes {
+                let s = g * LANES + lane;
+                for (&b, &(verdicts, _e2)) in bones_to_check.iter().zip(&fast.verdicts) {
+                    let verdict = verdicts.lane(lane);
+                    #[cfg(test)]
+                    check_verdict(
+                        ctx,
+                        &self.local,
+                        self.first,
+                        b,
+                        s,
+                        _e2[lane],
+                        verdict,
+                        fast.units[b],
+                    );
+                    let over = match verdict {
+                        Verdict::Fits => false,
+                        Verdict::Over => true,
+                        Verdict::Unsure => {
+                            let (e, n) = exact_error(ctx, &self.local, self.first, b, s);
+                            self.compositions += n;
+                            is_over(ctx, e)
+                        }
+                    };
+                    if over {
+                        self.failure = (b, s);
+                        self.stale = (g * LANES + LANES).min(self.len);
+                        return false;
                     }
-                };
-                #[cfg(test)]
-                check_verdict(
-                    ctx,
-                    &self.local,
-                    self.first,
-                    b,
-                    s,
-                    e2,
-                    verdict,
-                    fast.units[b],
-                );
-                if over {
-                    self.failure = (b, s);
-                    return false;
                 }
             }
         }
@@ -576,7 +604,8 @@ impl<'a> Search<'a> {
         let Some(fast) = &self.fast else {
             return false;
         };
-        let row = sample * bones;
+        let (g, lane) = (sample / LANES, sample % LANES);
+        let row = g * bones;
         let mut object = skeleton.parent(changed).map(|p| fast.object[row + p]);
         self.compositions += self.path.len();
         for &b in self.path.iter().rev() {
@@ -590,7 +619,7 @@ impl<'a> Search<'a> {
             return false;
         };
         let e2 = filter::error_squared(&object, &fast.raw[row + bone], fast.shells[bone]);
-        let verdict = filter::verdict(e2, fast.bounds[bone]);
+        let verdict = filter::verdicts(e2, fast.bounds[bone]).lane(lane);
         #[cfg(test)]
         check_verdict(
             ctx,
@@ -598,7 +627,7 @@ impl<'a> Search<'a> {
             self.first,
             bone,
             sample,
-            e2,
+            e2[lane],
             verdict,
             fast.units[bone],
         );
@@ -644,13 +673,8 @@ impl<'a> Search<'a> {
         let skeleton = self.ctx.clip.skeleton();
         self.compositions += samples * bones_to_check.len();
         if let Some(fast) = &mut self.fast {
-            for s in 0..samples {
-                let row = s * bones;
-                for &b in bones_to_check {
-                    let parent = skeleton.parent(b).map(|p| fast.object[row + p]);
-                    fast.object[row + b] =
-                        filter::compose(&fast.local[row + b], parent.as_ref(), &fast.raw[row + b]);
-                }
+            for g in 0..samples.div_ceil(LANES) {
+                fast.compose_group(skeleton, bones, g, bones_to_check);
             }
             return;
         }
@@ -673,8 +697,8 @@ impl<'a> Search<'a> {
         let bones = self.ctx.bones;
         let skeleton = self.ctx.clip.skeleton();
         if let Some(fast) = &self.fast {
-            for s in 0..self.len {
-                let row = s * bones;
+            for g in 0..self.len.div_ceil(LANES) {
+                let row = g * bones;
                 let mut object = fast.object[row..row + bones].to_vec();
                 for b in 0..bones {
                     let parent = skeleton.parent(b).map(|p| object[p]);
@@ -684,7 +708,7 @@ impl<'a> Search<'a> {
                 assert_eq!(
                     object[..],
                     fast.object[row..row + bones],
-                    "stale f32 object transforms at sample {s}"
+                    "stale f32 object transforms in group {g}"
                 );
             }
             return;
@@ -762,7 +786,11 @@ impl<'a> Search<'a> {
             }
             self.rates[t] += 1;
             self.apply(t);
-            let stale = if self.brute_force { self.len } else { s + 1 };
+            let stale = if self.brute_force {
+                self.len
+            } else {
+                self.stale
+            };
             self.refresh_to(subtree, stale);
             break;
         }
@@ -798,7 +826,7 @@ impl<'a> Search<'a> {
                 let stale = if self.brute_force {
                     self.len
                 } else {
-                    self.failure.1 + 1
+                    self.stale
                 };
                 let all: Vec<usize> = (0..self.ctx.bones).collect();
                 self.refresh_to(&all, stale);
@@ -902,7 +930,7 @@ impl<'a> Search<'a> {
             let stale = if self.brute_force {
                 self.len
             } else {
-                self.failure.1 + 1
+                self.stale
             };
             self.refresh_to(&check, stale);
             return Some(true);
@@ -956,7 +984,7 @@ impl<'a> Search<'a> {
             let stale = if self.brute_force {
                 self.len
             } else {
-                self.failure.1 + 1
+                self.stale
             };
             self.refresh_to(subtree, stale);
             return;
@@ -1096,6 +1124,7 @@ pub(crate) fn search_segment(
         object: vec![identity; len * bones],
         last_failure: vec![None; tracks.len()],
         failure: (0, 0),
+        stale: 0,
         recent: Vec::with_capacity(RECENT_FAILURES),
         path: Vec::new(),
         in_subtree: vec![false; bones],
