@@ -29,7 +29,7 @@
 //! time per bone per sample then stays flat with depth; the price is a few
 //! bits on the tall tracks (the closing measurement in the README).
 
-use glam::{DQuat, DVec3, Vec3, Vec4};
+use glam::{Quat, Vec3, Vec4};
 
 use super::filter::{self, Local4, Object4, Raw4, Verdict, Verdicts, LANES, Q4, V4};
 use super::{Context, TrackSamples, PINNED_RATE};
@@ -102,36 +102,27 @@ pub(crate) fn constant_slot(normalized: &[Vec3]) -> [u8; RANGE_SLOT_BYTES] {
     slot
 }
 
-/// One decoded value of a track, widened to `f64` as
-/// [`DTransform::from_f32`] widens the channel it belongs to, and as the
+/// One decoded value of a track: as the sampler returns it, and as the
 /// `f32` filter takes it (a rotation normalized in `f32`).
 #[derive(Clone, Copy)]
-struct Widened {
-    wide: [f64; 4],
+struct Decoded {
+    value: Vec4,
     narrow: Vec4,
 }
 
-impl Widened {
-    fn from_rotation(q: glam::Quat) -> Widened {
-        Widened {
-            wide: q.as_dquat().normalize().to_array(),
+impl Decoded {
+    fn from_rotation(q: Quat) -> Decoded {
+        Decoded {
+            value: Vec4::from(q),
             narrow: Vec4::from(q.normalize()),
         }
     }
 
-    fn from_vector(v: Vec3) -> Widened {
-        Widened {
-            wide: v.as_dvec3().extend(0.0).to_array(),
+    fn from_vector(v: Vec3) -> Decoded {
+        Decoded {
+            value: v.extend(0.0),
             narrow: v.extend(0.0),
         }
-    }
-
-    fn rotation(&self) -> DQuat {
-        DQuat::from_array(self.wide)
-    }
-
-    fn vector(&self) -> DVec3 {
-        DVec3::new(self.wide[0], self.wide[1], self.wide[2])
     }
 }
 
@@ -142,6 +133,9 @@ impl Widened {
 /// length is not a multiple of [`LANES`] repeats its last sample in the
 /// spare lanes, whose verdicts are never read.
 struct Fast {
+    /// The decoded local pose as the sampler returns it,
+    /// `[sample * bones + bone]`: what the `f64` answer starts from.
+    decoded: Vec<Transform>,
     local: Vec<Local4>,
     object: Vec<Object4>,
     raw: Vec<Raw4>,
@@ -163,6 +157,10 @@ impl Fast {
         let groups = len.div_ceil(LANES);
         let mut local = Vec::with_capacity(groups * bones);
         let mut raw = Vec::with_capacity(groups * bones);
+        let mut decoded = Vec::with_capacity(len * bones);
+        for _ in 0..len {
+            decoded.extend_from_slice(meta.base_pose());
+        }
         for g in 0..groups {
             local.extend_from_slice(&base);
             let rows = [0, 1, 2, 3].map(|lane| (first + (g * LANES + lane).min(len - 1)) * bones);
@@ -192,6 +190,7 @@ impl Fast {
             }
         }
         Fast {
+            decoded,
             local,
             object: vec![Object4::IDENTITY; groups * bones],
             raw,
@@ -231,7 +230,7 @@ impl Fast {
 /// operations in the same order), with the number of compositions.
 fn exact_error(
     ctx: &Context,
-    local: &[DTransform],
+    local: &[Transform],
     first: usize,
     bone: usize,
     sample: usize,
@@ -247,9 +246,9 @@ fn exact_error(
         n += 1;
         cursor = skeleton.parent(b);
     }
-    let mut object = local[row + path[n - 1]];
+    let mut object = DTransform::from_f32(&local[row + path[n - 1]]);
     for &b in path[..n - 1].iter().rev() {
-        object = local[row + b].then_parent(&object);
+        object = DTransform::from_f32(&local[row + b]).then_parent(&object);
     }
     let decoded = shell_vertices(&object, ctx.shells[bone]);
     let e = vertices_error(&ctx.raw_vertices[(first + sample) * bones + bone], &decoded);
@@ -263,7 +262,7 @@ fn exact_error(
 #[cfg(test)]
 fn check_verdict(
     ctx: &Context,
-    local: &[DTransform],
+    local: &[Transform],
     first: usize,
     bone: usize,
     sample: usize,
@@ -299,12 +298,13 @@ struct Search<'a> {
     /// Decoded local pose, `[sample * bones + bone]`, widened as
     /// [`DTransform::from_f32`] widens it: each channel on its own, so a
     /// track's step rewrites only its own channel, and the widening (a
-    /// normalization in `f64`) is paid once per decode, not per composition.
+    /// normalization in `f64`) is paid once per step, not per composition.
+    /// Unused (empty) when the `f32` filter runs: see [`Fast`].
     local: Vec<DTransform>,
-    /// Per track and rate: the track's widened values at every sample of the
+    /// Per track and rate: the track's decoded values at every sample of the
     /// segment, once decoded. A refused step goes back to a rate decoded
     /// before; so do trades.
-    decoded: Vec<[Option<Box<[Widened]>>; NUM_RATES as usize]>,
+    decoded: Vec<[Option<Box<[Decoded]>>; NUM_RATES as usize]>,
     /// Decoded object-space pose. Between steps it always holds every bone
     /// composed from `local` (the invariant every shortcut below relies on).
     object: Vec<DTransform>,
@@ -368,30 +368,31 @@ impl<'a> Search<'a> {
                     _ => local.scale = V4 { x, y, z },
                 }
             }
+            let decoded = fast.decoded[bone..].iter_mut().step_by(bones);
+            for (local, v) in decoded.zip(values.iter()) {
+                match track.channel {
+                    Channel::Rotation => local.rotation = Quat::from_vec4(v.value),
+                    Channel::Translation => local.translation = v.value.truncate(),
+                    _ => local.scale = v.value.truncate(),
+                }
+            }
+            return;
         }
+        // Widened as DTransform::from_f32 widens each channel.
         let locals = self.local[bone..].iter_mut().step_by(bones);
-        match track.channel {
-            Channel::Rotation => {
-                for (local, v) in locals.zip(values.iter()) {
-                    local.rotation = v.rotation();
+        for (local, v) in locals.zip(values.iter()) {
+            match track.channel {
+                Channel::Rotation => {
+                    local.rotation = Quat::from_vec4(v.value).as_dquat().normalize()
                 }
-            }
-            Channel::Translation => {
-                for (local, v) in locals.zip(values.iter()) {
-                    local.translation = v.vector();
-                }
-            }
-            _ => {
-                for (local, v) in locals.zip(values.iter()) {
-                    local.scale = v.vector();
-                }
+                Channel::Translation => local.translation = v.value.truncate().as_dvec3(),
+                _ => local.scale = v.value.truncate().as_dvec3(),
             }
         }
     }
 
-    /// Track `t`'s values at its current rate, as the sampler decodes them,
-    /// widened as [`DTransform::from_f32`] widens them.
-    fn decode(&self, t: usize) -> Box<[Widened]> {
+    /// Track `t`'s values at its current rate, as the sampler decodes them.
+    fn decode(&self, t: usize) -> Box<[Decoded]> {
         let decoder = self.decoder(t);
         let track = &self.tracks[t];
         let mut out = Vec::with_capacity(self.len);
@@ -407,7 +408,7 @@ impl<'a> Search<'a> {
                     }
                     let rotations = key_rotations(&decoder, &quantized[..n], &reference);
                     for rotation in rotations.iter().take(n) {
-                        out.push(Widened::from_rotation(*rotation));
+                        out.push(Decoded::from_rotation(*rotation));
                     }
                     s += n;
                 }
@@ -415,7 +416,7 @@ impl<'a> Search<'a> {
             _ => {
                 for s in 0..self.len {
                     let q = decoder.quantize(track.values[self.first + s]);
-                    out.push(Widened::from_vector(decoder.value(q).truncate()));
+                    out.push(Decoded::from_vector(decoder.value(q).truncate()));
                 }
             }
         }
@@ -551,7 +552,7 @@ impl<'a> Search<'a> {
                     #[cfg(test)]
                     check_verdict(
                         ctx,
-                        &self.local,
+                        &fast.decoded,
                         self.first,
                         b,
                         s,
@@ -563,7 +564,7 @@ impl<'a> Search<'a> {
                         Verdict::Fits => false,
                         Verdict::Over => true,
                         Verdict::Unsure => {
-                            let (e, n) = exact_error(ctx, &self.local, self.first, b, s);
+                            let (e, n) = exact_error(ctx, &fast.decoded, self.first, b, s);
                             self.compositions += n;
                             is_over(ctx, e)
                         }
@@ -623,7 +624,7 @@ impl<'a> Search<'a> {
         #[cfg(test)]
         check_verdict(
             ctx,
-            &self.local,
+            &fast.decoded,
             self.first,
             bone,
             sample,
@@ -635,7 +636,7 @@ impl<'a> Search<'a> {
             Verdict::Fits => false,
             Verdict::Over => true,
             Verdict::Unsure => {
-                let (e, n) = exact_error(ctx, &self.local, self.first, bone, sample);
+                let (e, n) = exact_error(ctx, &fast.decoded, self.first, bone, sample);
                 self.compositions += n;
                 is_over(ctx, e)
             }
@@ -1096,10 +1097,15 @@ pub(crate) fn search_segment(
     let tracks = &all_tracks[..bone_tracks];
     let (first, len) = meta.segments.segment(segment);
     let bones = ctx.bones;
-    let base: Vec<DTransform> = meta.base_pose().iter().map(DTransform::from_f32).collect();
-    let mut local = Vec::with_capacity(len * bones);
-    for _ in 0..len {
-        local.extend_from_slice(&base);
+    let fast = (!ctx.brute_force && ctx.depths.iter().all(|&d| d < filter::MAX_DEPTH))
+        .then(|| Fast::new(ctx, meta, first, len));
+    let mut local = Vec::new();
+    if fast.is_none() {
+        let base: Vec<DTransform> = meta.base_pose().iter().map(DTransform::from_f32).collect();
+        local.reserve(len * bones);
+        for _ in 0..len {
+            local.extend_from_slice(&base);
+        }
     }
     let identity = DTransform::from_f32(&Transform::IDENTITY);
     fn window(t: &TrackSamples, first: usize, len: usize) -> &[Vec3] {
@@ -1121,7 +1127,11 @@ pub(crate) fn search_segment(
         rates: vec![RATE_HIGHEST_QUANTIZED; tracks.len()],
         local,
         decoded: (0..tracks.len()).map(|_| Default::default()).collect(),
-        object: vec![identity; len * bones],
+        object: if fast.is_some() {
+            Vec::new()
+        } else {
+            vec![identity; len * bones]
+        },
         last_failure: vec![None; tracks.len()],
         failure: (0, 0),
         stale: 0,
@@ -1129,8 +1139,7 @@ pub(crate) fn search_segment(
         path: Vec::new(),
         in_subtree: vec![false; bones],
         brute_force: ctx.brute_force,
-        fast: (!ctx.brute_force && ctx.depths.iter().all(|&d| d < filter::MAX_DEPTH))
-            .then(|| Fast::new(ctx, meta, first, len)),
+        fast,
         compositions: 0,
     };
     search.run(pinned);
