@@ -59,17 +59,21 @@ pub(crate) fn classify(ctx: &Context, budget: f64) -> Classes {
         for channel in Channel::ALL {
             let raw_track = |s: usize| ctx.clip.pose(s)[bone];
             for candidate in candidates(ctx, bone, channel, &bind) {
-                let exact =
-                    (0..samples).all(|s| same_channel(&raw_track(s), &candidate.decoded, channel));
-                for s in 0..samples {
-                    set_channel(&mut lossy[s * bones + bone], &candidate.decoded, channel);
-                }
+                let exact = (0..samples)
+                    .into_par_iter()
+                    .all(|s| same_channel(&raw_track(s), &candidate.decoded, channel));
+                lossy.par_chunks_mut(bones).for_each(|pose| {
+                    set_channel(&mut pose[bone], &candidate.decoded, channel);
+                });
                 let fits = exact || {
                     let (over, reached) = subtree_error(ctx, &lossy, &mut object, bone, budget);
                     if over {
-                        for s in 0..samples {
-                            set_channel(&mut lossy[s * bones + bone], &raw_track(s), channel);
-                        }
+                        lossy
+                            .par_chunks_mut(bones)
+                            .enumerate()
+                            .for_each(|(s, pose)| {
+                                set_channel(&mut pose[bone], &raw_track(s), channel);
+                            });
                         refresh(ctx, &lossy, &mut object, bone, &reached);
                         false
                     } else {

@@ -438,13 +438,18 @@ fn compress_with(
     // The float tracks' promise, measured the same way: every stored sample
     // decoded by the sampler, each component within its track's precision.
     let rate = compressed.meta().sample_rate as f64;
-    let float_errors = floats::measure(
-        &stored,
-        samples,
-        |s, out| compressed.sample_floats(s as f64 / rate, out).map(|_| ()),
-        compressed.meta().float_offsets(),
-        compressed.meta().num_float_values(),
-    )?;
+    // Without float tracks there is nothing to decode at every sample.
+    let float_errors = if stored.float_tracks().is_empty() {
+        Vec::new()
+    } else {
+        floats::measure(
+            &stored,
+            samples,
+            |s, out| compressed.sample_floats(s as f64 / rate, out).map(|_| ()),
+            compressed.meta().float_offsets(),
+            compressed.meta().num_float_values(),
+        )?
+    };
     for (track, (&error, meta)) in float_errors
         .iter()
         .zip(&compressed.meta().floats)
@@ -702,63 +707,73 @@ pub(crate) fn channel_value(t: &Transform, channel: Channel) -> Vec3 {
     }
 }
 
+/// The animated tracks, bone by bone and channel by channel; each is built
+/// on its own (in parallel), so the order and the values do not depend on
+/// the thread count.
 fn gather_tracks(ctx: &Context, kinds: &[[crate::clip::TrackKind; 3]]) -> Vec<TrackSamples> {
-    let mut tracks = Vec::new();
-    for (bone, kind) in kinds.iter().enumerate() {
-        for channel in Channel::ALL {
-            if kind[channel as usize] != crate::clip::TrackKind::Animated {
-                continue;
-            }
-            let reference_xyz = match channel {
-                Channel::Rotation => classify::mean_rotation_xyz(
-                    (0..ctx.samples).map(|s| ctx.clip.pose(s)[bone].rotation),
-                ),
-                _ => Vec3::ZERO,
-            };
-            let inverse_reference = crate::format::constant_rotation(reference_xyz).conjugate();
-            let values: Vec<Vec4> = (0..ctx.samples)
-                .map(|s| {
-                    let t = ctx.clip.pose(s)[bone];
-                    match channel {
-                        Channel::Rotation => {
-                            let q = inverse_reference * t.rotation;
-                            Vec4::from(if q.w < 0.0 { -q } else { q })
-                        }
-                        _ => channel_value(&t, channel).extend(0.0),
-                    }
-                })
-                .collect();
-            let min = values
-                .iter()
-                .map(|v| v.truncate())
-                .fold(Vec3::splat(f32::INFINITY), Vec3::min);
-            let max = values
-                .iter()
-                .map(|v| v.truncate())
-                .fold(Vec3::splat(f32::NEG_INFINITY), Vec3::max);
-            let extent = max - min;
-            let normalized = values
-                .iter()
-                .map(|v| {
-                    let n = (v.truncate() - min) / extent;
-                    Vec3::select(extent.cmpgt(Vec3::ZERO), n, Vec3::ZERO)
-                        .clamp(Vec3::ZERO, Vec3::ONE)
-                })
-                .collect();
-            tracks.push(TrackSamples {
-                track: AnimatedTrack::new(
-                    bone as u16,
-                    channel,
-                    ClipRange { min, extent },
-                    reference_xyz,
-                ),
-                values,
-                normalized,
-                precision: 0.0,
-            });
+    let animated: Vec<(usize, Channel)> = kinds
+        .iter()
+        .enumerate()
+        .flat_map(|(bone, kind)| {
+            Channel::ALL
+                .into_iter()
+                .filter(move |&channel| kind[channel as usize] == crate::clip::TrackKind::Animated)
+                .map(move |channel| (bone, channel))
+        })
+        .collect();
+    animated
+        .into_par_iter()
+        .map(|(bone, channel)| gather_track(ctx, bone, channel))
+        .collect()
+}
+
+fn gather_track(ctx: &Context, bone: usize, channel: Channel) -> TrackSamples {
+    let reference_xyz = match channel {
+        Channel::Rotation => {
+            classify::mean_rotation_xyz((0..ctx.samples).map(|s| ctx.clip.pose(s)[bone].rotation))
         }
+        _ => Vec3::ZERO,
+    };
+    let inverse_reference = crate::format::constant_rotation(reference_xyz).conjugate();
+    let values: Vec<Vec4> = (0..ctx.samples)
+        .map(|s| {
+            let t = ctx.clip.pose(s)[bone];
+            match channel {
+                Channel::Rotation => {
+                    let q = inverse_reference * t.rotation;
+                    Vec4::from(if q.w < 0.0 { -q } else { q })
+                }
+                _ => channel_value(&t, channel).extend(0.0),
+            }
+        })
+        .collect();
+    let min = values
+        .iter()
+        .map(|v| v.truncate())
+        .fold(Vec3::splat(f32::INFINITY), Vec3::min);
+    let max = values
+        .iter()
+        .map(|v| v.truncate())
+        .fold(Vec3::splat(f32::NEG_INFINITY), Vec3::max);
+    let extent = max - min;
+    let normalized = values
+        .iter()
+        .map(|v| {
+            let n = (v.truncate() - min) / extent;
+            Vec3::select(extent.cmpgt(Vec3::ZERO), n, Vec3::ZERO).clamp(Vec3::ZERO, Vec3::ONE)
+        })
+        .collect();
+    TrackSamples {
+        track: AnimatedTrack::new(
+            bone as u16,
+            channel,
+            ClipRange { min, extent },
+            reference_xyz,
+        ),
+        values,
+        normalized,
+        precision: 0.0,
     }
-    tracks
 }
 
 /// Rates are raised to this index for pinned bones when verification fails.
