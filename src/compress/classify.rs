@@ -49,8 +49,11 @@ pub(crate) fn classify(ctx: &Context, budget: f64) -> Classes {
     let bones = ctx.bones;
     let samples = ctx.samples;
     let skeleton = ctx.clip.skeleton();
-    let mut lossy: Vec<Transform> = ctx.clip.poses()[..samples * bones].to_vec();
-    let mut object = ctx.raw_object.clone();
+    // Copied in parallel: for a long take these are tens of megabytes.
+    let mut lossy: Vec<Transform> = Vec::with_capacity(samples * bones);
+    lossy.par_extend(ctx.clip.poses()[..samples * bones].par_iter().copied());
+    let mut object: Vec<DTransform> = Vec::with_capacity(ctx.raw_object.len());
+    object.par_extend(ctx.raw_object.par_iter().copied());
     let mut kinds = vec![[TrackKind::Animated; 3]; bones];
     let mut constants = Vec::new();
 

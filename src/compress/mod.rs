@@ -300,7 +300,10 @@ impl<'a> Context<'a> {
         let bones = clip.num_bones();
         let skeleton = clip.skeleton();
         let identity = DTransform::from_f32(&Transform::IDENTITY);
-        let mut raw_object = vec![identity; samples * bones];
+        // Filled in parallel, so that the pages of a long take are first
+        // touched (and mapped) by both threads, not one.
+        let mut raw_object = Vec::with_capacity(samples * bones);
+        raw_object.par_extend((0..samples * bones).into_par_iter().map(|_| identity));
         raw_object
             .par_chunks_exact_mut(bones)
             .enumerate()
@@ -421,9 +424,18 @@ fn compress_with(
         settings.shell_cm,
     )
     .with_floats(float_classes.meta);
-    let stored = clip.prefix(samples).with_loop_mode(loop_mode);
+    // The samples kept, which the measurement compares against: the clip
+    // itself when it keeps them all (a copy of a long take is a serial pass
+    // over every pose; the measurement reads poses only, not the loop mode).
+    let prefix;
+    let stored: &Clip = if samples == source_samples {
+        clip
+    } else {
+        prefix = clip.prefix(samples).with_loop_mode(loop_mode);
+        &prefix
+    };
     let (compressed, segments, compositions, report) =
-        search_verified(&ctx, &stored, &meta, &tracks, bone_tracks, settings)?;
+        search_verified(&ctx, stored, &meta, &tracks, bone_tracks, settings)?;
 
     let mut rate_histogram = [0u64; NUM_RATES as usize];
     let mut float_rate_histogram = [0u64; NUM_RATES as usize];
@@ -443,7 +455,7 @@ fn compress_with(
         Vec::new()
     } else {
         floats::measure(
-            &stored,
+            stored,
             samples,
             |s, out| compressed.sample_floats(s as f64 / rate, out).map(|_| ()),
             compressed.meta().float_offsets(),
