@@ -22,6 +22,10 @@ use crate::metric::{shell_vertices, vertices_error, DTransform};
 pub(crate) struct Classes {
     pub kinds: Vec<[TrackKind; 3]>,
     pub constants: Vec<ConstantTrack>,
+    /// Per bone: x, y, z of the mean of its rotations
+    /// ([`mean_rotation_xyz`] over every sample), the reference of an
+    /// animated rotation track.
+    pub mean_rotations: Vec<Vec3>,
 }
 
 impl Classes {
@@ -56,12 +60,20 @@ pub(crate) fn classify(ctx: &Context, budget: f64) -> Classes {
     object.par_extend(ctx.raw_object.par_iter().copied());
     let mut kinds = vec![[TrackKind::Animated; 3]; bones];
     let mut constants = Vec::new();
+    // Every sub-track's candidates at once, in parallel: each is a pass over
+    // every sample that depends on the source alone, not on the choices.
+    let all_candidates: Vec<[[Candidate; 2]; 3]> = (0..bones)
+        .into_par_iter()
+        .map(|bone| {
+            let bind = skeleton.bones()[bone].bind;
+            Channel::ALL.map(|channel| candidates(ctx, bone, channel, &bind))
+        })
+        .collect();
 
-    for bone in 0..bones {
-        let bind = skeleton.bones()[bone].bind;
-        for channel in Channel::ALL {
+    for (bone, bone_candidates) in all_candidates.iter().enumerate() {
+        for (channel, channel_candidates) in Channel::ALL.into_iter().zip(bone_candidates) {
             let raw_track = |s: usize| ctx.clip.pose(s)[bone];
-            for candidate in candidates(ctx, bone, channel, &bind) {
+            for candidate in channel_candidates {
                 let exact = (0..samples)
                     .into_par_iter()
                     .all(|s| same_channel(&raw_track(s), &candidate.decoded, channel));
@@ -97,7 +109,15 @@ pub(crate) fn classify(ctx: &Context, budget: f64) -> Classes {
             }
         }
     }
-    Classes { kinds, constants }
+    let mean_rotations = all_candidates
+        .iter()
+        .map(|[rotation, ..]| rotation[1].stored)
+        .collect();
+    Classes {
+        kinds,
+        constants,
+        mean_rotations,
+    }
 }
 
 /// The bind value first, then the value that best stands for the whole track.

@@ -402,7 +402,7 @@ fn compress_with(
     ctx.raw_vertices.truncate(samples * bones);
 
     let classes = classify::classify(&ctx, settings.constant_share * ctx.threshold);
-    let mut tracks = gather_tracks(&ctx, &classes.kinds);
+    let mut tracks = gather_tracks(&ctx, &classes);
     let bone_tracks = tracks.len();
     let float_classes = floats::classify(clip, samples)?;
     let float_default_slots = float_classes.default;
@@ -722,8 +722,9 @@ pub(crate) fn channel_value(t: &Transform, channel: Channel) -> Vec3 {
 /// The animated tracks, bone by bone and channel by channel; each is built
 /// on its own (in parallel), so the order and the values do not depend on
 /// the thread count.
-fn gather_tracks(ctx: &Context, kinds: &[[crate::clip::TrackKind; 3]]) -> Vec<TrackSamples> {
-    let animated: Vec<(usize, Channel)> = kinds
+fn gather_tracks(ctx: &Context, classes: &classify::Classes) -> Vec<TrackSamples> {
+    let animated: Vec<(usize, Channel)> = classes
+        .kinds
         .iter()
         .enumerate()
         .flat_map(|(bone, kind)| {
@@ -735,17 +736,18 @@ fn gather_tracks(ctx: &Context, kinds: &[[crate::clip::TrackKind; 3]]) -> Vec<Tr
         .collect();
     animated
         .into_par_iter()
-        .map(|(bone, channel)| gather_track(ctx, bone, channel))
+        .map(|(bone, channel)| {
+            let reference_xyz = match channel {
+                // The classification's constant candidate: the same mean.
+                Channel::Rotation => classes.mean_rotations[bone],
+                _ => Vec3::ZERO,
+            };
+            gather_track(ctx, bone, channel, reference_xyz)
+        })
         .collect()
 }
 
-fn gather_track(ctx: &Context, bone: usize, channel: Channel) -> TrackSamples {
-    let reference_xyz = match channel {
-        Channel::Rotation => {
-            classify::mean_rotation_xyz((0..ctx.samples).map(|s| ctx.clip.pose(s)[bone].rotation))
-        }
-        _ => Vec3::ZERO,
-    };
+fn gather_track(ctx: &Context, bone: usize, channel: Channel, reference_xyz: Vec3) -> TrackSamples {
     let inverse_reference = crate::format::constant_rotation(reference_xyz).conjugate();
     let values: Vec<Vec4> = (0..ctx.samples)
         .map(|s| {
