@@ -296,80 +296,181 @@ pub fn measure_error(
     decoded: &dyn PoseSource,
     settings: &MetricSettings,
 ) -> Result<ErrorReport> {
-    let bones = raw.num_bones();
+    let job = Measurement::new(raw, decoded, settings)?;
+    let mut part = job.run(decoded, 0..raw.num_samples());
+    part.errors.sort_unstable_by(f64::total_cmp);
+    Ok(job.report(part))
+}
+
+/// Samples per piece of work of [`measure_error_parallel`].
+const CHUNK_SAMPLES: usize = 512;
+
+/// [`measure_error`] with the samples measured in parallel (rayon): the
+/// same report, bit for bit, whatever the number of threads.
+pub fn measure_error_parallel(
+    raw: &Clip,
+    decoded: &(dyn PoseSource + Sync),
+    settings: &MetricSettings,
+) -> Result<ErrorReport> {
+    use rayon::prelude::*;
+    let job = Measurement::new(raw, decoded, settings)?;
     let samples = raw.num_samples();
-    if decoded.num_bones() != bones || decoded.num_samples() != samples {
-        return Err(Error::Incompatible {
-            message: format!(
-                "'{}' has {bones} bones x {samples} samples, the decoded clip {} x {}",
-                raw.name(),
-                decoded.num_bones(),
-                decoded.num_samples()
-            ),
-        });
+    let parts: Vec<Part> = (0..samples.div_ceil(CHUNK_SAMPLES))
+        .into_par_iter()
+        .map(|chunk| {
+            let first = chunk * CHUNK_SAMPLES;
+            job.run(decoded, first..(first + CHUNK_SAMPLES).min(samples))
+        })
+        .collect();
+    let mut all = Part::new(raw.num_bones(), samples);
+    for part in parts {
+        all.append(part);
     }
-    let shells = settings.shell_distances(raw);
-    let to_cm = raw.unit().to_cm(1.0);
-    let decoded_scale = settings
-        .decoded_unit
-        .filter(|&unit| unit != raw.unit())
-        .map(|unit| unit.cm_per_unit() / raw.unit().cm_per_unit());
-    let skeleton = raw.skeleton();
+    // A total order: equal keys are equal bits, so the sorted vector is the
+    // one the serial sort gives.
+    all.errors.par_sort_unstable_by(f64::total_cmp);
+    Ok(job.report(all))
+}
 
-    let mut decoded_local = vec![Transform::IDENTITY; bones];
-    let identity = DTransform::from_f32(&Transform::IDENTITY);
-    let mut raw_object = vec![identity; bones];
-    let mut decoded_object = vec![identity; bones];
-    let mut errors = Vec::with_capacity(bones * samples);
-    let mut max_per_bone = vec![0.0f64; bones];
-    let mut max_per_sample = vec![0.0f64; samples];
-    let mut worst = (0, 0);
-    let mut max = f64::NEG_INFINITY;
+/// What one measurement needs besides the samples.
+struct Measurement<'a> {
+    raw: &'a Clip,
+    shells: Vec<f64>,
+    to_cm: f64,
+    decoded_scale: Option<f64>,
+    threshold_cm: f64,
+}
 
-    for (sample, sample_max) in max_per_sample.iter_mut().enumerate() {
-        decoded.sample_pose(sample, &mut decoded_local);
-        local_to_object(skeleton, raw.pose(sample), &mut raw_object);
-        match decoded_scale {
-            None => local_to_object(skeleton, &decoded_local, &mut decoded_object),
-            Some(factor) => {
-                // Scaling every local translation scales every object
-                // position by the same factor, exactly, in f64.
-                for (bone, l) in decoded_local.iter().enumerate() {
-                    let mut t = DTransform::from_f32(l);
-                    t.translation *= factor;
-                    decoded_object[bone] = match skeleton.parent(bone) {
-                        Some(parent) => t.then_parent(&decoded_object[parent]),
-                        None => t,
-                    };
+/// The measurement of a run of consecutive samples.
+struct Part {
+    /// Every (bone, sample) error, sample by sample.
+    errors: Vec<f64>,
+    max_per_bone: Vec<f64>,
+    max_per_sample: Vec<f64>,
+    /// The first (bone, sample) of the largest error, in that order.
+    worst: (usize, usize),
+    max: f64,
+}
+
+impl Part {
+    fn new(bones: usize, samples: usize) -> Part {
+        Part {
+            errors: Vec::with_capacity(bones * samples),
+            max_per_bone: vec![0.0f64; bones],
+            max_per_sample: Vec::with_capacity(samples),
+            worst: (0, 0),
+            max: f64::NEG_INFINITY,
+        }
+    }
+
+    /// Adds the measurement of the samples that follow this part's.
+    fn append(&mut self, next: Part) {
+        self.errors.extend_from_slice(&next.errors);
+        for (a, b) in self.max_per_bone.iter_mut().zip(&next.max_per_bone) {
+            *a = a.max(*b);
+        }
+        self.max_per_sample.extend_from_slice(&next.max_per_sample);
+        // Strictly larger: the earlier of equal maxima stays, as in one walk.
+        if next.max > self.max {
+            self.max = next.max;
+            self.worst = next.worst;
+        }
+    }
+}
+
+impl<'a> Measurement<'a> {
+    fn new(
+        raw: &'a Clip,
+        decoded: &dyn PoseSource,
+        settings: &MetricSettings,
+    ) -> Result<Measurement<'a>> {
+        let bones = raw.num_bones();
+        let samples = raw.num_samples();
+        if decoded.num_bones() != bones || decoded.num_samples() != samples {
+            return Err(Error::Incompatible {
+                message: format!(
+                    "'{}' has {bones} bones x {samples} samples, the decoded clip {} x {}",
+                    raw.name(),
+                    decoded.num_bones(),
+                    decoded.num_samples()
+                ),
+            });
+        }
+        Ok(Measurement {
+            raw,
+            shells: settings.shell_distances(raw),
+            to_cm: raw.unit().to_cm(1.0),
+            decoded_scale: settings
+                .decoded_unit
+                .filter(|&unit| unit != raw.unit())
+                .map(|unit| unit.cm_per_unit() / raw.unit().cm_per_unit()),
+            threshold_cm: settings.threshold_cm,
+        })
+    }
+
+    /// Measures the samples of `range`.
+    fn run(&self, decoded: &dyn PoseSource, range: std::ops::Range<usize>) -> Part {
+        let raw = self.raw;
+        let bones = raw.num_bones();
+        let skeleton = raw.skeleton();
+        let mut decoded_local = vec![Transform::IDENTITY; bones];
+        let identity = DTransform::from_f32(&Transform::IDENTITY);
+        let mut raw_object = vec![identity; bones];
+        let mut decoded_object = vec![identity; bones];
+        let mut part = Part::new(bones, range.len());
+        for sample in range {
+            decoded.sample_pose(sample, &mut decoded_local);
+            local_to_object(skeleton, raw.pose(sample), &mut raw_object);
+            match self.decoded_scale {
+                None => local_to_object(skeleton, &decoded_local, &mut decoded_object),
+                Some(factor) => {
+                    // Scaling every local translation scales every object
+                    // position by the same factor, exactly, in f64.
+                    for (bone, l) in decoded_local.iter().enumerate() {
+                        let mut t = DTransform::from_f32(l);
+                        t.translation *= factor;
+                        decoded_object[bone] = match skeleton.parent(bone) {
+                            Some(parent) => t.then_parent(&decoded_object[parent]),
+                            None => t,
+                        };
+                    }
                 }
             }
-        }
-        for bone in 0..bones {
-            let error =
-                vertex_error(&raw_object[bone], &decoded_object[bone], shells[bone]) * to_cm;
-            // NaN from a broken decoder must not hide behind max(): count it as infinite.
-            let error = if error.is_nan() { f64::INFINITY } else { error };
-            errors.push(error);
-            max_per_bone[bone] = max_per_bone[bone].max(error);
-            *sample_max = sample_max.max(error);
-            if error > max {
-                max = error;
-                worst = (bone, sample);
+            let mut sample_max = 0.0f64;
+            for bone in 0..bones {
+                let error =
+                    vertex_error(&raw_object[bone], &decoded_object[bone], self.shells[bone])
+                        * self.to_cm;
+                // NaN from a broken decoder must not hide behind max(): count it as infinite.
+                let error = if error.is_nan() { f64::INFINITY } else { error };
+                part.errors.push(error);
+                part.max_per_bone[bone] = part.max_per_bone[bone].max(error);
+                sample_max = sample_max.max(error);
+                if error > part.max {
+                    part.max = error;
+                    part.worst = (bone, sample);
+                }
             }
+            part.max_per_sample.push(sample_max);
+        }
+        part
+    }
+
+    /// The report of every sample's measurement, `part.errors` sorted.
+    fn report(&self, mut part: Part) -> ErrorReport {
+        let percentiles = Percentiles::of(&mut part.errors);
+        let within = part.errors.partition_point(|&e| e <= self.threshold_cm);
+        ErrorReport {
+            max_cm: part.max,
+            worst: part.worst,
+            max_per_bone_cm: part.max_per_bone,
+            max_per_sample_cm: part.max_per_sample,
+            percentiles_cm: percentiles,
+            threshold_cm: self.threshold_cm,
+            within_threshold: within as f64 / part.errors.len() as f64,
+            errors_cm: part.errors,
         }
     }
-    let percentiles = Percentiles::of(&mut errors);
-    let within = errors.partition_point(|&e| e <= settings.threshold_cm);
-    Ok(ErrorReport {
-        max_cm: max,
-        worst,
-        max_per_bone_cm: max_per_bone,
-        max_per_sample_cm: max_per_sample,
-        percentiles_cm: percentiles,
-        threshold_cm: settings.threshold_cm,
-        within_threshold: within as f64 / errors.len() as f64,
-        errors_cm: errors,
-    })
 }
 
 #[cfg(test)]

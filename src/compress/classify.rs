@@ -7,7 +7,10 @@
 //! hierarchy order, so their sum cannot overshoot. The budget is a share of
 //! the threshold; the bit-rate search works within what remains.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use glam::{DVec4, Quat, Vec3};
+use rayon::prelude::*;
 
 use super::{channel_value, Context};
 use crate::clip::{TrackKind, Transform};
@@ -19,6 +22,10 @@ use crate::metric::{shell_vertices, vertices_error, DTransform};
 pub(crate) struct Classes {
     pub kinds: Vec<[TrackKind; 3]>,
     pub constants: Vec<ConstantTrack>,
+    /// Per bone: x, y, z of the mean of its rotations
+    /// ([`mean_rotation_xyz`] over every sample), the reference of an
+    /// animated rotation track.
+    pub mean_rotations: Vec<Vec3>,
 }
 
 impl Classes {
@@ -46,28 +53,43 @@ pub(crate) fn classify(ctx: &Context, budget: f64) -> Classes {
     let bones = ctx.bones;
     let samples = ctx.samples;
     let skeleton = ctx.clip.skeleton();
-    let mut lossy: Vec<Transform> = ctx.clip.poses()[..samples * bones].to_vec();
-    let mut object = ctx.raw_object.clone();
+    // Copied in parallel: for a long take these are tens of megabytes.
+    let mut lossy: Vec<Transform> = Vec::with_capacity(samples * bones);
+    lossy.par_extend(ctx.clip.poses()[..samples * bones].par_iter().copied());
+    let mut object: Vec<DTransform> = Vec::with_capacity(ctx.raw_object.len());
+    object.par_extend(ctx.raw_object.par_iter().copied());
     let mut kinds = vec![[TrackKind::Animated; 3]; bones];
     let mut constants = Vec::new();
+    // Every sub-track's candidates at once, in parallel: each is a pass over
+    // every sample that depends on the source alone, not on the choices.
+    let all_candidates: Vec<[[Candidate; 2]; 3]> = (0..bones)
+        .into_par_iter()
+        .map(|bone| {
+            let bind = skeleton.bones()[bone].bind;
+            Channel::ALL.map(|channel| candidates(ctx, bone, channel, &bind))
+        })
+        .collect();
 
-    for bone in 0..bones {
-        let bind = skeleton.bones()[bone].bind;
-        for channel in Channel::ALL {
+    for (bone, bone_candidates) in all_candidates.iter().enumerate() {
+        for (channel, channel_candidates) in Channel::ALL.into_iter().zip(bone_candidates) {
             let raw_track = |s: usize| ctx.clip.pose(s)[bone];
-            for candidate in candidates(ctx, bone, channel, &bind) {
-                let exact =
-                    (0..samples).all(|s| same_channel(&raw_track(s), &candidate.decoded, channel));
-                for s in 0..samples {
-                    set_channel(&mut lossy[s * bones + bone], &candidate.decoded, channel);
-                }
+            for candidate in channel_candidates {
+                let exact = (0..samples)
+                    .into_par_iter()
+                    .all(|s| same_channel(&raw_track(s), &candidate.decoded, channel));
+                lossy.par_chunks_mut(bones).for_each(|pose| {
+                    set_channel(&mut pose[bone], &candidate.decoded, channel);
+                });
                 let fits = exact || {
-                    let (worst, reached) = subtree_error(ctx, &lossy, &mut object, bone, budget);
-                    if worst > budget {
-                        for s in 0..samples {
-                            set_channel(&mut lossy[s * bones + bone], &raw_track(s), channel);
-                        }
-                        refresh(ctx, &lossy, &mut object, bone, reached);
+                    let (over, reached) = subtree_error(ctx, &lossy, &mut object, bone, budget);
+                    if over {
+                        lossy
+                            .par_chunks_mut(bones)
+                            .enumerate()
+                            .for_each(|(s, pose)| {
+                                set_channel(&mut pose[bone], &raw_track(s), channel);
+                            });
+                        refresh(ctx, &lossy, &mut object, bone, &reached);
                         false
                     } else {
                         true
@@ -87,7 +109,15 @@ pub(crate) fn classify(ctx: &Context, budget: f64) -> Classes {
             }
         }
     }
-    Classes { kinds, constants }
+    let mean_rotations = all_candidates
+        .iter()
+        .map(|[rotation, ..]| rotation[1].stored)
+        .collect();
+    Classes {
+        kinds,
+        constants,
+        mean_rotations,
+    }
 }
 
 /// The bind value first, then the value that best stands for the whole track.
@@ -154,52 +184,85 @@ fn set_channel_value(target: &mut Transform, channel: Channel, value: Vec3) {
     }
 }
 
-/// Recomputes the subtree of `bone` from `lossy` and returns its largest
-/// error, stopping after the first sample that exceeds `limit`; also returns
-/// how many samples were recomputed.
+/// Samples per piece of work of [`subtree_error`]: pieces run in parallel.
+const CHUNK_SAMPLES: usize = 1024;
+
+/// Recomputes the subtree of `bone` from `lossy` and tells whether any of
+/// its bones goes over `limit`, stopping soon after one does; also returns,
+/// per [`CHUNK_SAMPLES`] piece, how many of its samples were recomputed.
+///
+/// The pieces run in parallel; the first to go over stops the others. The
+/// answer is the one a walk over every sample gives: over as soon as any
+/// bone at any sample is, and the samples touched are put back by
+/// [`refresh`] from the same `lossy`, so the bytes do not depend on the
+/// thread count.
 fn subtree_error(
     ctx: &Context,
     lossy: &[Transform],
     object: &mut [DTransform],
     bone: usize,
     limit: f64,
-) -> (f64, usize) {
+) -> (bool, Vec<usize>) {
     let bones = ctx.bones;
     let skeleton = ctx.clip.skeleton();
-    let mut worst = 0.0f64;
-    for s in 0..ctx.samples {
-        let row = s * bones;
-        for &b in &ctx.subtrees[bone] {
-            compose(skeleton, lossy, object, row, b);
-            let e = vertices_error(
-                &ctx.raw_vertices[row + b],
-                &shell_vertices(&object[row + b], ctx.shells[b]),
-            );
-            worst = worst.max(e);
-        }
-        if worst > limit {
-            return (worst, s + 1);
-        }
-    }
-    (worst, ctx.samples)
+    let over = AtomicBool::new(false);
+    let reached = object[..ctx.samples * bones]
+        .par_chunks_mut(CHUNK_SAMPLES * bones)
+        .enumerate()
+        .map(|(chunk, object)| {
+            let first = chunk * CHUNK_SAMPLES * bones;
+            let lossy = &lossy[first..];
+            let samples = object.len() / bones;
+            for s in 0..samples {
+                if over.load(Ordering::Relaxed) {
+                    return s;
+                }
+                let row = s * bones;
+                let source = first + row;
+                let mut worst = 0.0f64;
+                for &b in &ctx.subtrees[bone] {
+                    compose(skeleton, lossy, object, row, b);
+                    let e = vertices_error(
+                        &ctx.raw_vertices[source + b],
+                        &shell_vertices(&object[row + b], ctx.shells[b]),
+                    );
+                    worst = worst.max(e);
+                }
+                if worst > limit {
+                    over.store(true, Ordering::Relaxed);
+                    return s + 1;
+                }
+            }
+            samples
+        })
+        .collect();
+    (over.into_inner(), reached)
 }
 
-/// Recomputes the subtree of `bone` for the first `samples` samples.
+/// Recomputes the subtree of `bone` for the samples [`subtree_error`]
+/// touched: the first `reached[chunk]` of each of its pieces.
 fn refresh(
     ctx: &Context,
     lossy: &[Transform],
     object: &mut [DTransform],
     bone: usize,
-    samples: usize,
+    reached: &[usize],
 ) {
     let bones = ctx.bones;
     let skeleton = ctx.clip.skeleton();
-    for s in 0..samples {
-        let row = s * bones;
-        for &b in &ctx.subtrees[bone] {
-            compose(skeleton, lossy, object, row, b);
-        }
-    }
+    object[..ctx.samples * bones]
+        .par_chunks_mut(CHUNK_SAMPLES * bones)
+        .zip(reached)
+        .enumerate()
+        .for_each(|(chunk, (object, &samples))| {
+            let lossy = &lossy[chunk * CHUNK_SAMPLES * bones..];
+            for s in 0..samples {
+                let row = s * bones;
+                for &b in &ctx.subtrees[bone] {
+                    compose(skeleton, lossy, object, row, b);
+                }
+            }
+        });
 }
 
 /// x, y, z of the normalized mean of rotations (each taken on the first one's

@@ -16,6 +16,7 @@
 mod classify;
 #[cfg(all(test, target_arch = "x86_64"))]
 mod decode_paths_tests;
+mod filter;
 mod floats;
 mod preview;
 mod search;
@@ -301,10 +302,14 @@ impl<'a> Context<'a> {
         let bones = clip.num_bones();
         let skeleton = clip.skeleton();
         let identity = DTransform::from_f32(&Transform::IDENTITY);
-        let mut raw_object = vec![identity; samples * bones];
-        for (sample, object) in raw_object.chunks_exact_mut(bones).enumerate() {
-            local_to_object(skeleton, clip.pose(sample), object);
-        }
+        // Filled in parallel, so that the pages of a long take are first
+        // touched (and mapped) by both threads, not one.
+        let mut raw_object = Vec::with_capacity(samples * bones);
+        raw_object.par_extend((0..samples * bones).into_par_iter().map(|_| identity));
+        raw_object
+            .par_chunks_exact_mut(bones)
+            .enumerate()
+            .for_each(|(sample, object)| local_to_object(skeleton, clip.pose(sample), object));
         let mut subtrees: Vec<Vec<usize>> = (0..bones).map(|b| vec![b]).collect();
         for bone in (0..bones).rev() {
             if let Some(parent) = skeleton.parent(bone) {
@@ -332,7 +337,7 @@ impl<'a> Context<'a> {
         }
         let shells = settings.metric().shell_distances(clip);
         let raw_vertices = raw_object
-            .iter()
+            .par_iter()
             .enumerate()
             .map(|(i, t)| shell_vertices(t, shells[i % bones]))
             .collect();
@@ -399,7 +404,7 @@ fn compress_with(
     ctx.raw_vertices.truncate(samples * bones);
 
     let classes = classify::classify(&ctx, settings.constant_share * ctx.threshold);
-    let mut tracks = gather_tracks(&ctx, &classes.kinds);
+    let mut tracks = gather_tracks(&ctx, &classes);
     let bone_tracks = tracks.len();
     let float_classes = floats::classify(clip, samples)?;
     let float_default_slots = float_classes.default;
@@ -421,9 +426,18 @@ fn compress_with(
         settings.shell_cm,
     )
     .with_floats(float_classes.meta);
-    let stored = clip.prefix(samples).with_loop_mode(loop_mode);
+    // The samples kept, which the measurement compares against: the clip
+    // itself when it keeps them all (a copy of a long take is a serial pass
+    // over every pose; the measurement reads poses only, not the loop mode).
+    let prefix;
+    let stored: &Clip = if samples == source_samples {
+        clip
+    } else {
+        prefix = clip.prefix(samples).with_loop_mode(loop_mode);
+        &prefix
+    };
     let (compressed, segments, compositions, report) =
-        search_verified(&ctx, &stored, &meta, &tracks, bone_tracks, settings)?;
+        search_verified(&ctx, stored, &meta, &tracks, bone_tracks, settings)?;
 
     let mut rate_histogram = [0u64; NUM_RATES as usize];
     let mut float_rate_histogram = [0u64; NUM_RATES as usize];
@@ -438,13 +452,18 @@ fn compress_with(
     // The float tracks' promise, measured the same way: every stored sample
     // decoded by the sampler, each component within its track's precision.
     let rate = compressed.meta().sample_rate as f64;
-    let float_errors = floats::measure(
-        &stored,
-        samples,
-        |s, out| compressed.sample_floats(s as f64 / rate, out).map(|_| ()),
-        compressed.meta().float_offsets(),
-        compressed.meta().num_float_values(),
-    )?;
+    // Without float tracks there is nothing to decode at every sample.
+    let float_errors = if stored.float_tracks().is_empty() {
+        Vec::new()
+    } else {
+        floats::measure(
+            stored,
+            samples,
+            |s, out| compressed.sample_floats(s as f64 / rate, out).map(|_| ()),
+            compressed.meta().float_offsets(),
+            compressed.meta().num_float_values(),
+        )?
+    };
     for (track, (&error, meta)) in float_errors
         .iter()
         .zip(&compressed.meta().floats)
@@ -522,7 +541,7 @@ fn search_verified(
                 clip.name()
             ),
         })?;
-        report = metric::measure_error(stored, &compressed, &settings.metric())?;
+        report = metric::measure_error_parallel(stored, &compressed, &settings.metric())?;
         let over = over_threshold(&report, ctx, settings.aimed_threshold_cm());
         if over.is_empty() {
             break;
@@ -702,63 +721,75 @@ pub(crate) fn channel_value(t: &Transform, channel: Channel) -> Vec3 {
     }
 }
 
-fn gather_tracks(ctx: &Context, kinds: &[[crate::clip::TrackKind; 3]]) -> Vec<TrackSamples> {
-    let mut tracks = Vec::new();
-    for (bone, kind) in kinds.iter().enumerate() {
-        for channel in Channel::ALL {
-            if kind[channel as usize] != crate::clip::TrackKind::Animated {
-                continue;
-            }
+/// The animated tracks, bone by bone and channel by channel; each is built
+/// on its own (in parallel), so the order and the values do not depend on
+/// the thread count.
+fn gather_tracks(ctx: &Context, classes: &classify::Classes) -> Vec<TrackSamples> {
+    let animated: Vec<(usize, Channel)> = classes
+        .kinds
+        .iter()
+        .enumerate()
+        .flat_map(|(bone, kind)| {
+            Channel::ALL
+                .into_iter()
+                .filter(move |&channel| kind[channel as usize] == crate::clip::TrackKind::Animated)
+                .map(move |channel| (bone, channel))
+        })
+        .collect();
+    animated
+        .into_par_iter()
+        .map(|(bone, channel)| {
             let reference_xyz = match channel {
-                Channel::Rotation => classify::mean_rotation_xyz(
-                    (0..ctx.samples).map(|s| ctx.clip.pose(s)[bone].rotation),
-                ),
+                // The classification's constant candidate: the same mean.
+                Channel::Rotation => classes.mean_rotations[bone],
                 _ => Vec3::ZERO,
             };
-            let inverse_reference = crate::format::constant_rotation(reference_xyz).conjugate();
-            let values: Vec<Vec4> = (0..ctx.samples)
-                .map(|s| {
-                    let t = ctx.clip.pose(s)[bone];
-                    match channel {
-                        Channel::Rotation => {
-                            let q = inverse_reference * t.rotation;
-                            Vec4::from(if q.w < 0.0 { -q } else { q })
-                        }
-                        _ => channel_value(&t, channel).extend(0.0),
-                    }
-                })
-                .collect();
-            let min = values
-                .iter()
-                .map(|v| v.truncate())
-                .fold(Vec3::splat(f32::INFINITY), Vec3::min);
-            let max = values
-                .iter()
-                .map(|v| v.truncate())
-                .fold(Vec3::splat(f32::NEG_INFINITY), Vec3::max);
-            let extent = max - min;
-            let normalized = values
-                .iter()
-                .map(|v| {
-                    let n = (v.truncate() - min) / extent;
-                    Vec3::select(extent.cmpgt(Vec3::ZERO), n, Vec3::ZERO)
-                        .clamp(Vec3::ZERO, Vec3::ONE)
-                })
-                .collect();
-            tracks.push(TrackSamples {
-                track: AnimatedTrack::new(
-                    bone as u16,
-                    channel,
-                    ClipRange { min, extent },
-                    reference_xyz,
-                ),
-                values,
-                normalized,
-                precision: 0.0,
-            });
-        }
+            gather_track(ctx, bone, channel, reference_xyz)
+        })
+        .collect()
+}
+
+fn gather_track(ctx: &Context, bone: usize, channel: Channel, reference_xyz: Vec3) -> TrackSamples {
+    let inverse_reference = crate::format::constant_rotation(reference_xyz).conjugate();
+    let values: Vec<Vec4> = (0..ctx.samples)
+        .map(|s| {
+            let t = ctx.clip.pose(s)[bone];
+            match channel {
+                Channel::Rotation => {
+                    let q = inverse_reference * t.rotation;
+                    Vec4::from(if q.w < 0.0 { -q } else { q })
+                }
+                _ => channel_value(&t, channel).extend(0.0),
+            }
+        })
+        .collect();
+    let min = values
+        .iter()
+        .map(|v| v.truncate())
+        .fold(Vec3::splat(f32::INFINITY), Vec3::min);
+    let max = values
+        .iter()
+        .map(|v| v.truncate())
+        .fold(Vec3::splat(f32::NEG_INFINITY), Vec3::max);
+    let extent = max - min;
+    let normalized = values
+        .iter()
+        .map(|v| {
+            let n = (v.truncate() - min) / extent;
+            Vec3::select(extent.cmpgt(Vec3::ZERO), n, Vec3::ZERO).clamp(Vec3::ZERO, Vec3::ONE)
+        })
+        .collect();
+    TrackSamples {
+        track: AnimatedTrack::new(
+            bone as u16,
+            channel,
+            ClipRange { min, extent },
+            reference_xyz,
+        ),
+        values,
+        normalized,
+        precision: 0.0,
     }
-    tracks
 }
 
 /// Rates are raised to this index for pinned bones when verification fails.

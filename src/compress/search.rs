@@ -19,6 +19,12 @@
 //! reached. Every decision is the one measuring the whole subtree gives, so
 //! the bytes do not depend on these shortcuts (tested).
 //!
+//! Each bone at each sample is first judged in `f32`, four samples at a
+//! time (`filter.rs`): only a verdict that is sure by a margin is taken; a
+//! close one is measured in `f64` from the root, as before. The decisions,
+//! and so the bytes, are those of the `f64` search (tested against the
+//! brute-force search and against recorded checksums).
+//!
 //! Deep rigs: a step costs the size of the subtree it measures, so lowering
 //! every track of a long chain on its own would cost the square of its
 //! length (a 1000-bone chain took a minute). Tracks of bones with more than
@@ -29,8 +35,9 @@
 //! time per bone per sample then stays flat with depth; the price is a few
 //! bits on the tall tracks (the closing measurement in the README).
 
-use glam::{Vec3, Vec4};
+use glam::{Quat, Vec3, Vec4};
 
+use super::filter::{self, Local4, Object4, Raw4, Verdict, Verdicts, LANES, Q4, V4};
 use super::{Context, TrackSamples, PINNED_RATE};
 use crate::clip::Transform;
 use crate::format::{
@@ -38,7 +45,7 @@ use crate::format::{
     RANGE_SLOT_BYTES, RATE_CONSTANT, RATE_FULL_PRECISION, RATE_HIGHEST_QUANTIZED,
     SEGMENT_RANGE_BITS,
 };
-use crate::format::{Channel, ClipMeta, SegmentView};
+use crate::format::{Channel, ClipMeta, SegmentView, NUM_RATES};
 use crate::metric::{shell_vertices, vertices_error, DTransform};
 use crate::sample::decode::{key_rotations, RotationLanes, SegmentTrackDecoder};
 
@@ -101,6 +108,190 @@ pub(crate) fn constant_slot(normalized: &[Vec3]) -> [u8; RANGE_SLOT_BYTES] {
     slot
 }
 
+/// One decoded value of a track: as the sampler returns it, and as the
+/// `f32` filter takes it (a rotation normalized in `f32`).
+#[derive(Clone, Copy)]
+struct Decoded {
+    value: Vec4,
+    narrow: Vec4,
+}
+
+impl Decoded {
+    fn from_rotation(q: Quat) -> Decoded {
+        Decoded {
+            value: Vec4::from(q),
+            narrow: Vec4::from(q.normalize()),
+        }
+    }
+
+    fn from_vector(v: Vec3) -> Decoded {
+        Decoded {
+            value: v.extend(0.0),
+            narrow: v.extend(0.0),
+        }
+    }
+}
+
+/// The `f32` filter's state (see `filter.rs`): its own decoded local and
+/// object poses, `[group * bones + bone]` (a group: [`LANES`] samples side
+/// by side), which stand in for the `f64` object cache; the `f64` answer is
+/// composed from the root when the filter cannot tell. A segment whose
+/// length is not a multiple of [`LANES`] repeats its last sample in the
+/// spare lanes, whose verdicts are never read.
+struct Fast {
+    /// The decoded local pose as the sampler returns it,
+    /// `[sample * bones + bone]`: what the `f64` answer starts from.
+    decoded: Vec<Transform>,
+    local: Vec<Local4>,
+    object: Vec<Object4>,
+    raw: Vec<Raw4>,
+    /// Per bone: the squared errors below and above which the filter decides.
+    bounds: Vec<(f32, f32)>,
+    shells: Vec<f32>,
+    /// Scratch: the verdicts and squared errors of the bones checked in a group.
+    verdicts: Vec<(Verdicts, Vec4)>,
+    /// Per bone: the margin over [`filter::MARGIN_FACTOR`] (tests measure against it).
+    #[cfg(test)]
+    units: Vec<f64>,
+}
+
+impl Fast {
+    fn new(ctx: &Context, meta: &ClipMeta, first: usize, len: usize) -> Fast {
+        let bones = ctx.bones;
+        let skeleton = ctx.clip.skeleton();
+        let base: Vec<Local4> = meta.base_pose().iter().map(Local4::splat).collect();
+        let groups = len.div_ceil(LANES);
+        let mut local = Vec::with_capacity(groups * bones);
+        let mut raw = Vec::with_capacity(groups * bones);
+        let mut decoded = Vec::with_capacity(len * bones);
+        for _ in 0..len {
+            decoded.extend_from_slice(meta.base_pose());
+        }
+        for g in 0..groups {
+            local.extend_from_slice(&base);
+            let rows = [0, 1, 2, 3].map(|lane| (first + (g * LANES + lane).min(len - 1)) * bones);
+            for b in 0..bones {
+                let objects = rows.map(|row| {
+                    let parent = skeleton.parent(b).map(|p| &ctx.raw_object[row + p]);
+                    (&ctx.raw_object[row + b], parent)
+                });
+                raw.push(Raw4::new(objects, ctx.shells[b]));
+            }
+        }
+        let mut reach = vec![0.0f64; bones];
+        let mut chain = vec![0.0f64; bones];
+        for s in 0..len {
+            let row = (first + s) * bones;
+            for b in 0..bones {
+                let object = &ctx.raw_object[row + b];
+                chain[b] = match skeleton.parent(b) {
+                    Some(p) => {
+                        chain[p]
+                            + (object.translation - ctx.raw_object[row + p].translation).length()
+                    }
+                    None => 0.0,
+                };
+                let arm = ctx.shells[b] * object.scale.abs().max_element();
+                reach[b] = reach[b].max(chain[b] + arm);
+            }
+        }
+        Fast {
+            decoded,
+            local,
+            object: vec![Object4::IDENTITY; groups * bones],
+            raw,
+            bounds: (0..bones)
+                .map(|b| filter::bounds(ctx.threshold, filter::margin(ctx.depths[b], reach[b])))
+                .collect(),
+            shells: ctx.shells.iter().map(|&s| s as f32).collect(),
+            verdicts: Vec::with_capacity(bones),
+            #[cfg(test)]
+            units: (0..bones)
+                .map(|b| filter::margin(ctx.depths[b], reach[b]) / filter::MARGIN_FACTOR)
+                .collect(),
+        }
+    }
+
+    /// Recomputes the object transforms of the given bones (parents first)
+    /// in group `g`.
+    #[inline]
+    fn compose_group(
+        &mut self,
+        skeleton: &crate::clip::Skeleton,
+        bones: usize,
+        g: usize,
+        check: &[usize],
+    ) {
+        let row = g * bones;
+        for &b in check {
+            let parent = skeleton.parent(b).map(|p| self.object[row + p]);
+            self.object[row + b] =
+                filter::compose(&self.local[row + b], parent.as_ref(), &self.raw[row + b]);
+        }
+    }
+}
+
+/// The `f64` error of `bone` at `sample` of the segment from `first`, its
+/// chain composed from the root as the `f64` cache would hold it (the same
+/// operations in the same order), with the number of compositions.
+fn exact_error(
+    ctx: &Context,
+    local: &[Transform],
+    first: usize,
+    bone: usize,
+    sample: usize,
+) -> (f64, usize) {
+    let bones = ctx.bones;
+    let skeleton = ctx.clip.skeleton();
+    let row = sample * bones;
+    let mut path = [0usize; filter::MAX_DEPTH + 1];
+    let mut n = 0;
+    let mut cursor = Some(bone);
+    while let Some(b) = cursor {
+        path[n] = b;
+        n += 1;
+        cursor = skeleton.parent(b);
+    }
+    let mut object = DTransform::from_f32(&local[row + path[n - 1]]);
+    for &b in path[..n - 1].iter().rev() {
+        object = DTransform::from_f32(&local[row + b]).then_parent(&object);
+    }
+    let decoded = shell_vertices(&object, ctx.shells[bone]);
+    let e = vertices_error(&ctx.raw_vertices[(first + sample) * bones + bone], &decoded);
+    (e, n)
+}
+
+/// Tests only: checks a filter verdict against the `f64` error (a sure
+/// verdict must be the `f64` one) and keeps the largest difference between
+/// the two errors relative to the bone's unit of margin (`u (d + 2) R`,
+/// recovered from the bounds), in [`filter::worst_ratio`].
+#[cfg(test)]
+fn check_verdict(
+    ctx: &Context,
+    local: &[Transform],
+    first: usize,
+    (bone, sample): (usize, usize),
+    e2: f32,
+    verdict: Verdict,
+    unit: f64,
+) {
+    let (e, _) = exact_error(ctx, local, first, bone, sample);
+    match verdict {
+        Verdict::Fits => assert!(!is_over(ctx, e), "filter: fits, f64: {e} over"),
+        Verdict::Over => assert!(is_over(ctx, e), "filter: over, f64: {e} fits"),
+        Verdict::Unsure => {}
+    }
+    let e32 = f64::from(e2).sqrt();
+    if e.is_finite() && e32.is_finite() {
+        filter::record((e32 - e).abs() / unit);
+    }
+}
+
+/// Whether an `f64` error is over the threshold, as the search decides.
+fn is_over(ctx: &Context, e: f64) -> bool {
+    e > ctx.threshold || e.is_nan()
+}
+
 struct Search<'a> {
     ctx: &'a Context<'a>,
     tracks: &'a [TrackSamples],
@@ -109,8 +300,16 @@ struct Search<'a> {
     range_slots: Vec<[u8; RANGE_SLOT_BYTES]>,
     constant_slots: Vec<[u8; RANGE_SLOT_BYTES]>,
     rates: Vec<u8>,
-    /// Decoded local pose, `[sample * bones + bone]`.
-    local: Vec<Transform>,
+    /// Decoded local pose, `[sample * bones + bone]`, widened as
+    /// [`DTransform::from_f32`] widens it: each channel on its own, so a
+    /// track's step rewrites only its own channel, and the widening (a
+    /// normalization in `f64`) is paid once per step, not per composition.
+    /// Unused (empty) when the `f32` filter runs: see [`Fast`].
+    local: Vec<DTransform>,
+    /// Per track and rate: the track's decoded values at every sample of the
+    /// segment, once decoded. A refused step goes back to a rate decoded
+    /// before; so do trades.
+    decoded: Vec<[Option<Box<[Decoded]>>; NUM_RATES as usize]>,
     /// Decoded object-space pose. Between steps it always holds every bone
     /// composed from `local` (the invariant every shortcut below relies on).
     object: Vec<DTransform>,
@@ -118,6 +317,9 @@ struct Search<'a> {
     last_failure: Vec<Option<(usize, usize)>>,
     /// Where the last [`fits`](Self::fits) that failed went over.
     failure: (usize, usize),
+    /// How many samples, from the first, the last failed
+    /// [`fits`](Self::fits) touched (to be refreshed after reverting).
+    stale: usize,
     /// The latest distinct points where a step was refused, newest first.
     recent: Vec<(usize, usize)>,
     /// Scratch path for [`probe`](Self::probe): bones from the changed one down.
@@ -126,6 +328,9 @@ struct Search<'a> {
     in_subtree: Vec<bool>,
     /// Skip the shortcuts (a reference for tests: the bytes must not change).
     brute_force: bool,
+    /// The `f32` filter, on skeletons no deeper than [`filter::MAX_DEPTH`]
+    /// (and off in brute force); then `object` is unused.
+    fast: Option<Fast>,
     /// Object transforms composed so far.
     compositions: usize,
 }
@@ -146,10 +351,56 @@ impl<'a> Search<'a> {
 
     /// Decodes track `t` at its current rate into the local pose.
     fn apply(&mut self, t: usize) {
+        let rate = self.rates[t] as usize;
+        if self.decoded[t][rate].is_none() {
+            self.decoded[t][rate] = Some(self.decode(t));
+        }
+        let Some(values) = &self.decoded[t][rate] else {
+            return;
+        };
+        let track = &self.tracks[t].track;
+        let bone = track.bone as usize;
+        let bones = self.ctx.bones;
+        if let Some(fast) = &mut self.fast {
+            let n = values.len();
+            for g in 0..n.div_ceil(LANES) {
+                let lane = |l: usize| values[(g * LANES + l).min(n - 1)].narrow;
+                let [x, y, z, w] = filter::transpose([lane(0), lane(1), lane(2), lane(3)]);
+                let local = &mut fast.local[g * bones + bone];
+                match track.channel {
+                    Channel::Rotation => local.rotation = Q4 { x, y, z, w },
+                    Channel::Translation => local.translation = V4 { x, y, z },
+                    _ => local.scale = V4 { x, y, z },
+                }
+            }
+            let decoded = fast.decoded[bone..].iter_mut().step_by(bones);
+            for (local, v) in decoded.zip(values.iter()) {
+                match track.channel {
+                    Channel::Rotation => local.rotation = Quat::from_vec4(v.value),
+                    Channel::Translation => local.translation = v.value.truncate(),
+                    _ => local.scale = v.value.truncate(),
+                }
+            }
+            return;
+        }
+        // Widened as DTransform::from_f32 widens each channel.
+        let locals = self.local[bone..].iter_mut().step_by(bones);
+        for (local, v) in locals.zip(values.iter()) {
+            match track.channel {
+                Channel::Rotation => {
+                    local.rotation = Quat::from_vec4(v.value).as_dquat().normalize()
+                }
+                Channel::Translation => local.translation = v.value.truncate().as_dvec3(),
+                _ => local.scale = v.value.truncate().as_dvec3(),
+            }
+        }
+    }
+
+    /// Track `t`'s values at its current rate, as the sampler decodes them.
+    fn decode(&self, t: usize) -> Box<[Decoded]> {
         let decoder = self.decoder(t);
         let track = &self.tracks[t];
-        let bone = track.track.bone as usize;
-        let bones = self.ctx.bones;
+        let mut out = Vec::with_capacity(self.len);
         match track.track.channel {
             Channel::Rotation => {
                 let reference = RotationLanes::from_quats([track.track.reference(); 4]);
@@ -161,24 +412,20 @@ impl<'a> Search<'a> {
                         *q = decoder.quantize(track.values[self.first + s + lane]);
                     }
                     let rotations = key_rotations(&decoder, &quantized[..n], &reference);
-                    for (lane, rotation) in rotations.iter().enumerate().take(n) {
-                        self.local[(s + lane) * bones + bone].rotation = *rotation;
+                    for rotation in rotations.iter().take(n) {
+                        out.push(Decoded::from_rotation(*rotation));
                     }
                     s += n;
                 }
             }
-            channel => {
+            _ => {
                 for s in 0..self.len {
                     let q = decoder.quantize(track.values[self.first + s]);
-                    let v = decoder.value(q).truncate();
-                    let local = &mut self.local[s * bones + bone];
-                    match channel {
-                        Channel::Translation => local.translation = v,
-                        _ => local.scale = v,
-                    }
+                    out.push(Decoded::from_vector(decoder.value(q).truncate()));
                 }
             }
         }
+        out.into_boxed_slice()
     }
 
     /// Recomputes the object transforms of the given bones (parents first)
@@ -187,13 +434,16 @@ impl<'a> Search<'a> {
     /// in [`failure`](Self::failure)): the caller then reverts and calls
     /// [`refresh_to`](Self::refresh_to) with it.
     fn fits(&mut self, bones_to_check: &[usize]) -> bool {
+        if self.fast.is_some() {
+            return self.fits_fast(bones_to_check);
+        }
         let bones = self.ctx.bones;
         let skeleton = self.ctx.clip.skeleton();
         for s in 0..self.len {
             let row = s * bones;
             let raw_row = (self.first + s) * bones;
             for &b in bones_to_check {
-                let local = DTransform::from_f32(&self.local[row + b]);
+                let local = self.local[row + b];
                 let object = match skeleton.parent(b) {
                     Some(p) => local.then_parent(&self.object[row + p]),
                     None => local,
@@ -204,6 +454,7 @@ impl<'a> Search<'a> {
                 let e = vertices_error(&self.ctx.raw_vertices[raw_row + b], &decoded);
                 if e > self.ctx.threshold || e.is_nan() {
                     self.failure = (b, s);
+                    self.stale = s + 1;
                     return false;
                 }
             }
@@ -219,6 +470,9 @@ impl<'a> Search<'a> {
     /// `fits` over the subtree of `changed` would fail too, so a step can be
     /// refused at the cost of one path instead of the subtree at every sample.
     fn probe(&mut self, changed: usize, bone: usize, sample: usize) -> bool {
+        if self.fast.is_some() {
+            return self.probe_fast(changed, bone, sample);
+        }
         let bones = self.ctx.bones;
         let skeleton = self.ctx.clip.skeleton();
         let depths = &self.ctx.depths;
@@ -246,7 +500,7 @@ impl<'a> Search<'a> {
         };
         self.compositions += self.path.len();
         for &b in self.path.iter().rev() {
-            let local = DTransform::from_f32(&self.local[row + b]);
+            let local = self.local[row + b];
             object = Some(match object {
                 Some(parent) => local.then_parent(&parent),
                 None => local,
@@ -261,6 +515,135 @@ impl<'a> Search<'a> {
             &decoded,
         );
         e > self.ctx.threshold || e.is_nan()
+    }
+
+    /// [`fits`](Self::fits) through the `f32` filter: the same walk, four
+    /// samples at a time, each bone at each sample decided by the filter
+    /// when it can tell and by the `f64` error otherwise, in the walk's
+    /// order, so every answer (and the point of failure) is the one of the
+    /// `f64` walk. A failure leaves its whole group touched.
+    fn fits_fast(&mut self, bones_to_check: &[usize]) -> bool {
+        let ctx = self.ctx;
+        let bones = ctx.bones;
+        let skeleton = ctx.clip.skeleton();
+        let Some(fast) = &mut self.fast else {
+            return true;
+        };
+        for g in 0..self.len.div_ceil(LANES) {
+            let row = g * bones;
+            let lanes = (self.len - g * LANES).min(LANES);
+            let live = (1u32 << lanes) - 1;
+            let mut sure = true;
+            fast.verdicts.clear();
+            for &b in bones_to_check {
+                let parent = skeleton.parent(b).map(|p| fast.object[row + p]);
+                let raw = &fast.raw[row + b];
+                let object = filter::compose(&fast.local[row + b], parent.as_ref(), raw);
+                fast.object[row + b] = object;
+                let e2 = filter::error_squared(&object, raw, fast.shells[b]);
+                let verdicts = filter::verdicts(e2, fast.bounds[b]);
+                sure &= verdicts.fits & live == live;
+                fast.verdicts.push((verdicts, e2));
+            }
+            self.compositions += lanes * bones_to_check.len();
+            // Tests check every verdict against f64.
+            if sure && !cfg!(test) {
+                continue;
+            }
+            for lane in 0..lanes {
+                let s = g * LANES + lane;
+                for (&b, &(verdicts, _e2)) in bones_to_check.iter().zip(&fast.verdicts) {
+                    let verdict = verdicts.lane(lane);
+                    #[cfg(test)]
+                    check_verdict(
+                        ctx,
+                        &fast.decoded,
+                        self.first,
+                        (b, s),
+                        _e2[lane],
+                        verdict,
+                        fast.units[b],
+                    );
+                    let over = match verdict {
+                        Verdict::Fits => false,
+                        Verdict::Over => true,
+                        Verdict::Unsure => {
+                            let (e, n) = exact_error(ctx, &fast.decoded, self.first, b, s);
+                            self.compositions += n;
+                            is_over(ctx, e)
+                        }
+                    };
+                    if over {
+                        self.failure = (b, s);
+                        self.stale = (g * LANES + LANES).min(self.len);
+                        return false;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// [`probe`](Self::probe) through the `f32` filter: over only when the
+    /// filter is sure or the `f64` error says so.
+    fn probe_fast(&mut self, changed: usize, bone: usize, sample: usize) -> bool {
+        let ctx = self.ctx;
+        let bones = ctx.bones;
+        let skeleton = ctx.clip.skeleton();
+        let depths = &ctx.depths;
+        if depths[bone] < depths[changed] {
+            return false;
+        }
+        self.path.clear();
+        let mut cursor = bone;
+        loop {
+            self.path.push(cursor);
+            if cursor == changed {
+                break;
+            }
+            match skeleton.parent(cursor) {
+                Some(p) if depths[cursor] > depths[changed] => cursor = p,
+                _ => return false,
+            }
+        }
+        let Some(fast) = &self.fast else {
+            return false;
+        };
+        let (g, lane) = (sample / LANES, sample % LANES);
+        let row = g * bones;
+        let mut object = skeleton.parent(changed).map(|p| fast.object[row + p]);
+        self.compositions += self.path.len();
+        for &b in self.path.iter().rev() {
+            object = Some(filter::compose(
+                &fast.local[row + b],
+                object.as_ref(),
+                &fast.raw[row + b],
+            ));
+        }
+        let Some(object) = object else {
+            return false;
+        };
+        let e2 = filter::error_squared(&object, &fast.raw[row + bone], fast.shells[bone]);
+        let verdict = filter::verdicts(e2, fast.bounds[bone]).lane(lane);
+        #[cfg(test)]
+        check_verdict(
+            ctx,
+            &fast.decoded,
+            self.first,
+            (bone, sample),
+            e2[lane],
+            verdict,
+            fast.units[bone],
+        );
+        match verdict {
+            Verdict::Fits => false,
+            Verdict::Over => true,
+            Verdict::Unsure => {
+                let (e, n) = exact_error(ctx, &fast.decoded, self.first, bone, sample);
+                self.compositions += n;
+                is_over(ctx, e)
+            }
+        }
     }
 
     /// Whether the step just applied to track `t` (of `bone`) goes over
@@ -293,10 +676,16 @@ impl<'a> Search<'a> {
         let bones = self.ctx.bones;
         let skeleton = self.ctx.clip.skeleton();
         self.compositions += samples * bones_to_check.len();
+        if let Some(fast) = &mut self.fast {
+            for g in 0..samples.div_ceil(LANES) {
+                fast.compose_group(skeleton, bones, g, bones_to_check);
+            }
+            return;
+        }
         for s in 0..samples {
             let row = s * bones;
             for &b in bones_to_check {
-                let local = DTransform::from_f32(&self.local[row + b]);
+                let local = self.local[row + b];
                 self.object[row + b] = match skeleton.parent(b) {
                     Some(p) => local.then_parent(&self.object[row + p]),
                     None => local,
@@ -311,11 +700,31 @@ impl<'a> Search<'a> {
     fn assert_cache_is_current(&self) {
         let bones = self.ctx.bones;
         let skeleton = self.ctx.clip.skeleton();
-        let identity = DTransform::from_f32(&Transform::IDENTITY);
-        let mut object = vec![identity; bones];
+        if let Some(fast) = &self.fast {
+            for g in 0..self.len.div_ceil(LANES) {
+                let row = g * bones;
+                let mut object = fast.object[row..row + bones].to_vec();
+                for b in 0..bones {
+                    let parent = skeleton.parent(b).map(|p| object[p]);
+                    object[b] =
+                        filter::compose(&fast.local[row + b], parent.as_ref(), &fast.raw[row + b]);
+                }
+                assert_eq!(
+                    object[..],
+                    fast.object[row..row + bones],
+                    "stale f32 object transforms in group {g}"
+                );
+            }
+            return;
+        }
         for s in 0..self.len {
             let row = s * bones;
-            crate::metric::local_to_object(skeleton, &self.local[row..row + bones], &mut object);
+            let mut object = self.local[row..row + bones].to_vec();
+            for b in 0..bones {
+                if let Some(p) = skeleton.parent(b) {
+                    object[b] = object[b].then_parent(&object[p]);
+                }
+            }
             assert_eq!(
                 object[..],
                 self.object[row..row + bones],
@@ -381,7 +790,11 @@ impl<'a> Search<'a> {
             }
             self.rates[t] += 1;
             self.apply(t);
-            let stale = if self.brute_force { self.len } else { s + 1 };
+            let stale = if self.brute_force {
+                self.len
+            } else {
+                self.stale
+            };
             self.refresh_to(subtree, stale);
             break;
         }
@@ -417,7 +830,7 @@ impl<'a> Search<'a> {
                 let stale = if self.brute_force {
                     self.len
                 } else {
-                    self.failure.1 + 1
+                    self.stale
                 };
                 let all: Vec<usize> = (0..self.ctx.bones).collect();
                 self.refresh_to(&all, stale);
@@ -521,7 +934,7 @@ impl<'a> Search<'a> {
             let stale = if self.brute_force {
                 self.len
             } else {
-                self.failure.1 + 1
+                self.stale
             };
             self.refresh_to(&check, stale);
             return Some(true);
@@ -575,7 +988,7 @@ impl<'a> Search<'a> {
             let stale = if self.brute_force {
                 self.len
             } else {
-                self.failure.1 + 1
+                self.stale
             };
             self.refresh_to(subtree, stale);
             return;
@@ -687,9 +1100,15 @@ pub(crate) fn search_segment(
     let tracks = &all_tracks[..bone_tracks];
     let (first, len) = meta.segments.segment(segment);
     let bones = ctx.bones;
-    let mut local = Vec::with_capacity(len * bones);
-    for _ in 0..len {
-        local.extend_from_slice(meta.base_pose());
+    let fast = (!ctx.brute_force && ctx.depths.iter().all(|&d| d < filter::MAX_DEPTH))
+        .then(|| Fast::new(ctx, meta, first, len));
+    let mut local = Vec::new();
+    if fast.is_none() {
+        let base: Vec<DTransform> = meta.base_pose().iter().map(DTransform::from_f32).collect();
+        local.reserve(len * bones);
+        for _ in 0..len {
+            local.extend_from_slice(&base);
+        }
     }
     let identity = DTransform::from_f32(&Transform::IDENTITY);
     fn window(t: &TrackSamples, first: usize, len: usize) -> &[Vec3] {
@@ -710,13 +1129,20 @@ pub(crate) fn search_segment(
             .collect(),
         rates: vec![RATE_HIGHEST_QUANTIZED; tracks.len()],
         local,
-        object: vec![identity; len * bones],
+        decoded: (0..tracks.len()).map(|_| Default::default()).collect(),
+        object: if fast.is_some() {
+            Vec::new()
+        } else {
+            vec![identity; len * bones]
+        },
         last_failure: vec![None; tracks.len()],
         failure: (0, 0),
+        stale: 0,
         recent: Vec::with_capacity(RECENT_FAILURES),
         path: Vec::new(),
         in_subtree: vec![false; bones],
         brute_force: ctx.brute_force,
+        fast,
         compositions: 0,
     };
     search.run(pinned);
