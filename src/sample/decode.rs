@@ -767,7 +767,7 @@ impl SegmentTrackDecoder {
                 0
             } else {
                 let max = max_quantized(bits) as f32;
-                (((v - base) / scale).clamp(0.0, 1.0) * max).round() as u32
+                round_unit(((v - base) / scale).clamp(0.0, 1.0) * max)
             }
         };
         [
@@ -785,9 +785,53 @@ impl SegmentTrackDecoder {
     }
 }
 
+/// `x.round() as u32` for `x` in `[0, 2^24)` (or NaN, which gives 0),
+/// without the C library's `roundf`, which baseline x86-64 calls for it:
+/// below 2^24 the difference from the truncation is exact, so comparing it
+/// with a half rounds halves up, as `round` does.
+#[cfg(feature = "pipeline")]
+#[inline(always)]
+fn round_unit(x: f32) -> u32 {
+    let whole = x as u32;
+    whole + u32::from(x - whole as f32 >= 0.5)
+}
+
 #[cfg(test)]
 mod tests {
     use glam::Vec3;
+
+    #[test]
+    #[cfg(feature = "pipeline")]
+    fn rounding_a_quantized_value_is_round_bit_for_bit() {
+        let mut values = vec![
+            0.0f32,
+            0.5,
+            1.5,
+            2.5,
+            0.499_999_97,
+            1.0,
+            524_287.5,
+            524_286.5,
+            f32::NAN,
+        ];
+        // Every f32 from 0.25 to 16 (where the halves are), and a sample of
+        // those up to 2^24.
+        let mut bits = 0.25f32.to_bits();
+        while f32::from_bits(bits) <= 16.0 {
+            values.push(f32::from_bits(bits));
+            bits += 1;
+        }
+        let mut state = 0x9E37_79B9u32;
+        for _ in 0..2_000_000 {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            values.push(f32::from_bits(state).abs() % 16_777_216.0);
+        }
+        for x in values {
+            assert_eq!(super::round_unit(x), x.round() as u32, "{x}");
+        }
+    }
 
     use super::*;
     use crate::format::{bits_of, read_bits, write_bits, ClipRange};
