@@ -160,23 +160,33 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     let start = Instant::now();
     let compressing = progress::bar(clips.len() as u64, "compressing");
-    let results: Vec<(CompressStats, WriteSummary, Sizes)> = pool.install(|| {
-        clips
-            .par_iter()
-            .map(|clip| {
-                let (compressed, mut stats) = compress(clip, &settings)?;
-                let (_, file) = encode_stream(&compressed, &WriteOptions::default())?;
-                let sizes = Sizes {
-                    codec: stats.compressed_bytes,
-                    floats: compressed.float_bytes(),
-                    float_tracks: compressed.meta().floats.len(),
-                };
-                stats.compressed_bytes = file.file_bytes;
-                compressing.inc(1);
-                Ok((stats, file, sizes))
-            })
-            .collect::<Result<Vec<_>, cinestream::Error>>()
-    })?;
+    // Longest clips first, so that no long clip starts last and leaves the
+    // other threads idle at the end; the results go back to file order.
+    let mut order: Vec<usize> = (0..clips.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(clips[i].num_samples() * clips[i].num_bones()));
+    let results: Vec<(CompressStats, WriteSummary, Sizes)> = pool
+        .install(|| {
+            order
+                .par_iter()
+                .map(|&i| (i, &clips[i]))
+                .map(|(i, clip)| {
+                    let (compressed, mut stats) = compress(clip, &settings)?;
+                    let (_, file) = encode_stream(&compressed, &WriteOptions::default())?;
+                    let sizes = Sizes {
+                        codec: stats.compressed_bytes,
+                        floats: compressed.float_bytes(),
+                        float_tracks: compressed.meta().floats.len(),
+                    };
+                    stats.compressed_bytes = file.file_bytes;
+                    compressing.inc(1);
+                    Ok((i, (stats, file, sizes)))
+                })
+                .collect::<Result<Vec<_>, cinestream::Error>>()
+        })
+        .map(|mut done| {
+            done.sort_by_key(|&(i, _)| i);
+            done.into_iter().map(|(_, result)| result).collect()
+        })?;
     compressing.finish_and_clear();
     let mut files = Vec::with_capacity(results.len());
     let mut sizes = Vec::with_capacity(results.len());
