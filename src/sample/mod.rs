@@ -1259,7 +1259,7 @@ mod rounding_tests {
 
 /// Tests of the two decode paths on a source the caller builds (the
 /// compressor lives above this module).
-#[cfg(all(test, target_arch = "x86_64"))]
+#[cfg(all(test, feature = "pipeline", target_arch = "x86_64"))]
 #[allow(unsafe_code, clippy::unwrap_used)]
 pub(crate) mod path_tests {
     use super::*;
