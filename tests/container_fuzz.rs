@@ -528,3 +528,32 @@ fn write_fuzz_seeds() {
         println!("wrote {} ({})", path.display(), seed.name);
     }
 }
+
+/// Found by the fuzzer: section offsets near `u64::MAX` overflowed the
+/// header's alignment arithmetic (a panic where overflow is checked). Every
+/// such header is refused by name, whatever the build.
+#[test]
+fn section_offsets_near_the_end_of_u64_are_refused() {
+    let golden = include_bytes!("data/golden/v3-preview.cine");
+    for (field, value) in [
+        (24usize, u64::MAX - 3),
+        (24, u64::MAX),
+        (48, u64::MAX - 7),
+        (16, u64::MAX),
+    ] {
+        let mut bytes = golden.to_vec();
+        bytes[field..field + 8].copy_from_slice(&value.to_le_bytes());
+        recompute_checksums(&mut bytes);
+        let opened = catch(|| StreamReader::open(&bytes[..]).map(|_| ()));
+        match opened {
+            Ok(Err(e)) => assert!(
+                e.to_string().contains("header")
+                    || e.to_string().contains("truncated")
+                    || e.to_string().contains("length"),
+                "field {field} = {value}: {e}"
+            ),
+            Ok(Ok(())) => panic!("field {field} = {value}: opened"),
+            Err(panic) => panic!("field {field} = {value}: panicked: {panic}"),
+        }
+    }
+}

@@ -111,12 +111,15 @@ impl Header {
                 )
             });
         }
-        let metadata_end = HEADER_LEN as u64 + metadata_len;
+        // Lengths come from the file: every sum saturates (a section past
+        // the end of any file is out of bounds below, never a wrapped
+        // small number that passes).
+        let metadata_end = (HEADER_LEN as u64).saturating_add(metadata_len);
         let index_end = index_offset.saturating_add(index_len);
-        let aligned = |n: u64| n.div_ceil(ALIGN as u64) * ALIGN as u64;
+        let aligned = |n: u64| n.div_ceil(ALIGN as u64).saturating_mul(ALIGN as u64);
         let preview_end = match preview_len {
             0 => index_end,
-            len => aligned(index_end) + len,
+            len => aligned(index_end).saturating_add(len),
         };
         if metadata_end > file_len
             || index_offset != aligned(metadata_end)
