@@ -5,7 +5,9 @@
 //! The format of its parts is [`crate::format`].
 
 use crate::clip::Transform;
-use crate::format::{key_bits, Channel, ClipMeta, SegmentFault, SegmentView, RANGE_SLOT_BYTES};
+use crate::format::{
+    encoding_of, key_bits, segment_header_len, Channel, ClipMeta, SegmentFault, SegmentView,
+};
 use crate::metric::PoseSource;
 use crate::sample::plan::DecodePlan;
 use crate::sample::tables::{segment_keys, DecodeTables};
@@ -76,9 +78,9 @@ impl CompressedClip {
 
     /// A segment ready for the sampler.
     pub fn segment_ref(&self, index: usize) -> SegmentRef<'_> {
-        let tracks = self.meta.animated.len();
+        let header_len = self.meta.segment_header_bytes();
         self.tables
-            .segment(index, segment_keys(self.segment_bytes(index), tracks))
+            .segment(index, segment_keys(self.segment_bytes(index), header_len))
     }
 
     /// The metadata.
@@ -141,7 +143,8 @@ impl CompressedClip {
                 .iter()
                 .map(|&t| key_bits(&m.animated[t], view.rate(t), view.range_slot(t)))
                 .sum();
-            bytes += floats.len() * (1 + RANGE_SLOT_BYTES) + (bits * samples).div_ceil(8);
+            bytes += segment_header_len(floats.len(), encoding_of(&m.animated))
+                + (bits * samples).div_ceil(8);
         }
         bytes
     }

@@ -32,8 +32,10 @@ use rayon::prelude::*;
 use crate::clip::{Clip, LoopMode, Transform};
 use crate::compressed::CompressedClip;
 use crate::error::{Error, Result};
+use crate::format::{
+    rotation_range_on_grid, rotation_reference_on_grid, ClipRange, NUM_RATES, RATE_FULL_PRECISION,
+};
 use crate::format::{AnimatedTrack, Channel, ClipMeta, SegmentLayout};
-use crate::format::{ClipRange, NUM_RATES, RATE_FULL_PRECISION};
 use crate::metric::{
     self, local_to_object, shell_vertices, vertex_error, DTransform, ErrorReport, MetricSettings,
 };
@@ -750,6 +752,13 @@ fn gather_tracks(ctx: &Context, classes: &classify::Classes) -> Vec<TrackSamples
 }
 
 fn gather_track(ctx: &Context, bone: usize, channel: Channel, reference_xyz: Vec3) -> TrackSamples {
+    // A rotation's reference and clip range are stored on a 16-bit grid:
+    // the samples are taken relative to the reference as stored, and
+    // normalized into the range as stored.
+    let reference_xyz = match channel {
+        Channel::Rotation => rotation_reference_on_grid(reference_xyz),
+        _ => reference_xyz,
+    };
     let inverse_reference = crate::format::constant_rotation(reference_xyz).conjugate();
     let values: Vec<Vec4> = (0..ctx.samples)
         .map(|s| {
@@ -771,7 +780,13 @@ fn gather_track(ctx: &Context, bone: usize, channel: Channel, reference_xyz: Vec
         .iter()
         .map(|v| v.truncate())
         .fold(Vec3::splat(f32::NEG_INFINITY), Vec3::max);
-    let extent = max - min;
+    let ClipRange { min, extent } = match channel {
+        Channel::Rotation => rotation_range_on_grid(min, max),
+        _ => ClipRange {
+            min,
+            extent: max - min,
+        },
+    };
     let normalized = values
         .iter()
         .map(|v| {

@@ -41,11 +41,14 @@ use super::filter::{self, Local4, Object4, Raw4, Verdict, Verdicts, LANES, Q4, V
 use super::{Context, TrackSamples, PINNED_RATE};
 use crate::clip::Transform;
 use crate::format::{
+    encoding_of, rates_len, segment_header_len, write_rates, Channel, ClipMeta, SegmentView,
+    NUM_RATES,
+};
+use crate::format::{
     key_bits, max_quantized, unit_from_quantized, write_bits, CONSTANT_VALUE_BITS,
     RANGE_SLOT_BYTES, RATE_CONSTANT, RATE_FULL_PRECISION, RATE_HIGHEST_QUANTIZED,
     SEGMENT_RANGE_BITS,
 };
-use crate::format::{Channel, ClipMeta, SegmentView, NUM_RATES};
 use crate::metric::{shell_vertices, vertices_error, DTransform};
 use crate::sample::decode::{key_rotations, RotationLanes, SegmentTrackDecoder};
 
@@ -1033,12 +1036,14 @@ fn encode(
     let animated: Vec<_> = tracks.iter().map(|t| t.track).collect();
     let len = SegmentView::encoded_len(rates, slots, &animated, samples);
     let mut bytes = vec![0u8; len];
-    bytes[..count].copy_from_slice(rates);
+    let encoding = encoding_of(&animated);
+    write_rates(&mut bytes, rates, encoding);
+    let slots_start = rates_len(count, encoding);
     for (t, slot) in slots.iter().enumerate() {
-        let start = count + t * RANGE_SLOT_BYTES;
+        let start = slots_start + t * RANGE_SLOT_BYTES;
         bytes[start..start + RANGE_SLOT_BYTES].copy_from_slice(slot);
     }
-    let keys = count * (1 + RANGE_SLOT_BYTES);
+    let keys = segment_header_len(count, encoding);
     let decoders: Vec<SegmentTrackDecoder> = (0..count)
         .map(|t| SegmentTrackDecoder::new(&tracks[t].track, rates[t], &slots[t]))
         .collect();

@@ -133,6 +133,29 @@ impl<'a> Cursor<'a> {
         ))
     }
 
+    /// A `u32` as LEB128: seven bits a byte, least significant first, the
+    /// top bit set on every byte but the last; at most five bytes, in the
+    /// shortest form (a longer one is refused, so each value has one
+    /// encoding and a checksum covers one meaning).
+    pub fn varint(&mut self, what: &str) -> Result<u32, ReadFault> {
+        let at = self.offset;
+        let mut value = 0u64;
+        for i in 0..5 {
+            let byte = self.u8(what)?;
+            value |= u64::from(byte & 0x7f) << (7 * i);
+            if byte & 0x80 == 0 {
+                if (byte == 0 && i > 0) || value > u64::from(u32::MAX) {
+                    break;
+                }
+                return Ok(value as u32);
+            }
+        }
+        Err(ReadFault {
+            offset: at,
+            message: format!("{what}: not a shortest LEB128 u32"),
+        })
+    }
+
     /// A UTF-8 string of `len` bytes.
     pub fn str(&mut self, len: usize, what: &str) -> Result<&'a str, ReadFault> {
         let at = self.offset;
@@ -198,6 +221,15 @@ impl Writer {
         self.bytes.extend_from_slice(&v.to_le_bytes());
     }
 
+    /// A `u32` as LEB128 (see [`Cursor::varint`]).
+    pub fn varint(&mut self, mut v: u32) {
+        while v >= 0x80 {
+            self.bytes.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        self.bytes.push(v as u8);
+    }
+
     /// Three `f32`.
     pub fn vec3(&mut self, v: glam::Vec3) {
         self.f32(v.x);
@@ -224,6 +256,29 @@ mod tests {
         let err = c.u8("d").unwrap_err();
         assert_eq!(err.offset, 10);
         assert!(err.message.contains("d: needs 1 bytes, 0 left"));
+    }
+
+    #[test]
+    #[cfg(feature = "pipeline")]
+    fn varints_round_trip_in_their_shortest_form_only() {
+        for v in [0, 1, 127, 128, 300, 16_383, 16_384, 1 << 28, u32::MAX] {
+            let mut w = Writer::default();
+            w.varint(v);
+            let expected_len = (32 - v.leading_zeros()).div_ceil(7).max(1) as usize;
+            assert_eq!(w.bytes.len(), expected_len, "{v}");
+            let mut c = Cursor::new(&w.bytes);
+            assert_eq!(c.varint("v").unwrap(), v);
+            assert_eq!(c.remaining(), 0);
+        }
+        // 0 padded to two bytes, a value over u32::MAX, six bytes, cut short.
+        for bad in [
+            &[0x80, 0x00][..],
+            &[0xff, 0xff, 0xff, 0xff, 0x10],
+            &[0x80; 6],
+            &[0x80],
+        ] {
+            assert!(Cursor::new(bad).varint("length").is_err(), "{bad:?}");
+        }
     }
 
     #[test]

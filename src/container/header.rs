@@ -6,8 +6,8 @@
 use super::bytes::{to_u32, Writer};
 use super::bytes::{Cursor, ReadFault};
 use super::{
-    crc32, ALIGN, FIRST_FORMAT_VERSION, FLAG_LZ4_PAGES, FORMAT_VERSION, HEADER_LEN, MAGIC,
-    PREVIEW_FORMAT_VERSION,
+    crc32, ALIGN, COMPACT_FORMAT_VERSION, FIRST_FORMAT_VERSION, FLAG_LZ4_PAGES, FORMAT_VERSION,
+    HEADER_LEN, MAGIC, PREVIEW_FORMAT_VERSION,
 };
 use crate::error::ContainerError;
 
@@ -92,7 +92,10 @@ impl Header {
         if version < PREVIEW_FORMAT_VERSION && (preview_len != 0 || preview_crc != 0) {
             return Err(bad_header(44, "reserved fields are not zero".into()));
         }
-        if version >= PREVIEW_FORMAT_VERSION && preview_len == 0 {
+        if version >= COMPACT_FORMAT_VERSION && preview_len == 0 && preview_crc != 0 {
+            return Err(bad_header(56, "a checksum for no preview tier".into()));
+        }
+        if version == PREVIEW_FORMAT_VERSION && preview_len == 0 {
             return Err(bad_header(
                 44,
                 format!("a version-{version} file without its preview tier (length 0)"),

@@ -22,8 +22,8 @@ use super::bytes::{to_u32, Writer};
 use super::bytes::{Cursor, ReadFault};
 use super::metadata::parse_metadata;
 use super::{
-    crc32, ALIGN, COMPRESSION_LZ4, COMPRESSION_NONE, FLAG_LZ4_PAGES, HEADER_LEN, MAX_PAGE_LEN,
-    PAGE_ENTRY_LEN, SEGMENT_ENTRY_LEN,
+    crc32, ALIGN, COMPACT_FORMAT_VERSION, COMPRESSION_LZ4, COMPRESSION_NONE, FLAG_LZ4_PAGES,
+    HEADER_LEN, MAX_PAGE_LEN, PAGE_ENTRY_LEN, SEGMENT_ENTRY_LEN,
 };
 // Also reachable here, where users of `container::index` find them.
 pub use super::header::Header;
@@ -129,8 +129,12 @@ impl ContainerIndex {
         }
         let meta =
             parse_metadata(metadata, header.version()).map_err(|f| f.in_section("metadata"))?;
-        let (segments, pages) = parse_index(index, &meta, header.pages_offset, header.file_len)
-            .map_err(|f| f.in_section("index"))?;
+        let area = header.pages_offset..header.file_len;
+        let (segments, pages) = match header.version() >= COMPACT_FORMAT_VERSION {
+            true => parse_compact_index(index, &meta, area),
+            false => parse_index(index, &meta, area),
+        }
+        .map_err(|f| f.in_section("index"))?;
         if pages.iter().any(|p| p.compression == COMPRESSION_LZ4)
             && header.flags & FLAG_LZ4_PAGES == 0
         {
@@ -235,29 +239,21 @@ impl ContainerIndex {
     }
 }
 
-/// Parses and checks the index section's bytes against the metadata and
-/// the pages area `pages_offset..file_len`; a fault's offset is in the
+/// Parses and checks the index section's bytes (format versions 1 to 3)
+/// against the metadata and the pages area; a fault's offset is in the
 /// section.
 fn parse_index(
     bytes: &[u8],
     meta: &ClipMeta,
-    pages_offset: u64,
-    file_len: u64,
+    area: Range<u64>,
 ) -> Result<(Vec<SegmentEntry>, Vec<PageEntry>), ReadFault> {
     let mut c = Cursor::new(bytes);
-    let segment_count = c.u32("segment count")? as usize;
-    if segment_count != meta.segments.count() {
-        return Err(c.fault(format!(
-            "{segment_count} segments, the metadata says {}",
-            meta.segments.count()
-        )));
-    }
-    let page_count = c.u32("page count")? as usize;
+    let (segment_count, page_count) = parse_counts(&mut c, meta)?;
     let needed = segment_count
         .checked_mul(SEGMENT_ENTRY_LEN)
         .and_then(|s| page_count.checked_mul(PAGE_ENTRY_LEN).map(|p| (s, p)))
         .and_then(|(s, p)| s.checked_add(p));
-    if page_count == 0 || needed != Some(c.remaining()) {
+    if needed != Some(c.remaining()) {
         return Err(c.fault(format!(
             "{segment_count} segments and {page_count} pages do not fill the {} bytes left",
             c.remaining()
@@ -313,12 +309,143 @@ fn parse_index(
         }
         segments.push(entry);
     }
-    let mut page_content = vec![0u64; page_count];
-    for s in &segments {
-        page_content[s.page as usize] += s.len as u64;
+    let page_start = c.offset();
+    let pages = parse_pages(&mut c, page_count, area)?;
+    check_page_contents(&segments, &pages, page_start)?;
+    Ok((segments, pages))
+}
+
+/// Parses and checks the index section's bytes (format version 4): the
+/// page table, then each segment's length as a varint; a segment's page and
+/// offset follow from the lengths, since pages hold whole segments in order.
+fn parse_compact_index(
+    bytes: &[u8],
+    meta: &ClipMeta,
+    area: Range<u64>,
+) -> Result<(Vec<SegmentEntry>, Vec<PageEntry>), ReadFault> {
+    let mut c = Cursor::new(bytes);
+    let (segment_count, page_count) = parse_counts(&mut c, meta)?;
+    // Each segment length takes at least a byte.
+    let needed = page_count
+        .checked_mul(PAGE_ENTRY_LEN)
+        .and_then(|p| p.checked_add(segment_count));
+    if needed.is_none_or(|n| n > c.remaining()) {
+        return Err(c.fault(format!(
+            "{segment_count} segments and {page_count} pages do not fit the {} bytes left",
+            c.remaining()
+        )));
     }
+    let pages = parse_pages(&mut c, page_count, area)?;
+    let mut segments = Vec::with_capacity(segment_count);
+    let mut page = 0usize;
+    let mut offset = 0u64;
+    for index in 0..segment_count {
+        let at = c.offset();
+        let len = c.varint("segment length")?;
+        let bad = |message: String| ReadFault {
+            offset: at,
+            message,
+        };
+        // A segment that does not fit what is left of its page starts the
+        // next (the writer starts a page only for a segment that does not
+        // fit; a clip without animated tracks has empty segments, one page).
+        if offset + u64::from(len) > pages[page].decoded_len as u64 {
+            page += 1;
+            offset = 0;
+        }
+        let Some(entry) = pages.get(page) else {
+            return Err(bad(format!(
+                "segment {index} ({len} bytes) lies past the last page's bytes"
+            )));
+        };
+        let end = offset + u64::from(len);
+        if end > entry.decoded_len as u64 {
+            return Err(bad(format!(
+                "segment {index} of {len} bytes does not fit page {page} of {} bytes",
+                entry.decoded_len
+            )));
+        }
+        segments.push(SegmentEntry {
+            first_sample: meta.segments.segment(index).0 as u32,
+            page: page as u32,
+            offset: offset as u32,
+            len,
+        });
+        offset = end;
+    }
+    if c.remaining() != 0 {
+        return Err(c.fault(format!(
+            "{} unexpected bytes after the segment lengths",
+            c.remaining()
+        )));
+    }
+    check_page_contents(&segments, &pages, 0)?;
+    Ok((segments, pages))
+}
+
+/// The segment and page counts that open the index section.
+fn parse_counts(c: &mut Cursor<'_>, meta: &ClipMeta) -> Result<(usize, usize), ReadFault> {
+    let segment_count = c.u32("segment count")? as usize;
+    if segment_count != meta.segments.count() {
+        return Err(c.fault(format!(
+            "{segment_count} segments, the metadata says {}",
+            meta.segments.count()
+        )));
+    }
+    let at = c.offset();
+    let page_count = c.u32("page count")? as usize;
+    if page_count == 0 || page_count > segment_count {
+        return Err(ReadFault {
+            offset: at,
+            message: format!("{page_count} pages for {segment_count} segments"),
+        });
+    }
+    Ok((segment_count, page_count))
+}
+
+/// Every page holds segments whose lengths sum to its decoded length;
+/// `at` is where a fault is reported (the page table's offset).
+fn check_page_contents(
+    segments: &[SegmentEntry],
+    pages: &[PageEntry],
+    at: usize,
+) -> Result<(), ReadFault> {
+    let mut page_content = vec![0u64; pages.len()];
+    let mut page_segments = vec![0usize; pages.len()];
+    for s in segments {
+        page_content[s.page as usize] += s.len as u64;
+        page_segments[s.page as usize] += 1;
+    }
+    if let Some(empty) = page_segments.iter().position(|&n| n == 0) {
+        return Err(ReadFault {
+            offset: at + empty * PAGE_ENTRY_LEN,
+            message: format!("page {empty} holds no segment"),
+        });
+    }
+    for (index, (&content, entry)) in page_content.iter().zip(pages).enumerate() {
+        if content != entry.decoded_len as u64 {
+            return Err(ReadFault {
+                offset: at + index * PAGE_ENTRY_LEN,
+                message: format!(
+                    "page {index} decodes to {} bytes, its segments take {content}",
+                    entry.decoded_len
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The page table: `page_count` entries, each checked against the pages
+/// area `area` (file offsets) and the one before it.
+fn parse_pages(
+    c: &mut Cursor<'_>,
+    page_count: usize,
+    area: Range<u64>,
+) -> Result<Vec<PageEntry>, ReadFault> {
+    let (pages_offset, file_len) = (area.start, area.end);
     let mut pages = Vec::with_capacity(page_count);
-    for (index, &content) in page_content.iter().enumerate() {
+    for index in 0..page_count {
         let at = c.offset();
         let entry = PageEntry {
             offset: c.u64("page offset")?,
@@ -386,38 +513,48 @@ fn parse_index(
             COMPRESSION_NONE | COMPRESSION_LZ4 => {}
             other => return Err(bad(format!("page {index} has unknown compression {other}"))),
         }
-        if content != entry.decoded_len as u64 {
-            return Err(bad(format!(
-                "page {index} decodes to {} bytes, its segments take {content}",
-                entry.decoded_len
-            )));
-        }
         pages.push(entry);
     }
-    Ok((segments, pages))
+    Ok(pages)
 }
 
-/// Bytes of the index section of `segments` segments in `pages` pages.
+/// Bytes of the index section of `segments` in `pages` pages, in format
+/// version `version`.
 #[cfg(feature = "pipeline")]
-pub(crate) fn index_len(segments: usize, pages: usize) -> usize {
-    8 + segments * SEGMENT_ENTRY_LEN + pages * PAGE_ENTRY_LEN
+pub(crate) fn index_len(segments: &[SegmentEntry], pages: usize, version: u16) -> usize {
+    let segment_bytes: usize = match version >= COMPACT_FORMAT_VERSION {
+        true => segments.iter().map(|s| varint_len(s.len)).sum(),
+        false => segments.len() * SEGMENT_ENTRY_LEN,
+    };
+    8 + segment_bytes + pages * PAGE_ENTRY_LEN
 }
 
-/// The index section: the counts, the segment table, then the page table;
-/// what [`ContainerIndex::parse`] reads back.
+/// Bytes of `v` as a LEB128 varint.
+#[cfg(feature = "pipeline")]
+fn varint_len(v: u32) -> usize {
+    (32 - v.leading_zeros()).div_ceil(7).max(1) as usize
+}
+
+/// The index section: the counts, then the segment table and the page
+/// table (version 4: the page table, then each segment's length as a
+/// varint); what [`ContainerIndex::parse`] reads back.
 #[cfg(feature = "pipeline")]
 pub(crate) fn encode_index(
     segments: &[SegmentEntry],
     pages: &[PageEntry],
+    version: u16,
 ) -> crate::error::Result<Vec<u8>> {
     let mut index = Writer::default();
     index.u32(to_u32(segments.len(), "segment count")?);
     index.u32(to_u32(pages.len(), "page count")?);
-    for segment in segments {
-        index.u32(segment.first_sample);
-        index.u32(segment.page);
-        index.u32(segment.offset);
-        index.u32(segment.len);
+    let compact = version >= COMPACT_FORMAT_VERSION;
+    if !compact {
+        for segment in segments {
+            index.u32(segment.first_sample);
+            index.u32(segment.page);
+            index.u32(segment.offset);
+            index.u32(segment.len);
+        }
     }
     for page in pages {
         index.u64(page.offset);
@@ -427,6 +564,11 @@ pub(crate) fn encode_index(
         index.bytes.extend_from_slice(&[0; 3]);
         index.u32(page.checksum);
     }
-    debug_assert_eq!(index.bytes.len(), index_len(segments.len(), pages.len()));
+    if compact {
+        for segment in segments {
+            index.varint(segment.len);
+        }
+    }
+    debug_assert_eq!(index.bytes.len(), index_len(segments, pages.len(), version));
     Ok(index.bytes)
 }

@@ -11,14 +11,16 @@ use glam::Quat;
 #[cfg(feature = "pipeline")]
 use super::bytes::{to_u32, too_big, Writer};
 use super::bytes::{Cursor, ReadFault};
-use super::{BIND_ROTATION, BIND_SCALE, BIND_TRANSLATION, NO_PARENT};
+use super::{BIND_ROTATION, BIND_SCALE, BIND_TRANSLATION, COMPACT_FORMAT_VERSION, NO_PARENT};
 use crate::clip::{
     Bone, FloatKind, LengthUnit, LoopMode, Skeleton, TrackKind, Transform, MAX_BONES,
     MAX_FLOAT_COMPONENTS,
 };
+#[cfg(feature = "pipeline")]
+use crate::format::rotation_grid_point;
 use crate::format::{
-    float_slots, AnimatedTrack, Channel, ClipMeta, ClipRange, ConstantTrack, FloatMeta,
-    SegmentLayout,
+    float_slots, rotation_grid_value, AnimatedTrack, Channel, ClipMeta, ClipRange, ConstantTrack,
+    FloatMeta, SegmentEncoding, SegmentLayout, ROTATION_GRID_STEPS,
 };
 
 /// Parses and checks the metadata section's bytes; a fault's offset is
@@ -59,8 +61,10 @@ pub(crate) fn parse_metadata(bytes: &[u8], version: u16) -> Result<ClipMeta, Rea
     let shell_cm = c.f64("shell distance")?;
     let at = c.offset();
     let bone_count = c.u32("bone count")? as usize;
-    // A bone takes at least 5 bytes: parent, flags, name length.
-    if bone_count == 0 || bone_count > MAX_BONES || bone_count * 5 > c.remaining() {
+    // A bone takes at least 5 bytes (from version 4, 3): parent, flags, name length.
+    let compact = version >= COMPACT_FORMAT_VERSION;
+    let least = if compact { 3 } else { 5 };
+    if bone_count == 0 || bone_count > MAX_BONES || bone_count * least > c.remaining() {
         return Err(ReadFault {
             offset: at,
             message: format!("bone count {bone_count} is impossible here"),
@@ -69,8 +73,16 @@ pub(crate) fn parse_metadata(bytes: &[u8], version: u16) -> Result<ClipMeta, Rea
     let mut bones = Vec::with_capacity(bone_count);
     for index in 0..bone_count {
         let at = c.offset();
-        let parent = match c.u16("parent")? {
-            NO_PARENT => None,
+        // Version 4 stores the parent plus one as a varint (0 for a root).
+        let parent = match compact {
+            true => match c.varint("parent")? {
+                0 => u32::from(NO_PARENT),
+                p => p - 1,
+            },
+            false => u32::from(c.u16("parent")?),
+        };
+        let parent = match parent {
+            p if p == u32::from(NO_PARENT) => None,
             p if (p as usize) < index => Some(p as usize),
             p => {
                 return Err(ReadFault {
@@ -83,7 +95,10 @@ pub(crate) fn parse_metadata(bytes: &[u8], version: u16) -> Result<ClipMeta, Rea
         if flags & !(BIND_ROTATION | BIND_TRANSLATION | BIND_SCALE) != 0 {
             return Err(c.fault(format!("bone {index}: unknown bind flags {flags:#04x}")));
         }
-        let name_len = c.u16("bone name length")? as usize;
+        let name_len = match compact {
+            true => c.varint("bone name length")? as usize,
+            false => c.u16("bone name length")? as usize,
+        };
         let name = c.str(name_len, "bone name")?.to_string();
         let mut bind = Transform::IDENTITY;
         if flags & BIND_ROTATION != 0 {
@@ -140,6 +155,10 @@ pub(crate) fn parse_metadata(bytes: &[u8], version: u16) -> Result<ClipMeta, Rea
     for (bone, k) in kinds.iter().enumerate() {
         for channel in Channel::ALL {
             if k[channel as usize] == TrackKind::Animated {
+                if compact && channel == Channel::Rotation {
+                    animated.push(parse_grid_rotation(&mut c, bone)?);
+                    continue;
+                }
                 let min = c.vec3("clip range minimum")?;
                 let at = c.offset();
                 let extent = c.vec3("clip range extent")?;
@@ -153,18 +172,20 @@ pub(crate) fn parse_metadata(bytes: &[u8], version: u16) -> Result<ClipMeta, Rea
                     Channel::Rotation => c.vec3("reference rotation")?,
                     _ => glam::Vec3::ZERO,
                 };
-                animated.push(AnimatedTrack::new(
-                    bone as u16,
-                    channel,
-                    ClipRange { min, extent },
-                    reference,
-                ));
+                let encoding = match compact {
+                    true => SegmentEncoding::Compact,
+                    false => SegmentEncoding::Original,
+                };
+                animated.push(
+                    AnimatedTrack::new(bone as u16, channel, ClipRange { min, extent }, reference)
+                        .with_encoding(encoding),
+                );
             }
         }
     }
     let floats = match version {
         1 => Vec::new(),
-        _ => parse_floats(&mut c, &mut constants, &mut animated)?,
+        _ => parse_floats(&mut c, &mut constants, &mut animated, compact)?,
     };
     if c.remaining() != 0 {
         return Err(c.fault(format!(
@@ -188,6 +209,56 @@ pub(crate) fn parse_metadata(bytes: &[u8], version: u16) -> Result<ClipMeta, Rea
     .with_floats(floats))
 }
 
+/// A rotation track of version 4: its clip range and reference on the
+/// 16-bit grid (`i16` minimum, `u16` extent in steps, `i16` reference, three
+/// of each).
+fn parse_grid_rotation(c: &mut Cursor<'_>, bone: usize) -> Result<AnimatedTrack, ReadFault> {
+    let steps = ROTATION_GRID_STEPS;
+    let grid = |c: &mut Cursor<'_>, what: &str| -> Result<[i32; 3], ReadFault> {
+        let at = c.offset();
+        let mut v = [0i32; 3];
+        for q in &mut v {
+            *q = i32::from(c.u16(what)? as i16);
+            if *q < -steps {
+                return Err(ReadFault {
+                    offset: at,
+                    message: format!("bone {bone}: {what} {} is off the grid", *q),
+                });
+            }
+        }
+        Ok(v)
+    };
+    let min = grid(c, "rotation clip range minimum")?;
+    let at = c.offset();
+    let mut extent = [0i32; 3];
+    for (e, &m) in extent.iter_mut().zip(&min) {
+        *e = i32::from(c.u16("rotation clip range extent")?);
+        if m + *e > steps {
+            return Err(ReadFault {
+                offset: at,
+                message: format!("bone {bone}: rotation clip range ends past 1"),
+            });
+        }
+    }
+    let reference = grid(c, "reference rotation")?;
+    let value = |q: [i32; 3]| {
+        glam::Vec3::new(
+            rotation_grid_value(q[0]),
+            rotation_grid_value(q[1]),
+            rotation_grid_value(q[2]),
+        )
+    };
+    Ok(AnimatedTrack::new(
+        bone as u16,
+        Channel::Rotation,
+        ClipRange {
+            min: value(min),
+            extent: value(extent),
+        },
+        value(reference),
+    ))
+}
+
 /// Float track kinds on disk.
 const FLOAT_MORPH_WEIGHT: u8 = 0;
 const FLOAT_FIELD_OF_VIEW: u8 = 1;
@@ -205,7 +276,12 @@ fn parse_floats(
     c: &mut Cursor<'_>,
     constants: &mut Vec<ConstantTrack>,
     animated: &mut Vec<AnimatedTrack>,
+    compact: bool,
 ) -> Result<Vec<FloatMeta>, ReadFault> {
+    let encoding = match compact {
+        true => SegmentEncoding::Compact,
+        false => SegmentEncoding::Original,
+    };
     let at = c.offset();
     let count = c.u32("float track count")? as usize;
     // A track takes at least 12 bytes: name length, kind, width, precision, displacement.
@@ -280,12 +356,15 @@ fn parse_floats(
                         message: "float clip range extent is negative".into(),
                     });
                 }
-                animated.push(AnimatedTrack::new(
-                    slot as u16,
-                    Channel::Float,
-                    ClipRange { min, extent },
-                    glam::Vec3::ZERO,
-                ));
+                animated.push(
+                    AnimatedTrack::new(
+                        slot as u16,
+                        Channel::Float,
+                        ClipRange { min, extent },
+                        glam::Vec3::ZERO,
+                    )
+                    .with_encoding(encoding),
+                );
             }
             other => {
                 return Err(c.fault(format!("float slot {slot}: invalid kind {other}")));
@@ -314,8 +393,12 @@ pub(crate) fn encode_metadata(meta: &ClipMeta, version: u16) -> crate::error::Re
     w.f64(meta.shell_cm);
     let skeleton = &meta.skeleton;
     w.u32(to_u32(skeleton.len(), "bone count")?);
+    let compact = version >= COMPACT_FORMAT_VERSION;
     for bone in skeleton.bones() {
-        w.u16(bone.parent.map_or(NO_PARENT, |p| p as u16));
+        match compact {
+            true => w.varint(bone.parent.map_or(0, |p| p as u32 + 1)),
+            false => w.u16(bone.parent.map_or(NO_PARENT, |p| p as u16)),
+        }
         let b = &bone.bind;
         let identity = Transform::IDENTITY;
         let mut flags = 0;
@@ -330,7 +413,10 @@ pub(crate) fn encode_metadata(meta: &ClipMeta, version: u16) -> crate::error::Re
         }
         w.u8(flags);
         let name_len = u16::try_from(bone.name.len()).map_err(|_| too_big("a bone name"))?;
-        w.u16(name_len);
+        match compact {
+            true => w.varint(u32::from(name_len)),
+            false => w.u16(name_len),
+        }
         w.bytes.extend_from_slice(bone.name.as_bytes());
         if flags & BIND_ROTATION != 0 {
             for v in b.rotation.to_array() {
@@ -365,6 +451,10 @@ pub(crate) fn encode_metadata(meta: &ClipMeta, version: u16) -> crate::error::Re
         w.vec3(c.value);
     }
     for t in meta.animated.iter().filter(|t| t.channel != Channel::Float) {
+        if compact && t.channel == Channel::Rotation {
+            encode_grid_rotation(t, &mut w)?;
+            continue;
+        }
         w.vec3(t.range.min);
         w.vec3(t.range.extent);
         if t.channel == Channel::Rotation {
@@ -376,6 +466,46 @@ pub(crate) fn encode_metadata(meta: &ClipMeta, version: u16) -> crate::error::Re
         encode_floats(meta, &mut w)?;
     }
     Ok(w.bytes)
+}
+
+/// A rotation track of version 4: what [`parse_grid_rotation`] reads back.
+/// The compressor puts every rotation's range and reference on the grid.
+#[cfg(feature = "pipeline")]
+fn encode_grid_rotation(t: &AnimatedTrack, w: &mut Writer) -> crate::error::Result<()> {
+    let off_grid = || crate::error::Error::InvalidSettings {
+        message: format!(
+            "bone {}: a rotation's clip range or reference is off the 16-bit grid of format \
+             version 4",
+            t.bone
+        ),
+    };
+    let points = |v: glam::Vec3| -> crate::error::Result<[i32; 3]> {
+        let mut q = [0i32; 3];
+        for (q, v) in q.iter_mut().zip(v.to_array()) {
+            *q = rotation_grid_point(v).ok_or_else(off_grid)?;
+        }
+        Ok(q)
+    };
+    let min = points(t.range.min)?;
+    let extent = points(t.range.extent)?;
+    let reference = points(t.reference_xyz)?;
+    let on_unit = |q: &[i32; 3]| q.iter().all(|q| q.abs() <= ROTATION_GRID_STEPS);
+    if !on_unit(&min) || !on_unit(&reference) {
+        return Err(off_grid());
+    }
+    for &q in &min {
+        w.u16(q as i16 as u16);
+    }
+    for (&e, &m) in extent.iter().zip(&min) {
+        if e < 0 || m + e > ROTATION_GRID_STEPS {
+            return Err(off_grid());
+        }
+        w.u16(e as u16);
+    }
+    for &q in &reference {
+        w.u16(q as i16 as u16);
+    }
+    Ok(())
 }
 
 /// The float section: what [`parse_floats`] reads back.

@@ -49,19 +49,23 @@ pub use write::{
 /// The first eight bytes of every file.
 pub const MAGIC: [u8; 8] = *b"CINESTRM";
 
-/// The newest format version: what this build writes for a clip with a
-/// preview tier. See "Version policy" above.
-pub const FORMAT_VERSION: u16 = 3;
+/// The newest format version: what this build writes. See "Version
+/// policy" above.
+pub const FORMAT_VERSION: u16 = 4;
 
-/// The version that added float tracks: what this build writes for a clip
-/// with float tracks and no preview tier.
+/// The version that made the metadata and index compact (rotation ranges
+/// and references on a 16-bit grid, varint skeleton fields and segment
+/// lengths) and ranks key components by their exact spans; its preview
+/// tier is optional.
+pub const COMPACT_FORMAT_VERSION: u16 = 4;
+
+/// The version that added float tracks.
 pub const FLOAT_FORMAT_VERSION: u16 = 2;
 
 /// The version that added the preview tier.
 pub const PREVIEW_FORMAT_VERSION: u16 = 3;
 
-/// The oldest format version this build reads, and what it writes for a
-/// clip of bones alone (whose bytes are then those earlier builds wrote).
+/// The oldest format version this build reads.
 pub const FIRST_FORMAT_VERSION: u16 = 1;
 
 /// Header length in bytes.

@@ -421,6 +421,6 @@ impl SegmentSource for ActorPreview {
         let bytes = self.data.get(start..end).unwrap_or(&[]);
         Ok(self
             .tables
-            .segment(index, segment_keys(bytes, self.meta.animated.len())))
+            .segment(index, segment_keys(bytes, self.meta.segment_header_bytes())))
     }
 }

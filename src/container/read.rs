@@ -357,7 +357,7 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
         let sample_bits = checked.segment(&self.index, segment, decoded).sample_bits;
         Ok(SegmentView::trusted(
             bytes,
-            self.meta().animated.len(),
+            &self.meta().animated,
             sample_bits,
         ))
     }

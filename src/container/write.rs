@@ -15,11 +15,12 @@ use super::page::{encode_page, EncodedPage};
 use super::preview::{PreviewActor, PreviewSection};
 use super::{
     align, crc32, ALIGN, COMPRESSION_LZ4, FIRST_FORMAT_VERSION, FLAG_LZ4_PAGES,
-    FLOAT_FORMAT_VERSION, HEADER_LEN, MAX_PAGE_LEN, PREVIEW_FORMAT_VERSION,
+    FLOAT_FORMAT_VERSION, FORMAT_VERSION, HEADER_LEN, MAX_PAGE_LEN, PREVIEW_FORMAT_VERSION,
 };
 use crate::compress::Preview;
 use crate::compressed::CompressedClip;
 use crate::error::{Error, Result};
+use crate::format::SegmentEncoding;
 
 /// Writer settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -125,9 +126,18 @@ pub fn encode_stream_with_preview(
         });
     }
     let meta = clip.meta();
-    // The lowest version that holds the clip: bones alone stay version 1,
-    // byte for byte what earlier builds wrote.
+    // The compressor's clips are version 4. A clip read from an older file
+    // (its spans ranked coarsely) is written in the lowest version that
+    // holds it, byte for byte what earlier builds wrote.
     let version = match (preview.is_some(), meta.floats.is_empty()) {
+        // What the compressor makes: every track's spans ranked exactly.
+        _ if meta
+            .animated
+            .iter()
+            .all(|t| t.encoding() == SegmentEncoding::Compact) =>
+        {
+            FORMAT_VERSION
+        }
         (true, _) => PREVIEW_FORMAT_VERSION,
         (false, true) => FIRST_FORMAT_VERSION,
         (false, false) => FLOAT_FORMAT_VERSION,
@@ -163,7 +173,7 @@ pub fn encode_stream_with_preview(
     // Layout: header, metadata, index, pages.
     let metadata_offset = HEADER_LEN;
     let index_offset = align(metadata_offset + metadata.len());
-    let index_len = index_len(segments.len(), pages.len());
+    let index_len = index_len(&segments, pages.len(), version);
     let preview_section = match preview {
         Some(preview) => encode_preview(preview)?,
         None => Vec::new(),
@@ -189,7 +199,7 @@ pub fn encode_stream_with_preview(
         .last()
         .map_or(pages_offset, |p| p.offset as usize + p.stored_len as usize);
 
-    let index = encode_index(&segments, &entries)?;
+    let index = encode_index(&segments, &entries, version)?;
     let lz4_pages = pages
         .iter()
         .filter(|p| p.compression == COMPRESSION_LZ4)

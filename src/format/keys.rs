@@ -1,6 +1,7 @@
 //! Keys: how many bits each component of a track's key takes in a segment.
 
 use super::tracks::{AnimatedTrack, Channel};
+
 use super::values::{bits_of, RANGE_SLOT_BYTES};
 
 /// Bits of each stored component of one key of a track in a segment.
@@ -9,9 +10,7 @@ use super::values::{bits_of, RANGE_SLOT_BYTES};
 /// most gets `b` bits, and each other component one bit less per halving of
 /// its span, so that all components are quantized with about the same step;
 /// a component that does not move in the segment gets none and decodes at
-/// the middle of its segment range. A span's level is `ilog2` of its 8-bit
-/// segment extent plus the binary exponent of its clip extent: integer work
-/// only. The rule reads only the rate and the range slot, which the decoder
+/// the middle of its segment range. The rule reads only the rate and the range slot, which the decoder
 /// has anyway, so it costs no storage. Rate 0 stores no key; 32 bits stores
 /// raw `f32`, and a rotation then stores w as well.
 #[inline(always)]
@@ -22,15 +21,23 @@ pub fn component_bits(track: &AnimatedTrack, rate: u8, slot: &[u8; RANGE_SLOT_BY
         32 if track.channel == Channel::Rotation => [32; 4],
         32 => [32, 32, 32, 0],
         _ => {
-            let exponents = track.extent_exponents();
-            // A still component's level is far below any real one, so the
-            // subtraction below takes all its bits; the `max(0)` keeps it at 0.
             let level = |c: usize| {
-                let extent = slot[3 + c] as u32;
+                let extent = slot[3 + c];
                 if extent == 0 {
-                    NO_EXTENT
-                } else {
-                    (31 - extent.leading_zeros()) as i32 + exponents[c]
+                    return NO_EXTENT;
+                }
+                match track.encoding() {
+                    SegmentEncoding::Original => {
+                        (7 - extent.leading_zeros()) as i32 + track.extent_exponents()[c]
+                    }
+                    SegmentEncoding::Compact => {
+                        let span = f32::from(extent) * track.range.extent[c];
+                        if span > 0.0 {
+                            (span.to_bits() >> 23) as i32
+                        } else {
+                            NO_EXTENT
+                        }
+                    }
                 }
             };
             let levels = [level(0), level(1), level(2)];
@@ -42,6 +49,23 @@ pub fn component_bits(track: &AnimatedTrack, rate: u8, slot: &[u8; RANGE_SLOT_BY
             [one(levels[0]), one(levels[1]), one(levels[2]), 0]
         }
     }
+}
+
+/// How a segment's data is laid out: the format versions differ in how
+/// the rates are stored and how a key's bits are shared out among its
+/// components (the span being a component's 8-bit segment extent times its
+/// clip extent). Every track of a clip has the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SegmentEncoding {
+    /// Format versions 1 to 3: a byte per rate; a span's level is `ilog2` of
+    /// the segment extent byte plus the binary exponent of the clip extent,
+    /// so it can be one below the span's own.
+    Original,
+    /// From format version 4: rates of 5 bits, packed; a span's level is the
+    /// binary exponent of the span itself, `f32::from(extent_byte) *
+    /// clip_extent` (biased, `bits >> 23`), so that components share the
+    /// bits by their true spans.
+    Compact,
 }
 
 /// The level of a component that does not move: far below any real span.

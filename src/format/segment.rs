@@ -1,9 +1,9 @@
 //! A segment's bytes: rates, range slots and keys, checked against the
 //! clip's tracks before anything decodes them.
 
-use super::keys::key_bits;
+use super::keys::{key_bits, SegmentEncoding};
 use super::tracks::AnimatedTrack;
-use super::values::{NUM_RATES, RANGE_SLOT_BYTES};
+use super::values::{read_bits, write_bits, NUM_RATES, RANGE_SLOT_BYTES};
 
 /// Why segment bytes cannot be decoded.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -15,6 +15,8 @@ pub enum SegmentFault {
         /// Bytes present.
         found: usize,
     },
+    /// Bits after the last packed rate (format version 4) that are not zero.
+    RatePadding,
     /// A bit-rate index outside the table.
     BadRate {
         /// Track index.
@@ -30,11 +32,58 @@ impl std::fmt::Display for SegmentFault {
             SegmentFault::TooShort { needed, found } => {
                 write!(f, "segment needs {needed} bytes, has {found}")
             }
+            SegmentFault::RatePadding => {
+                write!(f, "the bits after the last packed rate are not zero")
+            }
             SegmentFault::BadRate { track, rate } => {
                 write!(
                     f,
                     "track {track} has bit-rate index {rate}, the table has {NUM_RATES}"
                 )
+            }
+        }
+    }
+}
+
+/// Bits of a packed rate index (format version 4): 19 indices fit 5 bits.
+pub const PACKED_RATE_BITS: usize = 5;
+
+/// Bytes of the rates of `tracks` tracks.
+#[inline]
+pub fn rates_len(tracks: usize, encoding: SegmentEncoding) -> usize {
+    match encoding {
+        SegmentEncoding::Original => tracks,
+        SegmentEncoding::Compact => (tracks * PACKED_RATE_BITS).div_ceil(8),
+    }
+}
+
+/// Bytes before the keys of a segment of `tracks` tracks: rates and range slots.
+#[inline]
+pub fn segment_header_len(tracks: usize, encoding: SegmentEncoding) -> usize {
+    rates_len(tracks, encoding) + tracks * RANGE_SLOT_BYTES
+}
+
+/// The encoding of a clip's segments: its tracks' (all the same), or
+/// today's for a clip without animated tracks, whose segments are empty.
+#[inline]
+pub fn encoding_of(animated: &[AnimatedTrack]) -> SegmentEncoding {
+    animated
+        .first()
+        .map_or(SegmentEncoding::Compact, |t| t.encoding())
+}
+
+/// Writes the rates of a segment header at the start of `header`.
+pub fn write_rates(header: &mut [u8], rates: &[u8], encoding: SegmentEncoding) {
+    match encoding {
+        SegmentEncoding::Original => header[..rates.len()].copy_from_slice(rates),
+        SegmentEncoding::Compact => {
+            for (t, &rate) in rates.iter().enumerate() {
+                write_bits(
+                    header,
+                    t * PACKED_RATE_BITS,
+                    PACKED_RATE_BITS as u32,
+                    rate.into(),
+                );
             }
         }
     }
@@ -46,6 +95,7 @@ pub struct SegmentView<'a> {
     bytes: &'a [u8],
     tracks: usize,
     sample_bits: usize,
+    encoding: SegmentEncoding,
 }
 
 // Sizes, not bytes: a segment's bytes say nothing in a debug print.
@@ -66,17 +116,35 @@ impl<'a> SegmentView<'a> {
         samples: usize,
     ) -> Result<Self, SegmentFault> {
         let tracks = animated.len();
-        let header = tracks * (1 + RANGE_SLOT_BYTES);
-        let rates = bytes.get(..tracks).ok_or(SegmentFault::TooShort {
-            needed: header,
-            found: bytes.len(),
-        })?;
+        let encoding = encoding_of(animated);
+        let header = segment_header_len(tracks, encoding);
+        let rates = rates_len(tracks, encoding);
+        if bytes.len() < header {
+            return Err(SegmentFault::TooShort {
+                needed: header,
+                found: bytes.len(),
+            });
+        }
+        let view = SegmentView {
+            bytes,
+            tracks,
+            sample_bits: 0,
+            encoding,
+        };
+        if encoding == SegmentEncoding::Compact {
+            let used = tracks * PACKED_RATE_BITS;
+            let padding = (rates * 8 - used) as u32;
+            if read_bits(bytes, used, padding) != 0 {
+                return Err(SegmentFault::RatePadding);
+            }
+        }
         let mut sample_bits = 0usize;
-        for (track, (&rate, t)) in rates.iter().zip(animated).enumerate() {
+        for (track, t) in animated.iter().enumerate() {
+            let rate = view.rate(track);
             if rate >= NUM_RATES {
                 return Err(SegmentFault::BadRate { track, rate });
             }
-            let start = tracks + track * RANGE_SLOT_BYTES;
+            let start = rates + track * RANGE_SLOT_BYTES;
             let slot = bytes
                 .get(start..start + RANGE_SLOT_BYTES)
                 .and_then(|s| <&[u8; RANGE_SLOT_BYTES]>::try_from(s).ok())
@@ -94,20 +162,20 @@ impl<'a> SegmentView<'a> {
             });
         }
         Ok(SegmentView {
-            bytes,
-            tracks,
             sample_bits,
+            ..view
         })
     }
 
-    /// A view of bytes already checked by [`SegmentView::new`], whose
-    /// [`sample_bits`](Self::sample_bits) the caller kept.
+    /// A view of bytes already checked by [`SegmentView::new`] against
+    /// `animated`, whose [`sample_bits`](Self::sample_bits) the caller kept.
     #[inline]
-    pub fn trusted(bytes: &'a [u8], tracks: usize, sample_bits: usize) -> Self {
+    pub fn trusted(bytes: &'a [u8], animated: &[AnimatedTrack], sample_bits: usize) -> Self {
         SegmentView {
             bytes,
-            tracks,
+            tracks: animated.len(),
             sample_bits,
+            encoding: encoding_of(animated),
         }
     }
 
@@ -124,26 +192,32 @@ impl<'a> SegmentView<'a> {
             .zip(animated)
             .map(|((&r, slot), t)| key_bits(t, r, slot))
             .sum();
-        rates.len() * (1 + RANGE_SLOT_BYTES) + (sample_bits * samples).div_ceil(8)
+        segment_header_len(rates.len(), encoding_of(animated)) + (sample_bits * samples).div_ceil(8)
     }
 
     /// Bit-rate index of every track, in track order (indices into
     /// [`BIT_RATES`](crate::format::BIT_RATES)).
-    #[inline]
-    pub fn rates(&self) -> &'a [u8] {
-        self.bytes.get(..self.tracks).unwrap_or(&[])
+    pub fn rates(&self) -> impl Iterator<Item = u8> + '_ {
+        (0..self.tracks).map(|t| self.rate(t))
     }
 
     /// Bit-rate index of a track.
     #[inline]
     pub fn rate(&self, track: usize) -> u8 {
-        self.bytes.get(track).copied().unwrap_or(0)
+        match self.encoding {
+            SegmentEncoding::Original => self.bytes.get(track).copied().unwrap_or(0),
+            SegmentEncoding::Compact => read_bits(
+                self.bytes,
+                track * PACKED_RATE_BITS,
+                PACKED_RATE_BITS as u32,
+            ) as u8,
+        }
     }
 
     /// Range slot of a track.
     #[inline]
     pub fn range_slot(&self, track: usize) -> &'a [u8; RANGE_SLOT_BYTES] {
-        let start = self.tracks + track * RANGE_SLOT_BYTES;
+        let start = rates_len(self.tracks, self.encoding) + track * RANGE_SLOT_BYTES;
         self.bytes
             .get(start..start + RANGE_SLOT_BYTES)
             .and_then(|s| s.try_into().ok())
@@ -154,7 +228,7 @@ impl<'a> SegmentView<'a> {
     #[inline]
     pub fn keys(&self) -> &'a [u8] {
         self.bytes
-            .get(self.tracks * (1 + RANGE_SLOT_BYTES)..)
+            .get(segment_header_len(self.tracks, self.encoding)..)
             .unwrap_or(&[])
     }
 

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use glam::Vec3;
 
-use super::values::{finish_rotation, rotation_from_xyz, ClipRange, RANGE_SLOT_BYTES};
+use super::keys::SegmentEncoding;
+use super::values::{finish_rotation, rotation_from_xyz, ClipRange};
 use crate::clip::{FloatKind, LengthUnit, LoopMode, Skeleton, TrackKind, Transform};
 
 /// Which part of a bone's transform a track animates.
@@ -110,13 +111,17 @@ pub struct AnimatedTrack {
     /// Biased binary exponent of each clip-range extent, or
     /// [`NO_EXTENT`](crate::format::NO_EXTENT) for a zero extent.
     extent_exponents: [i32; 3],
+    /// How its segment data is laid out (by format version).
+    encoding: SegmentEncoding,
     /// The clip range as SIMD-friendly `Vec4`s (w = 0), for the decoder.
     min4: glam::Vec4,
     extent4: glam::Vec4,
 }
 
 impl AnimatedTrack {
-    /// A track; `reference_xyz` is ignored (taken as zero) unless it is a rotation.
+    /// A track; `reference_xyz` is ignored (taken as zero) unless it is a
+    /// rotation. Its segment data is laid out as format version 4 does it
+    /// ([`SegmentEncoding::Compact`]); see [`AnimatedTrack::with_encoding`].
     pub fn new(bone: u16, channel: Channel, range: ClipRange, reference_xyz: Vec3) -> Self {
         let reference_xyz = match channel {
             Channel::Rotation => reference_xyz,
@@ -140,9 +145,23 @@ impl AnimatedTrack {
                 exponent(range.extent.y),
                 exponent(range.extent.z),
             ],
+            encoding: SegmentEncoding::Compact,
             min4: range.min.extend(0.0),
             extent4: range.extent.extend(0.0),
         }
+    }
+
+    /// The track with its segment data laid out as `encoding` says (a file
+    /// of format version 1 to 3 reads with [`SegmentEncoding::Original`]).
+    pub fn with_encoding(mut self, encoding: SegmentEncoding) -> Self {
+        self.encoding = encoding;
+        self
+    }
+
+    /// How its components' spans are ranked in [`component_bits`](crate::format::component_bits).
+    #[inline]
+    pub fn encoding(&self) -> SegmentEncoding {
+        self.encoding
     }
 
     /// Clip-range minimum and extent as `Vec4`s with w = 0.
@@ -545,7 +564,10 @@ impl ClipMeta {
 
     /// Bytes before the keys in every segment.
     pub fn segment_header_bytes(&self) -> usize {
-        self.animated.len() * (1 + RANGE_SLOT_BYTES)
+        super::segment::segment_header_len(
+            self.animated.len(),
+            super::segment::encoding_of(&self.animated),
+        )
     }
 }
 

@@ -119,6 +119,69 @@ pub struct ClipRange {
     pub extent: Vec3,
 }
 
+/// Steps of the 16-bit grid on which, from format version 4, a rotation
+/// track's clip range and reference lie: a component is `q / 32767` for an
+/// integer `q` in `-32767..=32767`, so 0 and 1 are exact.
+pub const ROTATION_GRID_STEPS: i32 = 32767;
+
+/// The value of grid point `q` (see [`ROTATION_GRID_STEPS`]), as a reader
+/// computes it: one correctly rounded `f32` division.
+#[inline]
+pub fn rotation_grid_value(q: i32) -> f32 {
+    q as f32 / ROTATION_GRID_STEPS as f32
+}
+
+/// The grid point whose value is `v` exactly, if there is one (within
+/// twice the grid, as an extent may span -1 to 1): what a writer stores for
+/// a value that came from [`rotation_grid_value`].
+pub fn rotation_grid_point(v: f32) -> Option<i32> {
+    let q = (v * ROTATION_GRID_STEPS as f32).round();
+    if !(q.abs() <= 2.0 * ROTATION_GRID_STEPS as f32) {
+        return None;
+    }
+    let q = q as i32;
+    (rotation_grid_value(q).to_bits() == v.to_bits() || (v == 0.0 && q == 0)).then_some(q)
+}
+
+/// The clip range of rotation components from `min` to `max` on the grid,
+/// rounded outward: the minimum is the largest grid value at or below
+/// `min`, the extent the smallest number of steps whose end, as a reader
+/// computes it (`min + extent`), reaches `max`. Components outside
+/// `[-1, 1]` (never for x, y, z of a unit quaternion) are clamped to it.
+pub fn rotation_range_on_grid(min: Vec3, max: Vec3) -> ClipRange {
+    let steps = ROTATION_GRID_STEPS;
+    let one = |lo: f32, hi: f32| -> (f32, f32) {
+        let mut q_lo = ((lo * steps as f32).floor() as i32).clamp(-steps, steps);
+        while q_lo > -steps && rotation_grid_value(q_lo) > lo {
+            q_lo -= 1;
+        }
+        let base = rotation_grid_value(q_lo);
+        let mut q_hi = ((hi * steps as f32).ceil() as i32).clamp(q_lo, steps);
+        while q_hi < steps && base + rotation_grid_value(q_hi - q_lo) < hi {
+            q_hi += 1;
+        }
+        (base, rotation_grid_value(q_hi - q_lo))
+    };
+    let (x, ex) = one(min.x, max.x);
+    let (y, ey) = one(min.y, max.y);
+    let (z, ez) = one(min.z, max.z);
+    ClipRange {
+        min: Vec3::new(x, y, z),
+        extent: Vec3::new(ex, ey, ez),
+    }
+}
+
+/// A reference rotation's x, y, z on the grid, rounded toward zero, so that
+/// `x x + y y + z z` does not grow and the rebuilt w stays real.
+pub fn rotation_reference_on_grid(xyz: Vec3) -> Vec3 {
+    let one = |v: f32| {
+        let q = ((v * ROTATION_GRID_STEPS as f32).trunc() as i32)
+            .clamp(-ROTATION_GRID_STEPS, ROTATION_GRID_STEPS);
+        rotation_grid_value(q)
+    };
+    Vec3::new(one(xyz.x), one(xyz.y), one(xyz.z))
+}
+
 /// A rotation from the x, y, z of a quaternion whose w is non-negative
 /// (`xyz.w` is ignored).
 ///

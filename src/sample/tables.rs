@@ -9,7 +9,7 @@
 //! container a reader keeps holds one [`RunTables`], built from the segment
 //! views the page's check hands out.
 
-use crate::format::{ClipMeta, SegmentView, RANGE_SLOT_BYTES};
+use crate::format::{ClipMeta, SegmentView};
 use crate::sample::decode::{segment_decoders, KeyDecoder, RotationGroupDecoder};
 use crate::sample::plan::DecodePlan;
 use crate::sample::SegmentRef;
@@ -88,12 +88,13 @@ impl DecodeTables {
     }
 }
 
-/// The keys of a segment of `tracks` animated tracks: its bytes after the
-/// rates and range slots. Empty when the bytes are too short, which the
-/// sampler's length checks turn into an error.
+/// The keys of a segment: its bytes after the `header_len` bytes of rates
+/// and range slots ([`ClipMeta::segment_header_bytes`]). Empty when the
+/// bytes are too short, which the sampler's length checks turn into an
+/// error.
 #[inline(always)]
-pub fn segment_keys(bytes: &[u8], tracks: usize) -> &[u8] {
-    bytes.get(tracks * (1 + RANGE_SLOT_BYTES)..).unwrap_or(&[])
+pub fn segment_keys(bytes: &[u8], header_len: usize) -> &[u8] {
+    bytes.get(header_len..).unwrap_or(&[])
 }
 
 /// The decode tables of a run of consecutive segments of one clip starting
@@ -103,7 +104,8 @@ pub fn segment_keys(bytes: &[u8], tracks: usize) -> &[u8] {
 pub struct RunTables {
     tables: DecodeTables,
     first: usize,
-    tracks: usize,
+    /// Bytes before the keys in each segment.
+    header_len: usize,
 }
 
 impl RunTables {
@@ -117,7 +119,7 @@ impl RunTables {
         RunTables {
             tables: DecodeTables::with_capacity(plan, segments),
             first,
-            tracks: meta.animated.len(),
+            header_len: meta.segment_header_bytes(),
         }
     }
 
@@ -138,7 +140,7 @@ impl RunTables {
     #[inline]
     pub fn segment<'a>(&'a self, segment: usize, bytes: &'a [u8]) -> SegmentRef<'a> {
         self.tables
-            .segment(segment - self.first, segment_keys(bytes, self.tracks))
+            .segment(segment - self.first, segment_keys(bytes, self.header_len))
     }
 
     /// Bytes the tables of `segments` segments of `plan`'s clip take.

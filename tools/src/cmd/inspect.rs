@@ -6,7 +6,9 @@ use std::process::ExitCode;
 use cinestream::container::{
     ContainerIndex, StreamReader, COMPRESSION_LZ4, FLAG_LZ4_PAGES, HEADER_LEN,
 };
-use cinestream::format::{key_bits, ClipMeta, BIT_RATES, NUM_RATES, RANGE_SLOT_BYTES};
+use cinestream::format::{
+    encoding_of, key_bits, segment_header_len, ClipMeta, BIT_RATES, NUM_RATES,
+};
 use cinestream::format::{Channel, FloatSlot};
 use cinestream::{FloatKind, LoopMode};
 use serde::Serialize;
@@ -511,7 +513,7 @@ fn gather<D: AsRef<[u8]>>(file: String, reader: &StreamReader<D>) -> anyhow::Res
                     }
                 }
             }
-            floats.bytes += (float_slots * (1 + RANGE_SLOT_BYTES)) as u64
+            floats.bytes += segment_header_len(float_slots, encoding_of(&meta.animated)) as u64
                 + (float_bits * samples).div_ceil(8) as u64;
             let entry = index.segments()[segment];
             segments.push(SegmentRow {
