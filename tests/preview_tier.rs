@@ -77,9 +77,17 @@ fn the_tier_leaves_the_pages_alone_and_every_preview_pose_is_within_its_bound() 
         StreamReader::open(&plain[..]).unwrap(),
         StreamReader::open(&with[..]).unwrap(),
     );
+    // Version 4 with or without a tier (its length in the header says which).
     assert_eq!(
         (a.index().header().version(), b.index().header().version()),
-        (2, 3)
+        (4, 4)
+    );
+    assert_eq!(
+        (
+            a.index().header().preview_len,
+            b.index().header().preview_len > 0
+        ),
+        (0, true)
     );
     assert_eq!(a.meta(), b.meta());
     // Same pages, byte for byte: only their offsets moved.

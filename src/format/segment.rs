@@ -293,33 +293,50 @@ mod tests {
             min: Vec3::ZERO,
             extent: Vec3::ONE,
         };
-        let tracks = [
-            AnimatedTrack::new(0, Channel::Rotation, range, Vec3::ZERO),
-            AnimatedTrack::new(0, Channel::Translation, range, Vec3::ZERO),
-        ];
         let slots = [[0, 0, 0, 255, 255, 255]; 2];
-        let len = SegmentView::encoded_len(&rates, &slots, &tracks, 4);
-        // 2 rate bytes + 12 slot bytes + 4 samples * 3 components * 5 bits (rate 3 = 5 bits).
-        assert_eq!(len, 2 + 12 + (4 * 3 * 5usize).div_ceil(8));
-        let mut bytes = vec![0u8; len];
-        bytes[..2].copy_from_slice(&rates);
-        bytes[2..8].copy_from_slice(&slots[0]);
-        bytes[8..14].copy_from_slice(&slots[1]);
-        assert!(SegmentView::new(&bytes, &tracks, 4).is_ok());
-        assert_eq!(
-            SegmentView::new(&bytes[..len - 1], &tracks, 4).unwrap_err(),
-            SegmentFault::TooShort {
-                needed: len,
-                found: len - 1
+        for encoding in [SegmentEncoding::Original, SegmentEncoding::Compact] {
+            let tracks = [
+                AnimatedTrack::new(0, Channel::Rotation, range, Vec3::ZERO).with_encoding(encoding),
+                AnimatedTrack::new(0, Channel::Translation, range, Vec3::ZERO)
+                    .with_encoding(encoding),
+            ];
+            let len = SegmentView::encoded_len(&rates, &slots, &tracks, 4);
+            // Rates (2 bytes, or 2 x 5 bits packed in 2 bytes) + 12 slot bytes +
+            // 4 samples * 3 components * 5 bits (rate 3 = 5 bits).
+            assert_eq!(len, 2 + 12 + (4 * 3 * 5usize).div_ceil(8), "{encoding:?}");
+            let mut bytes = vec![0u8; len];
+            write_rates(&mut bytes, &rates, encoding);
+            bytes[2..8].copy_from_slice(&slots[0]);
+            bytes[8..14].copy_from_slice(&slots[1]);
+            let view = SegmentView::new(&bytes, &tracks, 4).unwrap();
+            assert_eq!(view.rates().collect::<Vec<_>>(), rates);
+            assert_eq!(view.range_slot(1), &slots[1]);
+            assert_eq!(view.keys().len(), len - 14);
+            assert_eq!(
+                SegmentView::new(&bytes[..len - 1], &tracks, 4).unwrap_err(),
+                SegmentFault::TooShort {
+                    needed: len,
+                    found: len - 1
+                }
+            );
+            let mut bad = bytes.clone();
+            write_rates(&mut bad, &[3, NUM_RATES], encoding);
+            assert_eq!(
+                SegmentView::new(&bad, &tracks, 4).unwrap_err(),
+                SegmentFault::BadRate {
+                    track: 1,
+                    rate: NUM_RATES
+                }
+            );
+            if encoding == SegmentEncoding::Compact {
+                // The 6 bits after the two packed rates must be zero.
+                let mut padded = bytes.clone();
+                padded[1] |= 0x80;
+                assert_eq!(
+                    SegmentView::new(&padded, &tracks, 4).unwrap_err(),
+                    SegmentFault::RatePadding
+                );
             }
-        );
-        bytes[1] = NUM_RATES;
-        assert_eq!(
-            SegmentView::new(&bytes, &tracks, 4).unwrap_err(),
-            SegmentFault::BadRate {
-                track: 1,
-                rate: NUM_RATES
-            }
-        );
+        }
     }
 }

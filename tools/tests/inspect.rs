@@ -91,7 +91,7 @@ fn json_agrees_with_the_library() {
         let u32_at = |at: usize| u32::from_le_bytes(file_bytes[at..at + 4].try_into().unwrap());
         let h = &j["header"];
         assert_eq!(h["magic"], "CINESTRM");
-        assert_eq!(h["version"], 1);
+        assert_eq!(h["version"], 4);
         let lz4_pages = reader.pages().iter().filter(|p| p.compression == 1).count();
         assert_eq!(
             lz4,

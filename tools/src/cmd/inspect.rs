@@ -353,7 +353,7 @@ struct Report<'a> {
     usage: [Usage; 4],
     floats: Floats,
     sizes: Sizes,
-    /// The preview tier (format version 3), if the file has one.
+    /// The preview tier (format version 3, optional from 4), if the file has one.
     preview: Option<PreviewReport>,
 }
 
