@@ -170,10 +170,16 @@ fn try_recompute_checksums(b: &mut [u8]) -> Option<()> {
         usize::try_from(u64_at(b, 24)?).ok()?,
         u32_at(b, 32)? as usize,
     );
+    let version = u16::from_le_bytes([b[8], b[9]]);
     if let Some(index) = index.clone() {
         let segments = u32_at(b, index.start)? as usize;
         let pages = u32_at(b, index.start + 4)? as usize;
-        let first = segments.checked_mul(16)?.checked_add(index.start + 8)?;
+        // Version 4 puts the page table first; earlier versions after
+        // 16-byte segment entries.
+        let first = match version {
+            4.. => index.start + 8,
+            _ => segments.checked_mul(16)?.checked_add(index.start + 8)?,
+        };
         for page in 0..pages {
             let entry = first.checked_add(page.checked_mul(24)?)?;
             if entry.checked_add(24)? > index.end {
@@ -195,8 +201,7 @@ fn try_recompute_checksums(b: &mut [u8]) -> Option<()> {
         let crc = crate::container::crc32(&b[i]);
         put(b, 40, crc);
     }
-    // Version 3: the preview tier after the index.
-    let version = u16::from_le_bytes([b[8], b[9]]);
+    // Version 3 on: the preview tier after the index.
     let preview_len = u32_at(b, 44)? as usize;
     if version >= 3 && preview_len > 0 {
         if let Some(i) = index.clone() {
