@@ -555,3 +555,67 @@ fn encode_floats(meta: &ClipMeta, w: &mut Writer) -> crate::error::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grid_bytes(values: [i32; 9]) -> Vec<u8> {
+        values
+            .iter()
+            .flat_map(|&q| (q as i16 as u16).to_le_bytes())
+            .collect()
+    }
+
+    #[test]
+    fn grid_rotations_read_their_values_and_refuse_points_off_the_grid() {
+        let steps = ROTATION_GRID_STEPS;
+        let bytes = grid_bytes([-steps, 0, 100, 2 * steps, 5, 7, 1, -2, steps]);
+        let mut c = Cursor::new(&bytes);
+        let t = parse_grid_rotation(&mut c, 3).unwrap();
+        assert_eq!(c.remaining(), 0);
+        assert_eq!((t.bone, t.channel), (3, Channel::Rotation));
+        assert_eq!(
+            t.range.min.to_array(),
+            [-1.0, 0.0, rotation_grid_value(100)]
+        );
+        assert_eq!(t.range.extent.x, 2.0);
+        assert_eq!(t.reference_xyz.z, 1.0);
+        assert_eq!(t.encoding(), SegmentEncoding::Compact);
+        for (bad, what) in [
+            ([-steps - 1, 0, 0, 0, 0, 0, 0, 0, 0], "off the grid"),
+            ([0, 0, 0, steps + 1, 0, 0, 0, 0, 0], "ends past 1"),
+            ([0, 0, 0, 0, 0, 0, 0, 0, -steps - 1], "off the grid"),
+        ] {
+            let bytes = grid_bytes(bad);
+            let err = parse_grid_rotation(&mut Cursor::new(&bytes), 3).unwrap_err();
+            assert!(err.message.contains(what), "{bad:?}: {}", err.message);
+            assert!(err.message.contains("bone 3"), "{}", err.message);
+        }
+    }
+
+    #[test]
+    #[cfg(feature = "pipeline")]
+    fn a_rotation_off_the_grid_is_not_written_as_version_4() {
+        let on = ClipRange {
+            min: glam::Vec3::splat(rotation_grid_value(-5)),
+            extent: glam::Vec3::splat(rotation_grid_value(9)),
+        };
+        let track = |range, reference| AnimatedTrack::new(0, Channel::Rotation, range, reference);
+        let mut w = Writer::default();
+        encode_grid_rotation(&track(on, glam::Vec3::ZERO), &mut w).unwrap();
+        let t = parse_grid_rotation(&mut Cursor::new(&w.bytes), 0).unwrap();
+        assert_eq!((t.range, t.reference_xyz), (on, glam::Vec3::ZERO));
+        let off = ClipRange {
+            min: glam::Vec3::splat(0.3),
+            ..on
+        };
+        for t in [
+            track(off, glam::Vec3::ZERO),
+            track(on, glam::Vec3::splat(0.3)),
+        ] {
+            let err = encode_grid_rotation(&t, &mut Writer::default()).unwrap_err();
+            assert!(err.to_string().contains("16-bit grid"), "{err}");
+        }
+    }
+}

@@ -524,3 +524,42 @@ fn wrapping_clips_loop_back_to_the_first_sample() {
     reader.decode_sample(0, &mut b).unwrap();
     assert_eq!(a, b);
 }
+
+/// A version-4 file in several pages, with where its segment lengths lie.
+fn compact_file_and_lengths() -> (Vec<u8>, usize) {
+    let clip = compressed(&cinematic(&CinematicSpec::default().with_seconds(3.0)));
+    let bytes = encoded(&clip, &WriteOptions::default().with_page_bytes(1200));
+    let reader = StreamReader::open(&bytes[..]).unwrap();
+    assert_eq!(reader.index().header().version(), FORMAT_VERSION);
+    assert!(reader.pages().len() > 2);
+    let index = reader.index().header().index_offset as usize;
+    let lengths = index + 8 + reader.pages().len() * PAGE_ENTRY_LEN;
+    drop(reader);
+    (bytes, lengths)
+}
+
+#[test]
+fn version_4_segment_lengths_must_fill_their_pages_exactly() {
+    let (bytes, lengths) = compact_file_and_lengths();
+    let reader = StreamReader::open(&bytes[..]).unwrap();
+    let first = reader.index().segments()[0];
+    assert_eq!((first.page, first.offset), (0, 0));
+    // Every length, read back, as the writer wrote it.
+    let mut c = super::bytes::Cursor::new(&bytes[lengths..]);
+    for entry in reader.index().segments() {
+        assert_eq!(c.varint("length").unwrap(), entry.len);
+    }
+    // The first segment's length one byte shorter or longer (its varint
+    // keeps its width), the checksums made right: the page no longer adds up.
+    assert!(first.len > 128 && first.len % 128 > 1 && first.len % 128 < 126);
+    for delta in [-1i8, 1] {
+        let mut broken = bytes.clone();
+        broken[lengths] = (broken[lengths] as i8 + delta) as u8;
+        crate::fuzzing::container::recompute_checksums(&mut broken);
+        let err = StreamReader::open(&broken[..]).unwrap_err().to_string();
+        assert!(
+            err.contains("index") && err.contains("page"),
+            "{delta}: {err}"
+        );
+    }
+}

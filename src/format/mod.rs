@@ -14,7 +14,7 @@
 //!
 //! | bytes | content |
 //! |---|---|
-//! | `T` | bit-rate index of each track (see [`BIT_RATES`]) |
+//! | `T`, or `ceil(5 T / 8)` packed ([`SegmentEncoding::Compact`], format version 4) | bit-rate index of each track (see [`BIT_RATES`]) |
 //! | `6 T` | range slot of each track: 8-bit segment minimum x, y, z then extent x, y, z; at rate 0 the value as three little-endian `u16`; unused at 32 bits |
 //! | rest | keys, sample after sample; within a sample, track after track, x, y, z at their bits ([`component_bits`]), least significant bit first |
 //!

@@ -5,7 +5,8 @@
 //! `base + u * scale` per component, where `u = q / (2^bits - 1)` is the
 //! stored integer normalised to `[0, 1]`, and `base` / `scale` fold the
 //! segment range (8-bit minimum and extent inside the clip range) into the
-//! clip range (`f32` minimum and extent). Two rates are special: 0 bits
+//! clip range (`f32` minimum and extent; from format version 4 a
+//! rotation's on a 16-bit grid, [`ROTATION_GRID_STEPS`]). Two rates are special: 0 bits
 //! (the track does not move in this segment; its value is stored at 16 bits
 //! per component in the segment-range slot) and 32 bits (raw `f32`, no ranges).
 
@@ -136,7 +137,7 @@ pub fn rotation_grid_value(q: i32) -> f32 {
 /// a value that came from [`rotation_grid_value`].
 pub fn rotation_grid_point(v: f32) -> Option<i32> {
     let q = (v * ROTATION_GRID_STEPS as f32).round();
-    if !(q.abs() <= 2.0 * ROTATION_GRID_STEPS as f32) {
+    if q.is_nan() || q.abs() > 2.0 * ROTATION_GRID_STEPS as f32 {
         return None;
     }
     let q = q as i32;
@@ -198,4 +199,56 @@ pub fn rotation_from_xyz(xyz: Vec4) -> Vec4 {
 #[inline(always)]
 pub fn finish_rotation(v: Vec4) -> Quat {
     Quat::from_vec4(v * v.length_recip())
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[test]
+    fn every_grid_point_round_trips_and_nothing_else_is_on_the_grid() {
+        for q in -2 * ROTATION_GRID_STEPS..=2 * ROTATION_GRID_STEPS {
+            assert_eq!(rotation_grid_point(rotation_grid_value(q)), Some(q), "{q}");
+        }
+        for off in [0.3f32, 1e-3, 0.5 / ROTATION_GRID_STEPS as f32] {
+            assert_eq!(rotation_grid_point(off), None, "{off}");
+        }
+        assert_eq!(rotation_grid_point(f32::NAN), None);
+        assert_eq!(rotation_grid_point(2.5), None);
+    }
+
+    proptest! {
+        #[test]
+        fn grid_ranges_hold_every_value_as_a_reader_computes_them(
+            a in -1.0f32..=1.0, b in -1.0f32..=1.0, c in -1.0f32..=1.0, d in 0.0f32..1e-3,
+        ) {
+            let (lo, hi) = (Vec3::new(a.min(b), c, -d), Vec3::new(a.max(b), c + d, d));
+            let hi = hi.min(Vec3::ONE);
+            let range = rotation_range_on_grid(lo, hi);
+            for i in 0..3 {
+                prop_assert!(range.min[i] <= lo[i]);
+                prop_assert!(range.min[i] + range.extent[i] >= hi[i]);
+                // Outward by at most two steps at each end.
+                let step = 1.0 / ROTATION_GRID_STEPS as f32;
+                prop_assert!(lo[i] - range.min[i] <= 2.0 * step);
+                prop_assert!(range.min[i] + range.extent[i] - hi[i] <= 2.0 * step);
+                prop_assert!(rotation_grid_point(range.min[i]).is_some());
+                prop_assert!(rotation_grid_point(range.extent[i]).is_some());
+            }
+        }
+
+        #[test]
+        fn grid_references_round_toward_zero(x in -1.0f32..=1.0, y in -1.0f32..=1.0, z in -1.0f32..=1.0) {
+            let v = Vec3::new(x, y, z);
+            let r = rotation_reference_on_grid(v);
+            for i in 0..3 {
+                prop_assert!(r[i].abs() <= v[i].abs());
+                prop_assert!(v[i].abs() - r[i].abs() < 1.0 / ROTATION_GRID_STEPS as f32);
+                prop_assert!(rotation_grid_point(r[i]).is_some());
+            }
+            prop_assert!(r.length_squared() <= v.length_squared());
+        }
+    }
 }
