@@ -1,7 +1,7 @@
 //! Keys: how many bits each component of a track's key takes in a segment.
 
 use super::tracks::{AnimatedTrack, Channel};
-
+use super::values::SegmentEncoding;
 use super::values::{bits_of, RANGE_SLOT_BYTES};
 
 /// Bits of each stored component of one key of a track in a segment.
@@ -49,23 +49,6 @@ pub fn component_bits(track: &AnimatedTrack, rate: u8, slot: &[u8; RANGE_SLOT_BY
             [one(levels[0]), one(levels[1]), one(levels[2]), 0]
         }
     }
-}
-
-/// How a segment's data is laid out: the format versions differ in how
-/// the rates are stored and how a key's bits are shared out among its
-/// components (the span being a component's 8-bit segment extent times its
-/// clip extent). Every track of a clip has the same.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SegmentEncoding {
-    /// Format versions 1 to 3: a byte per rate; a span's level is `ilog2` of
-    /// the segment extent byte plus the binary exponent of the clip extent,
-    /// so it can be one below the span's own.
-    Original,
-    /// From format version 4: rates of 5 bits, packed; a span's level is the
-    /// binary exponent of the span itself, `f32::from(extent_byte) *
-    /// clip_extent` (biased, `bits >> 23`), so that components share the
-    /// bits by their true spans.
-    Compact,
 }
 
 /// The level of a component that does not move: far below any real span.

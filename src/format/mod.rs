@@ -36,21 +36,18 @@ mod segment;
 mod tracks;
 mod values;
 
-pub use keys::{component_bits, key_bits, SegmentEncoding, NO_EXTENT};
+pub use keys::{component_bits, key_bits, NO_EXTENT};
 pub use preview::{actor_ranges, PreviewKeys, MAX_PREVIEW_GAP};
-pub use segment::{
-    encoding_of, rates_len, segment_header_len, write_rates, SegmentFault, SegmentView,
-    PACKED_RATE_BITS,
-};
+pub use segment::{write_rates, SegmentFault, SegmentView};
 pub use tracks::{
-    constant_rotation, float_slots, AnimatedTrack, Channel, ClipMeta, ConstantTrack, FloatMeta,
-    FloatSlot, SegmentLayout, FLOAT_SLOT_COMPONENTS,
+    constant_rotation, encoding_of, float_slots, AnimatedTrack, Channel, ClipMeta, ConstantTrack,
+    FloatMeta, FloatSlot, SegmentLayout, FLOAT_SLOT_COMPONENTS,
 };
 pub(crate) use values::INV_MAX;
 pub use values::{
-    bits_of, finish_rotation, max_quantized, read_bits, rotation_from_xyz, rotation_grid_point,
-    rotation_grid_value, rotation_range_on_grid, rotation_reference_on_grid, unit_from_quantized,
-    write_bits, ClipRange, BIT_RATES, CONSTANT_VALUE_BITS, NUM_RATES, RANGE_SLOT_BYTES,
-    RATE_CONSTANT, RATE_FULL_PRECISION, RATE_HIGHEST_QUANTIZED, ROTATION_GRID_STEPS,
-    SEGMENT_RANGE_BITS,
+    bits_of, finish_rotation, max_quantized, rates_len, read_bits, rotation_from_xyz,
+    rotation_grid_point, rotation_grid_value, rotation_range_on_grid, rotation_reference_on_grid,
+    segment_header_len, unit_from_quantized, write_bits, ClipRange, SegmentEncoding, BIT_RATES,
+    CONSTANT_VALUE_BITS, NUM_RATES, PACKED_RATE_BITS, RANGE_SLOT_BYTES, RATE_CONSTANT,
+    RATE_FULL_PRECISION, RATE_HIGHEST_QUANTIZED, ROTATION_GRID_STEPS, SEGMENT_RANGE_BITS,
 };

@@ -1,9 +1,13 @@
 //! A segment's bytes: rates, range slots and keys, checked against the
 //! clip's tracks before anything decodes them.
 
-use super::keys::{key_bits, SegmentEncoding};
+use super::keys::key_bits;
+use super::tracks::encoding_of;
 use super::tracks::AnimatedTrack;
-use super::values::{read_bits, write_bits, NUM_RATES, RANGE_SLOT_BYTES};
+use super::values::{
+    rates_len, read_bits, segment_header_len, write_bits, SegmentEncoding, NUM_RATES,
+    PACKED_RATE_BITS, RANGE_SLOT_BYTES,
+};
 
 /// Why segment bytes cannot be decoded.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,33 +47,6 @@ impl std::fmt::Display for SegmentFault {
             }
         }
     }
-}
-
-/// Bits of a packed rate index (format version 4): 19 indices fit 5 bits.
-pub const PACKED_RATE_BITS: usize = 5;
-
-/// Bytes of the rates of `tracks` tracks.
-#[inline]
-pub fn rates_len(tracks: usize, encoding: SegmentEncoding) -> usize {
-    match encoding {
-        SegmentEncoding::Original => tracks,
-        SegmentEncoding::Compact => (tracks * PACKED_RATE_BITS).div_ceil(8),
-    }
-}
-
-/// Bytes before the keys of a segment of `tracks` tracks: rates and range slots.
-#[inline]
-pub fn segment_header_len(tracks: usize, encoding: SegmentEncoding) -> usize {
-    rates_len(tracks, encoding) + tracks * RANGE_SLOT_BYTES
-}
-
-/// The encoding of a clip's segments: its tracks' (all the same), or
-/// today's for a clip without animated tracks, whose segments are empty.
-#[inline]
-pub fn encoding_of(animated: &[AnimatedTrack]) -> SegmentEncoding {
-    animated
-        .first()
-        .map_or(SegmentEncoding::Compact, |t| t.encoding())
 }
 
 /// Writes the rates of a segment header at the start of `header`.

@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use glam::Vec3;
 
-use super::keys::SegmentEncoding;
-use super::values::{finish_rotation, rotation_from_xyz, ClipRange};
+use super::values::{
+    finish_rotation, rotation_from_xyz, segment_header_len, ClipRange, SegmentEncoding,
+};
 use crate::clip::{FloatKind, LengthUnit, LoopMode, Skeleton, TrackKind, Transform};
 
 /// Which part of a bone's transform a track animates.
@@ -310,6 +311,15 @@ impl SegmentLayout {
     }
 }
 
+/// The encoding of a clip's segments: its tracks' (all the same), or
+/// today's for a clip without animated tracks, whose segments are empty.
+#[inline]
+pub fn encoding_of(animated: &[AnimatedTrack]) -> SegmentEncoding {
+    animated
+        .first()
+        .map_or(SegmentEncoding::Compact, |t| t.encoding())
+}
+
 /// Everything but the segment bytes: what a reader needs before any page.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClipMeta {
@@ -564,10 +574,7 @@ impl ClipMeta {
 
     /// Bytes before the keys in every segment.
     pub fn segment_header_bytes(&self) -> usize {
-        super::segment::segment_header_len(
-            self.animated.len(),
-            super::segment::encoding_of(&self.animated),
-        )
+        segment_header_len(self.animated.len(), encoding_of(&self.animated))
     }
 }
 

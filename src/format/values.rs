@@ -120,6 +120,41 @@ pub struct ClipRange {
     pub extent: Vec3,
 }
 
+/// How a segment's data is laid out: the format versions differ in how
+/// the rates are stored and how a key's bits are shared out among its
+/// components (the span being a component's 8-bit segment extent times its
+/// clip extent). Every track of a clip has the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SegmentEncoding {
+    /// Format versions 1 to 3: a byte per rate; a span's level is `ilog2` of
+    /// the segment extent byte plus the binary exponent of the clip extent,
+    /// so it can be one below the span's own.
+    Original,
+    /// From format version 4: rates of 5 bits, packed; a span's level is the
+    /// binary exponent of the span itself, `f32::from(extent_byte) *
+    /// clip_extent` (biased, `bits >> 23`), so that components share the
+    /// bits by their true spans.
+    Compact,
+}
+
+/// Bits of a packed rate index (format version 4): 19 indices fit 5 bits.
+pub const PACKED_RATE_BITS: usize = 5;
+
+/// Bytes of the rates of `tracks` tracks.
+#[inline]
+pub fn rates_len(tracks: usize, encoding: SegmentEncoding) -> usize {
+    match encoding {
+        SegmentEncoding::Original => tracks,
+        SegmentEncoding::Compact => (tracks * PACKED_RATE_BITS).div_ceil(8),
+    }
+}
+
+/// Bytes before the keys of a segment of `tracks` tracks: rates and range slots.
+#[inline]
+pub fn segment_header_len(tracks: usize, encoding: SegmentEncoding) -> usize {
+    rates_len(tracks, encoding) + tracks * RANGE_SLOT_BYTES
+}
+
 /// Steps of the 16-bit grid on which, from format version 4, a rotation
 /// track's clip range and reference lie: a component is `q / 32767` for an
 /// integer `q` in `-32767..=32767`, so 0 and 1 are exact.
