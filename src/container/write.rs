@@ -20,7 +20,7 @@ use super::{
 use crate::compress::Preview;
 use crate::compressed::CompressedClip;
 use crate::error::{Error, Result};
-use crate::format::SegmentEncoding;
+use crate::format::{encoding_of, SegmentEncoding};
 
 /// Writer settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -129,18 +129,15 @@ pub fn encode_stream_with_preview(
     // The compressor's clips are version 4. A clip read from an older file
     // (its spans ranked coarsely) is written in the lowest version that
     // holds it, byte for byte what earlier builds wrote.
-    let version = match (preview.is_some(), meta.floats.is_empty()) {
-        // What the compressor makes: every track's spans ranked exactly.
-        _ if meta
-            .animated
-            .iter()
-            .all(|t| t.encoding() == SegmentEncoding::Compact) =>
-        {
-            FORMAT_VERSION
-        }
-        (true, _) => PREVIEW_FORMAT_VERSION,
-        (false, true) => FIRST_FORMAT_VERSION,
-        (false, false) => FLOAT_FORMAT_VERSION,
+    let version = match (
+        encoding_of(&meta.animated),
+        preview.is_some(),
+        meta.floats.is_empty(),
+    ) {
+        (SegmentEncoding::Compact, ..) => FORMAT_VERSION,
+        (SegmentEncoding::Original, true, _) => PREVIEW_FORMAT_VERSION,
+        (SegmentEncoding::Original, false, true) => FIRST_FORMAT_VERSION,
+        (SegmentEncoding::Original, false, false) => FLOAT_FORMAT_VERSION,
     };
     let metadata = encode_metadata(meta, version)?;
 
