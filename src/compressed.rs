@@ -79,8 +79,9 @@ impl CompressedClip {
     /// A segment ready for the sampler.
     pub fn segment_ref(&self, index: usize) -> SegmentRef<'_> {
         let header_len = self.meta.segment_header_bytes();
-        self.tables
-            .segment(index, segment_keys(self.segment_bytes(index), header_len))
+        // The segment's bytes and those after it (see `SegmentRef::keys`).
+        let onward = &self.data[self.segment_offsets[index]..];
+        self.tables.segment(index, segment_keys(onward, header_len))
     }
 
     /// The metadata.

@@ -237,6 +237,20 @@ impl ContainerIndex {
             .get(start..start + entry.len as usize)
             .unwrap_or(&[])
     }
+
+    /// Segment `segment`'s bytes in `decoded` and every byte after them in
+    /// the page: what a sampler reads keys from, so that a whole-word read
+    /// at the segment's last key stays in the buffer instead of taking the
+    /// slow path for a buffer's last bytes (the bits after a key are masked
+    /// off). Empty where [`ContainerIndex::segment_bytes`] is.
+    #[inline]
+    pub fn segment_bytes_onward<'a>(&self, segment: usize, decoded: &'a [u8]) -> &'a [u8] {
+        let entry = self.segments[segment];
+        decoded
+            .get(entry.offset as usize..)
+            .filter(|onward| onward.len() >= entry.len as usize)
+            .unwrap_or(&[])
+    }
 }
 
 /// Parses and checks the index section's bytes (format versions 1 to 3)

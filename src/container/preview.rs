@@ -418,7 +418,11 @@ impl SegmentSource for ActorPreview {
             i => self.ends.get(i - 1).copied().unwrap_or(0) as usize,
         };
         let end = self.ends.get(index).copied().unwrap_or(0) as usize;
-        let bytes = self.data.get(start..end).unwrap_or(&[]);
+        // The segment's bytes and those after it (see `SegmentRef::keys`).
+        let bytes = match start <= end {
+            true => self.data.get(start..).unwrap_or(&[]),
+            false => &[],
+        };
         Ok(self
             .tables
             .segment(index, segment_keys(bytes, self.meta.segment_header_bytes())))

@@ -103,7 +103,7 @@ impl ReadyPage {
         decoded: &'a [u8],
     ) -> SegmentRef<'a> {
         self.tables
-            .segment(segment, index.segment_bytes(segment, decoded))
+            .segment(segment, index.segment_bytes_onward(segment, decoded))
     }
 }
 

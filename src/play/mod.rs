@@ -88,7 +88,30 @@ pub struct Player {
     /// the next update lands there (a steady step), it decodes them without
     /// locating again.
     next_keys: Option<(f64, KeyPair)>,
+    /// The keys of a segment the playhead enters a few frames on, and the
+    /// share of its cache lines to ask for next (see [`WARM_FRAMES`]).
+    warming: Option<(KeyPair, usize)>,
 }
+
+/// The samples of the segments of both keys: one segment, or two that
+/// adjoin (a loop's last and first do not: the first key's alone).
+fn segment_samples(meta: &crate::format::ClipMeta, keys: KeyPair) -> std::ops::Range<usize> {
+    let samples_of = |sample: usize| {
+        let (start, len) = meta.segments.segment(meta.segments.locate(sample).0);
+        start..start + len
+    };
+    let (a, b) = (samples_of(keys.a), samples_of(keys.b));
+    if b.start <= a.end && a.start <= b.end {
+        a.start.min(b.start)..a.end.max(b.end)
+    } else {
+        a
+    }
+}
+
+/// Frames before a steady playhead enters a segment over which the player
+/// asks for that segment's cache lines, a share each frame: all at once,
+/// a frame would wait for the lines past what the core keeps in flight.
+const WARM_FRAMES: usize = 3;
 
 // The playhead, not the pose: a pose of hundreds of bones says nothing here.
 impl std::fmt::Debug for Player {
@@ -149,6 +172,7 @@ impl Player {
             last_hint: None,
             warmed_samples: 0..0,
             next_keys: None,
+            warming: None,
             refine_frames: 0,
             refine_left: 0,
             refine_from: Vec::new(),
@@ -229,6 +253,13 @@ impl Player {
         self.time = self.place(time).0;
         self.pending_loops = 0;
         self.anchor = Some(self.time);
+        // Every line the decode below reads is asked for first, so that they
+        // arrive together while the prefetcher is told where play went.
+        let keys = crate::sample::locate(self.stream.meta(), self.time, SampleRounding::None);
+        self.stream.prefetch_keys(keys);
+        self.next_keys = Some((self.time, keys));
+        self.warmed_samples = segment_samples(self.stream.meta(), keys);
+        self.warming = None;
         self.publish(true);
         self.sample()
     }
@@ -429,30 +460,61 @@ impl Player {
         self.refine_left -= 1;
     }
 
-    /// When the next update, a step like this one later, needs a segment
-    /// not warmed yet, brings that segment into the CPU cache now (if its
-    /// page is resident), so that the update does not wait on memory for it.
+    /// Brings what the next updates decode into the CPU cache before they
+    /// decode it (where its page is resident), so that they do not wait on
+    /// memory for it: the segment a steady playhead enters a few frames
+    /// on, a share of its cache lines in each of the [`WARM_FRAMES`] frames
+    /// before; whatever else the next update needs (after a seek, a new
+    /// rate), all of it now.
     fn warm_next(&mut self, dt: f64) {
         let meta = self.stream.meta();
         let next = self.place(self.time + dt * self.rate).0;
         let keys = crate::sample::locate(meta, next, SampleRounding::None);
         self.next_keys = Some((next, keys));
-        let warmed = self.warmed_samples.clone();
-        if warmed.contains(&keys.a) && warmed.contains(&keys.b) {
+        let warm = |range: &std::ops::Range<usize>, keys: KeyPair| {
+            range.contains(&keys.a) && range.contains(&keys.b)
+        };
+        if !warm(&self.warmed_samples, keys) {
+            // Not seen coming (a seek, a new rate): all of it now.
+            self.stream.prefetch_keys(keys);
+            self.warmed_samples = segment_samples(meta, keys);
+            self.warming = None;
             return;
         }
-        crate::sample::warm_keys(&self.stream, keys);
-        let samples_of = |sample: usize| {
-            let (start, len) = meta.segments.segment(meta.segments.locate(sample).0);
-            start..start + len
+        if let Some((ahead, share)) = self.warming.take() {
+            self.stream.prefetch_keys_share(ahead, share, WARM_FRAMES);
+            if share + 1 < WARM_FRAMES {
+                self.warming = Some((ahead, share + 1));
+            }
+            return;
+        }
+        // Frames, stepping like this, until the keys leave the warm samples:
+        // only within reach is the time a few steps on worth locating.
+        let step = dt * self.rate * meta.sample_rate as f64;
+        let warm_samples = &self.warmed_samples;
+        let room = match step {
+            s if s > 0.0 => warm_samples.end.saturating_sub(keys.b + 1) as f64 / s,
+            s if s < 0.0 => keys.a.saturating_sub(warm_samples.start) as f64 / -s,
+            _ => return,
         };
-        let (a, b) = (samples_of(keys.a), samples_of(keys.b));
-        // Both keys' segments when they adjoin (a loop's last and first do not).
-        self.warmed_samples = if b.start <= a.end && a.start <= b.end {
-            a.start.min(b.start)..a.end.max(b.end)
-        } else {
-            a
-        };
+        if room >= WARM_FRAMES as f64 {
+            return;
+        }
+        let later = self
+            .place(self.time + WARM_FRAMES as f64 * dt * self.rate)
+            .0;
+        let ahead = crate::sample::locate(meta, later, SampleRounding::None);
+        if warm(&self.warmed_samples, ahead) {
+            return;
+        }
+        let coming = segment_samples(meta, ahead);
+        let now = segment_samples(meta, keys);
+        if coming.start <= now.end && now.start <= coming.end {
+            // The next segment, a few steps on: a share of it each frame.
+            self.warmed_samples = now.start.min(coming.start)..now.end.max(coming.end);
+            self.stream.prefetch_keys_share(ahead, 0, WARM_FRAMES);
+            self.warming = Some((ahead, 1));
+        }
     }
 
     /// Tells the prefetcher where the playhead is going, when that changes
@@ -513,6 +575,41 @@ mod tests {
         // One per frame: the warm-up's locate of the next time is the next
         // frame's decode. (Three before: decode, warm-up plan, warm.)
         assert_eq!(locates, 20, "{locates} locates in 20 frames");
+    }
+
+    #[test]
+    fn a_steady_player_asks_for_the_next_segment_a_share_a_frame_before_it_gets_there() {
+        let stream = walking_stream();
+        stream.preload_all().unwrap();
+        let meta = stream.meta().clone();
+        assert!(meta.segments.count() >= 2);
+        let log = || crate::stream::PREFETCHED.with(|l| l.borrow().clone());
+        crate::stream::PREFETCHED.with(|l| l.borrow_mut().clear());
+        let mut player = Player::new(&stream);
+        player.seek(0.0).unwrap();
+        // A seek asks for all of its segment at once.
+        assert_eq!(log(), vec![(0, 0, 1)]);
+        let mut entered = None;
+        for frame in 1..=24 {
+            let shares_before = log().len();
+            player.advance(1.0 / 30.0).unwrap();
+            let keys = crate::sample::locate(&meta, player.time(), SampleRounding::None);
+            if entered.is_none() && meta.segments.locate(keys.b).0 == 1 {
+                entered = Some((frame, shares_before));
+            }
+        }
+        let (frame, shares_before) = entered.expect("play entered the second segment");
+        let asked = log();
+        // Before that frame: segment 1 in WARM_FRAMES shares, one a frame,
+        // in order; never all at once.
+        let for_next: Vec<_> = asked[..shares_before]
+            .iter()
+            .filter(|&&(segment, ..)| segment == 1)
+            .collect();
+        let expected: Vec<_> = (0..WARM_FRAMES).map(|s| (1, s, WARM_FRAMES)).collect();
+        assert_eq!(for_next, expected.iter().collect::<Vec<_>>(), "{asked:?}");
+        assert!(frame > WARM_FRAMES, "{frame}");
+        assert!(!asked.contains(&(1, 0, 1)), "{asked:?}");
     }
 
     /// What an engine keeps in a component: a player, nothing borrowed.

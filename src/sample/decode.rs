@@ -39,9 +39,17 @@ fn read_word(data: &[u8], byte: usize) -> u64 {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Tests: how many words this thread read through [`read_tail`].
+    pub(crate) static TAIL_READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// The last bytes of `data` from `byte`, padded with zeros.
 #[cold]
 fn read_tail(data: &[u8], byte: usize) -> u64 {
+    #[cfg(test)]
+    TAIL_READS.with(|n| n.set(n.get() + 1));
     let mut buf = [0u8; 8];
     let tail = data.get(byte..).unwrap_or(&[]);
     buf[..tail.len()].copy_from_slice(tail);

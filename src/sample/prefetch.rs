@@ -26,6 +26,24 @@ pub fn prefetch<T>(value: &T) {
     let _ = value;
 }
 
+/// Hints that the cache line holding the byte at address `address` will be
+/// read soon. Any number will do: the address is never dereferenced, and a
+/// prefetch of memory the program does not own (freed, never mapped)
+/// neither faults nor reads anything the program sees.
+#[inline(always)]
+pub fn prefetch_address(address: usize) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: as in `prefetch`: `_mm_prefetch` is a hint that never faults
+    // and has no effect the program can observe, whatever the address, and
+    // this pointer (without provenance) is never dereferenced.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(std::ptr::without_provenance::<i8>(address));
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = address;
+}
+
 /// Hints that every cache line of `bytes` will be read soon.
 #[inline(always)]
 pub fn prefetch_bytes(bytes: &[u8]) {

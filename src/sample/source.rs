@@ -13,7 +13,12 @@ use crate::error::SampleError;
 /// and its decode tables (see [`tables`]).
 #[derive(Clone, Copy)]
 pub struct SegmentRef<'a> {
-    /// The key bytes (after the rates and range slots).
+    /// The key bytes (after the rates and range slots), and the bytes that
+    /// follow them in the same buffer, if any: a key is read as the whole
+    /// 8-byte word at its first byte (the bits after it masked off), and
+    /// only a word that would run past the buffer takes the slower path
+    /// that copies the last bytes out. The source checked that the keys
+    /// themselves are all there.
     pub keys: &'a [u8],
     /// Bits of one sample's keys (all tracks).
     pub sample_bits: usize,

@@ -80,6 +80,12 @@ impl DecodeTables {
         }
     }
 
+    /// Where segment `local`'s entry in the list of sample bits is in
+    /// memory, for a prefetch (see [`SegmentRef::prefetch_tables`]).
+    pub fn sample_bits_address(&self, local: usize) -> usize {
+        self.sample_bits.as_ptr().wrapping_add(local) as usize
+    }
+
     /// Bytes of one segment's tables for `plan`'s clip.
     pub fn bytes_per_segment(plan: &DecodePlan) -> usize {
         plan.rotation_groups().len() * std::mem::size_of::<RotationGroupDecoder>()
@@ -141,6 +147,13 @@ impl RunTables {
     pub fn segment<'a>(&'a self, segment: usize, bytes: &'a [u8]) -> SegmentRef<'a> {
         self.tables
             .segment(segment - self.first, segment_keys(bytes, self.header_len))
+    }
+
+    /// Where segment `segment`'s entry in the list of sample bits is in
+    /// memory (see [`DecodeTables::sample_bits_address`]).
+    pub fn sample_bits_address(&self, segment: usize) -> usize {
+        self.tables
+            .sample_bits_address(segment.wrapping_sub(self.first))
     }
 
     /// Bytes the tables of `segments` segments of `plan`'s clip take.

@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwapOption;
 
+use super::directory::SegmentDirectory;
 use super::playhead::{Playheads, Score};
 use super::source::PageData;
 use crate::container::index::ContainerIndex;
@@ -167,7 +168,7 @@ impl ResidentPage {
     pub fn segment<'a>(&'a self, index: &ContainerIndex, segment: usize) -> SegmentRef<'a> {
         let bytes = self.decoded.as_deref().unwrap_or(&self.data);
         self.tables
-            .segment(segment, index.segment_bytes(segment, bytes))
+            .segment(segment, index.segment_bytes_onward(segment, bytes))
     }
 }
 
@@ -206,17 +207,30 @@ pub(crate) struct PageCache {
     admission: Mutex<u64>,
     budget: u64,
     pub counters: Arc<Counters>,
+    /// Where each resident segment's tables and keys are, for prefetches.
+    pub directory: SegmentDirectory,
 }
 
 impl PageCache {
-    pub fn new(pages: usize, budget: u64, counters: Arc<Counters>) -> PageCache {
+    pub fn new(index: &ContainerIndex, budget: u64, counters: Arc<Counters>) -> PageCache {
+        let pages = index.pages().len();
         PageCache {
             slots: (0..pages).map(|_| ArcSwapOption::empty()).collect(),
             load_locks: (0..pages).map(|_| Mutex::new(())).collect(),
             admission: Mutex::new(0),
             budget,
             counters,
+            directory: SegmentDirectory::new(index),
         }
+    }
+
+    /// Empties slot `page`; true when a page was there.
+    fn evict(&self, page: usize) -> Option<Arc<ResidentPage>> {
+        let evicted = self.slots[page].swap(None);
+        if evicted.is_some() {
+            self.directory.forget(page);
+        }
+        evicted
     }
 
     /// The page if resident, without a lock.
@@ -286,7 +300,7 @@ impl PageCache {
                 }
             }
             list.pop();
-            if self.slots[victim].swap(None).is_some() {
+            if self.evict(victim).is_some() {
                 Counters::add(&self.counters.evictions, 1);
                 tracing::debug!(page = victim, for_page = page, "evict");
             }
@@ -337,7 +351,7 @@ impl PageCache {
             let Some((_, _, victim)) = list.pop() else {
                 return;
             };
-            if let Some(page) = self.slots[victim].swap(None) {
+            if let Some(page) = self.evict(victim) {
                 Counters::add(&self.counters.evictions, 1);
                 tracing::debug!(page = victim, "evict over budget");
                 excess = excess.saturating_sub(page.cost);
@@ -357,6 +371,7 @@ impl PageCache {
     /// evicts it. `promised` keeps it for a sampler that asked.
     pub fn install(
         &self,
+        index: &ContainerIndex,
         page: usize,
         data: PageData,
         checked: ReadyPage,
@@ -380,6 +395,15 @@ impl PageCache {
         };
         let resident = Arc::new(resident);
         self.slots[page].store(Some(Arc::clone(&resident)));
+        let address = Arc::as_ptr(&resident) as usize;
+        for segment in index.page_segments(page) {
+            self.directory.record(
+                segment,
+                &resident.segment(index, segment),
+                address,
+                resident.tables.sample_bits_address(segment),
+            );
+        }
         resident
     }
 
@@ -392,8 +416,8 @@ impl PageCache {
 
     /// Drops every page (memory returns as holders let go).
     pub fn clear(&self) {
-        for slot in &self.slots {
-            if slot.swap(None).is_some() {
+        for page in 0..self.slots.len() {
+            if self.evict(page).is_some() {
                 Counters::add(&self.counters.evictions, 1);
             }
         }

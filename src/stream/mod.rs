@@ -37,6 +37,7 @@
 //! `stall` (debug), `evict` (debug) events; the worker runs in a `prefetch` span.
 
 mod cache;
+mod directory;
 mod playhead;
 mod prefetch;
 pub mod source;
@@ -223,6 +224,14 @@ pub struct PageRequest {
     pub len: usize,
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Tests: the segment of the second key, the share and the shares of
+    /// every [`Stream::prefetch_keys_share`] on this thread.
+    pub(crate) static PREFETCHED: std::cell::RefCell<Vec<(usize, usize, usize)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// What the sampler, the prefetcher and the cache share.
 pub(crate) struct Shared {
     source: Box<dyn Source>,
@@ -345,7 +354,9 @@ impl Shared {
                 return Err(e.into());
             }
         };
-        let resident = self.cache.install(page, data, checked, cost, urgent);
+        let resident = self
+            .cache
+            .install(&self.index, page, data, checked, cost, urgent);
         #[cfg(test)]
         if self.evict_on_install.load(Ordering::Relaxed) {
             // Another thread's load evicting the page at once.
@@ -553,7 +564,7 @@ impl Stream {
         let shared = Arc::new(Shared {
             source: Box::new(source),
             describe,
-            cache: PageCache::new(index.pages().len(), options.budget_bytes, counters),
+            cache: PageCache::new(&index, options.budget_bytes, counters),
             corrupt: index.pages().iter().map(|_| OnceLock::new()).collect(),
             preview,
             index,
@@ -690,6 +701,37 @@ impl Stream {
                 None => host.hints.push(hint),
             }
             self.inner.shared.playheads.set(host.hints.clone());
+        }
+    }
+
+    /// Asks for every cache line a decode of `keys` will read, if their
+    /// pages are resident: what [`Sampling::warm`] does, from the segment
+    /// directory in one step instead of along the chain of loads that
+    /// leads to a segment (see the `directory` module). A player does this
+    /// first on a seek, and a frame before it enters a segment.
+    #[inline]
+    pub(crate) fn prefetch_keys(&self, keys: KeyPair) {
+        self.prefetch_keys_share(keys, 0, 1);
+    }
+
+    /// Share `share` of `shares` of what [`Stream::prefetch_keys`] asks
+    /// for (see `SegmentDirectory::prefetch_share`).
+    pub(crate) fn prefetch_keys_share(&self, keys: KeyPair, share: usize, shares: usize) {
+        let meta = self.meta();
+        #[cfg(test)]
+        PREFETCHED.with(|log| {
+            let segment = meta.segments.locate(keys.b).0;
+            log.borrow_mut().push((segment, share, shares));
+        });
+        let directory = &self.inner.shared.cache.directory;
+        let (segment_a, local_a) = meta.segments.locate(keys.a);
+        let (segment_b, local_b) = meta.segments.locate(keys.b);
+        if segment_a == segment_b {
+            let (first, last) = (local_a.min(local_b), local_a.max(local_b));
+            directory.prefetch_share(segment_a, first, last, share, shares);
+        } else {
+            directory.prefetch_share(segment_a, local_a, local_a, share, shares);
+            directory.prefetch_share(segment_b, local_b, local_b, share, shares);
         }
     }
 

@@ -138,6 +138,63 @@ fn warming_the_cpu_cache_loads_and_counts_nothing() {
 }
 
 #[test]
+fn the_directory_knows_where_each_resident_segment_is_and_forgets_evicted_pages() {
+    let stream = open(false, StreamOptions::default().with_prefetch(false));
+    let directory = &stream.inner.shared.cache.directory;
+    let segments = stream.meta().segments.count();
+    assert!((0..segments).all(|s| directory.recorded(s) == (0, 0)));
+    let mut pose = vec![Transform::IDENTITY; stream.meta().num_bones()];
+    stream.sample(7.25, &mut pose).unwrap();
+    let page = stream.resident_pages()[0];
+    let on_page = stream.index().page_segments(page);
+    assert!(on_page.len() >= 2);
+    for segment in 0..segments {
+        let (keys, groups) = directory.recorded(segment);
+        match stream.resident_segment(segment) {
+            Some(held) => {
+                let held = held.get();
+                assert_eq!(keys, held.keys.as_ptr() as usize, "segment {segment}");
+                assert_eq!(groups, held.groups.as_ptr() as usize, "segment {segment}");
+                assert!(on_page.contains(&segment));
+            }
+            None => assert_eq!((keys, groups), (0, 0), "segment {segment}"),
+        }
+    }
+    stream.evict_all();
+    assert!((0..segments).all(|s| directory.recorded(s).0 == 0));
+}
+
+#[test]
+fn a_segment_s_last_keys_are_read_as_whole_words_unless_it_ends_its_page() {
+    let stream = open(false, StreamOptions::default().with_prefetch(false));
+    stream.preload_all().unwrap();
+    let meta = stream.meta().clone();
+    let mut pose = vec![Transform::IDENTITY; meta.num_bones()];
+    let mut slow = Vec::new();
+    for sample in 0..meta.num_samples() {
+        let before = crate::sample::decode::TAIL_READS.with(|n| n.get());
+        stream.sample(sample as f64 / 30.0, &mut pose).unwrap();
+        if crate::sample::decode::TAIL_READS.with(|n| n.get()) != before {
+            slow.push(sample);
+        }
+    }
+    // Only the last keys of a page's last segment run up to the end of
+    // the page's bytes; every other key has bytes after it to read into.
+    let index = stream.index();
+    let page_ends: Vec<usize> = (0..index.pages().len())
+        .map(|p| index.page_segments(p).end - 1)
+        .collect();
+    assert!(!slow.is_empty());
+    for &sample in &slow {
+        let segment = meta.segments.locate(sample).0;
+        assert!(
+            page_ends.contains(&segment),
+            "sample {sample} in segment {segment}"
+        );
+    }
+}
+
+#[test]
 fn a_non_blocking_miss_keeps_the_pose_and_the_prefetcher_brings_the_page() {
     let options = StreamOptions::default().with_missing_page(MissingPage::NotReady);
     let stream = open(false, options);
