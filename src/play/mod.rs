@@ -15,12 +15,14 @@
 #[cfg(feature = "pipeline")]
 pub mod harness;
 
+use std::sync::Arc;
+
 use crate::sample::{KeyPair, Quality, SampleRounding, Sampling};
 use glam::Vec3;
 
 use crate::clip::{LoopMode, Transform};
 use crate::error::{Error, Result};
-use crate::stream::{Hint, Stream};
+use crate::stream::{Hint, Mailbox, Stream};
 
 /// What one update produced.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -73,9 +75,8 @@ pub struct Player {
     /// Where root motion counts from when no pose has been sampled since the
     /// player was made or seeked.
     anchor: Option<f64>,
-    /// What the last hint sent covered: pages under the playhead and at the
-    /// end of the lookahead, rate, wrapping.
-    last_hint: Option<((usize, usize), f64, bool)>,
+    /// Where the playhead is posted for the prefetcher, every update.
+    mailbox: Arc<Mailbox>,
     /// Samples of the segments last warmed for the next update.
     warmed_samples: std::ops::Range<usize>,
     /// Full-quality frames over which the pose eases from the preview
@@ -154,9 +155,10 @@ impl Player {
     /// ```
     pub fn new(stream: &Stream) -> Self {
         let meta = stream.meta();
+        let (id, mailbox) = stream.join();
         Player {
             stream: stream.clone(),
-            id: stream.new_player_id(),
+            id,
             time: 0.0,
             rate: 1.0,
             loop_mode: meta.loop_mode,
@@ -169,7 +171,7 @@ impl Player {
             root_ends: None,
             pending_loops: 0,
             anchor: Some(0.0),
-            last_hint: None,
+            mailbox,
             warmed_samples: 0..0,
             next_keys: None,
             warming: None,
@@ -517,24 +519,17 @@ impl Player {
         }
     }
 
-    /// Tells the prefetcher where the playhead is going, when that changes
-    /// what it should load: after a seek, a change of rate or loop mode, or
-    /// when the page under the playhead or at the end of its lookahead
-    /// changes. Most frames send nothing.
+    /// Posts where the playhead is and where it goes for the prefetcher,
+    /// which reads the latest post at its next tick (a seek says it
+    /// `jumped`, so the prefetcher drops plans made for the old place).
     fn publish(&mut self, jumped: bool) {
-        let hint = Hint {
+        self.mailbox.post(&Hint {
             player: self.id,
             time: self.time,
             rate: self.rate,
             wrap: self.loop_mode == LoopMode::Wrap,
             jumped,
-        };
-        let key = self.stream.hint_pages(&hint);
-        let sent = (key, self.rate, hint.wrap);
-        if jumped || self.last_hint != Some(sent) {
-            self.last_hint = Some(sent);
-            self.stream.hint(hint);
-        }
+        });
     }
 }
 

@@ -63,8 +63,9 @@ use crate::sample::{
 };
 pub use cache::StreamStats;
 use cache::{Admission, Counters, PageCache, ResidentPage};
-pub(crate) use playhead::Hint;
+use playhead::Mailboxes;
 use playhead::Scorer;
+pub(crate) use playhead::{Hint, Mailbox};
 use prefetch::{Prefetcher, Request};
 use source::HostPrefix;
 pub use source::{
@@ -207,8 +208,6 @@ impl StreamOptions {
 /// What a host that reads pages itself is asked for.
 #[derive(Debug, Default)]
 struct HostQueue {
-    /// The latest hint of every active player.
-    hints: Vec<Hint>,
     /// Pages not-ready samplers asked for, in the order asked.
     urgent: std::collections::VecDeque<usize>,
 }
@@ -241,6 +240,8 @@ pub(crate) struct Shared {
     plan: DecodePlan,
     cache: PageCache,
     playheads: playhead::Playheads,
+    /// Where each player posts its playhead.
+    mailboxes: Mailboxes,
     /// Host-driven I/O: what the playheads and not-ready samplers ask for,
     /// for the host to read ([`Stream::wanted_pages`]); `None` otherwise.
     host: Option<Mutex<HostQueue>>,
@@ -258,6 +259,14 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// Host-driven streams: the players' latest posts, which the eviction
+    /// scorer then goes by too (a worker does both each round instead).
+    fn read_posts(&self) -> Vec<Hint> {
+        let hints: Vec<Hint> = self.mailboxes.read().into_iter().map(|(h, _)| h).collect();
+        self.playheads.set(hints.clone());
+        hints
+    }
+
     /// Makes `page` resident and returns it, held for the caller: a sampler
     /// decodes from it however soon another load evicts it. `None` when a
     /// prefetch or an urgent load found no room.
@@ -570,6 +579,7 @@ impl Stream {
             index,
             plan,
             playheads: Default::default(),
+            mailboxes: Default::default(),
             host: host.then(Default::default),
             #[cfg(test)]
             evict_on_install: Default::default(),
@@ -683,25 +693,17 @@ impl Stream {
             .is_some_and(Prefetcher::is_running)
     }
 
-    /// A new player id for [`Stream::hint`].
-    pub(crate) fn new_player_id(&self) -> u64 {
-        self.inner.next_player.fetch_add(1, Ordering::Relaxed)
-    }
-
-    /// Tells the prefetcher where a playhead is and where it goes. Never
-    /// blocks; without a prefetcher it does nothing.
-    #[inline]
-    pub(crate) fn hint(&self, hint: Hint) {
+    /// A new player's id and its mailbox, where it posts its playhead
+    /// for the prefetcher (or a host's [`Stream::wanted_pages`]) to read.
+    pub(crate) fn join(&self) -> (u64, Arc<Mailbox>) {
+        let player = self.inner.next_player.fetch_add(1, Ordering::Relaxed);
+        let mailbox = Arc::new(Mailbox::new(player));
+        self.inner.shared.mailboxes.open(Arc::clone(&mailbox));
         if let Some(p) = &self.inner.prefetcher {
-            p.send(Request::Hint(hint));
-        } else if let Some(host) = &self.inner.shared.host {
-            let mut host = host.lock().unwrap_or_else(|e| e.into_inner());
-            match host.hints.iter_mut().find(|h| h.player == hint.player) {
-                Some(h) => *h = hint,
-                None => host.hints.push(hint),
-            }
-            self.inner.shared.playheads.set(host.hints.clone());
+            // An idle worker sleeps until asked for something.
+            p.send(Request::Join);
         }
+        (player, mailbox)
     }
 
     /// Asks for every cache line a decode of `keys` will read, if their
@@ -735,36 +737,13 @@ impl Stream {
         }
     }
 
-    /// The pages under a hint's playhead and at the end of its lookahead:
-    /// while both stay the same, a newer hint would not change the plan.
-    pub(crate) fn hint_pages(&self, hint: &Hint) -> (usize, usize) {
-        let meta = self.meta();
-        let n = meta.num_samples() as f64;
-        let rate = meta.sample_rate as f64;
-        let at = |samples: f64| {
-            let s = match hint.wrap {
-                true => samples.rem_euclid(n),
-                false => samples.clamp(0.0, n - 1.0),
-            };
-            // Finite and inside the clip here; `as` saturates anyway.
-            self.inner.shared.index.page_of_sample(s as usize)
-        };
-        let now = hint.time * rate;
-        let ahead = self.inner.options.lookahead_seconds * hint.rate * rate;
-        if !(now.is_finite() && ahead.is_finite()) {
-            return (0, 0);
-        }
-        (at(now), at(now + ahead))
-    }
-
     /// Tells the prefetcher a player is gone.
     pub(crate) fn leave(&self, player: u64) {
+        self.inner.shared.mailboxes.close(player);
         if let Some(p) = &self.inner.prefetcher {
             p.send(Request::Leave(player));
-        } else if let Some(host) = &self.inner.shared.host {
-            let mut host = host.lock().unwrap_or_else(|e| e.into_inner());
-            host.hints.retain(|h| h.player != player);
-            self.inner.shared.playheads.set(host.hints.clone());
+        } else if self.inner.shared.host.is_some() {
+            self.inner.shared.read_posts();
         }
     }
 
@@ -778,10 +757,12 @@ impl Stream {
         let Some(host) = &shared.host else {
             return Vec::new();
         };
-        let (urgent, hints) = {
-            let host = host.lock().unwrap_or_else(|e| e.into_inner());
-            (host.urgent.clone(), host.hints.clone())
-        };
+        let urgent = host
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .urgent
+            .clone();
+        let hints = shared.read_posts();
         let plan = Scorer::new(&shared.index, hints).plan(self.inner.options.lookahead_seconds);
         let mut wanted: Vec<PageRequest> = Vec::new();
         let candidates = urgent
@@ -839,6 +820,8 @@ impl Stream {
                 None => false,
             }
         };
+        // The eviction scorer goes by where the playheads are now.
+        shared.read_posts();
         let admission = match urgent {
             true => Admission::Urgent,
             false => Admission::Prefetch(shared.playheads.scorer(&shared.index).score(page)),

@@ -2,11 +2,12 @@
 //! next few seconds of play resident, ahead of every playhead in its
 //! direction of play.
 //!
-//! Players send hints over a bounded crossbeam channel; a send never
-//! blocks and never allocates, so a frame pays a few atomic operations for
-//! it. While players are active the worker wakes every tick, takes the
-//! latest hint of each (older ones are stale and dropped), and loads the
-//! planned pages soonest first, re-planning as soon as a playhead jumps.
+//! Players post where their playheads are to their mailboxes every frame
+//! (a few plain stores, see `playhead::Mailbox`); everything else comes
+//! over a bounded crossbeam channel that never blocks a sender. While
+//! players are active the worker wakes every tick, reads the latest post of
+//! each, and loads the planned pages soonest first, re-planning as soon as
+//! a playhead jumps.
 //! Before the plan come the pages samplers were told are not ready, in the
 //! order asked, each promised to its sampler until it has it (fair
 //! eviction, the cache's `Admission::Urgent`). An idle
@@ -29,8 +30,8 @@ use crate::error::{Error, Result};
 /// What players and the stream ask of the worker.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Request {
-    /// A playhead moved.
-    Hint(Hint),
+    /// A player opened its mailbox: wakes an idle worker.
+    Join,
     /// A player is gone.
     Leave(u64),
     /// Load this page as soon as possible (a non-blocking sampler missed it).
@@ -41,8 +42,8 @@ pub(crate) enum Request {
     Preview(usize),
 }
 
-/// Hints a worker can fall behind by before new ones are dropped (a dropped
-/// hint is replaced by the next frame's).
+/// Requests a worker can fall behind by before new ones are dropped (a
+/// dropped load is asked for again the next frame).
 const QUEUE: usize = 1024;
 
 /// Errors kept for the stream to collect; more are dropped (they repeat).
@@ -78,6 +79,7 @@ impl Prefetcher {
                     lookahead,
                     tick,
                     hints: Vec::new(),
+                    seeks: Vec::new(),
                     urgent: VecDeque::new(),
                     promised: Vec::new(),
                     round: 0,
@@ -146,6 +148,8 @@ struct Worker {
     tick: Duration,
     /// Latest hint of each active player.
     hints: Vec<Hint>,
+    /// Seeks each player had posted at the last read.
+    seeks: Vec<(u64, u64)>,
     /// Pages "not ready" samplers asked for, first asked first, each once.
     urgent: VecDeque<usize>,
     /// Pages loaded for those samplers, and the round they were.
@@ -167,7 +171,7 @@ impl Worker {
     fn run(mut self) {
         loop {
             self.round += 1;
-            if self.hints.is_empty() && self.urgent.is_empty() {
+            if self.shared.mailboxes.is_empty() && self.urgent.is_empty() {
                 match self.inbox.recv() {
                     Ok(request) => {
                         self.apply(request);
@@ -177,13 +181,14 @@ impl Worker {
             } else {
                 // A tick between plans, cut short when a sampler misses a
                 // page (`Prefetcher::send` unparks for those alone: a
-                // player's hints wait for the tick, so a seek's frame pays
+                // player's posts wait for the tick, so a seek's frame pays
                 // for no wake-up).
                 std::thread::park_timeout(self.tick);
             }
             if let Drained::Disconnected = self.drain() {
                 return;
             }
+            self.read_posts();
             self.shared.playheads.set(self.hints.clone());
             if !self.work() {
                 return;
@@ -198,15 +203,10 @@ impl Worker {
     /// True when the request makes plans made before it stale.
     fn apply(&mut self, request: Request) -> bool {
         match request {
-            Request::Hint(hint) => {
-                match self.hints.iter_mut().find(|h| h.player == hint.player) {
-                    Some(h) => *h = hint,
-                    None => self.hints.push(hint),
-                }
-                hint.jumped
-            }
+            Request::Join => false,
             Request::Leave(player) => {
                 self.hints.retain(|h| h.player != player);
+                self.seeks.retain(|&(p, _)| p != player);
                 false
             }
             Request::Preview(page) => {
@@ -273,17 +273,42 @@ impl Worker {
                 if !self.load(page, Admission::Prefetch(score)) {
                     break;
                 }
-                match self.drain() {
+                let drained = self.drain();
+                let jumped = self.read_posts();
+                match drained {
                     Drained::Disconnected => return false,
-                    Drained::Jumped => {
-                        self.shared.playheads.set(self.hints.clone());
-                        continue 'replan;
-                    }
-                    Drained::Quiet => {}
+                    Drained::Jumped => {}
+                    Drained::Quiet if jumped => {}
+                    Drained::Quiet => continue,
                 }
+                self.shared.playheads.set(self.hints.clone());
+                continue 'replan;
             }
             return true;
         }
+    }
+
+    /// Reads every player's latest post into the hints; true when a
+    /// playhead jumped since the last read.
+    fn read_posts(&mut self) -> bool {
+        let mut jumped = false;
+        for (hint, seeks) in self.shared.mailboxes.read() {
+            match self.seeks.iter_mut().find(|(p, _)| *p == hint.player) {
+                Some((_, seen)) => {
+                    jumped |= *seen != seeks;
+                    *seen = seeks;
+                }
+                None => {
+                    jumped = true;
+                    self.seeks.push((hint.player, seeks));
+                }
+            }
+            match self.hints.iter_mut().find(|h| h.player == hint.player) {
+                Some(h) => *h = hint,
+                None => self.hints.push(hint),
+            }
+        }
+        jumped
     }
 
     /// Stops keeping pages promised to samplers that have not come for
