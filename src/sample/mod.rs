@@ -253,8 +253,8 @@ fn wrap(position: f64, count: f64) -> f64 {
 ///
 /// A decode does this first: a segment no frame touched lately is in
 /// memory, not in cache, and its lines then arrive together instead of one
-/// track after another. A player does it a frame before it enters a segment
-/// ([`Sampling::warm`]), so that the lines are there when it does.
+/// track after another. [`Sampling::warm`] does it ahead of a decode, so that
+/// the lines are there when it comes.
 #[inline(always)]
 fn prefetch_keys_of(a: &SegmentRef<'_>, bit_a: usize, b: Option<&SegmentRef<'_>>, bit_b: usize) {
     a.prefetch_tables();
@@ -345,9 +345,10 @@ pub trait Sampling: SegmentSource<Error = Error> + Sized {
 
     /// Brings into the CPU cache what sampling at `time` will read, if its
     /// segment is at hand (a stream's resident page, every segment of a clip in memory); loads
-    /// and counts nothing. A player calls this a frame before its playhead
-    /// enters a new segment, so that the frame that does finds the segment's
-    /// tables and keys in cache.
+    /// and counts nothing. Call it a frame or so before sampling a time
+    /// whose segment no frame touched lately (a cut an engine sees coming),
+    /// so that the frame that samples finds the segment's tables and keys in
+    /// cache. A player warms the segments it steps into for itself.
     fn warm(&self, time: f64) {
         warm_keys(self, locate(self.clip_meta(), time, SampleRounding::None));
     }
@@ -416,8 +417,7 @@ fn sample_bone_avx2<S: Sampling>(
     sample_bone_at(source, bone, time)
 }
 
-/// [`Sampling::warm`] for keys already located (see [`locate`]): a player
-/// locates each frame's time once, warms it and later decodes it.
+/// [`Sampling::warm`] for keys already located (see [`locate`]).
 pub(crate) fn warm_keys<S: Sampling>(source: &S, keys: KeyPair) {
     let meta = source.clip_meta();
     if meta.animated.is_empty() {

@@ -26,12 +26,14 @@
 //!   open, and reports the pose as a preview within the tier's stored bound
 //!   ([`Quality`]); a frame never waits for the disk.
 //!
-//! The prefetch worker (`stream/prefetch.rs`) follows the hints players send
-//! (time, rate, loop mode) and loads the pages covering the next
+//! The prefetch worker (`stream/prefetch.rs`) follows the playheads players
+//! post to their mailboxes (`stream/playhead.rs`: time, rate, loop mode,
+//! seeks) and loads the pages covering the next
 //! [`StreamOptions::lookahead_seconds`] of play, times the rate, in the
 //! direction of play, wrapping around loops. The cache (`stream/cache.rs`) evicts the
-//! pages every playhead will reach last. Dropping the stream stops and joins
-//! the worker.
+//! pages every playhead will reach last, and keeps the directory of where
+//! each resident segment's tables and keys are (`stream/directory.rs`) that
+//! players prefetch from. Dropping the stream stops and joins the worker.
 //!
 //! tracing: `stream_open` span; `page load` (debug, with cause and time),
 //! `stall` (debug), `evict` (debug) events; the worker runs in a `prefetch` span.
