@@ -238,6 +238,12 @@ impl ContainerIndex {
             .unwrap_or(&[])
     }
 
+    /// Where segment `segment`'s entry is in memory, for a prefetch: the
+    /// first thing a sampler reads of a segment.
+    pub fn segment_entry_address(&self, segment: usize) -> usize {
+        self.segments.as_ptr().wrapping_add(segment) as usize
+    }
+
     /// Segment `segment`'s bytes in `decoded` and every byte after them in
     /// the page: what a sampler reads keys from, so that a whole-word read
     /// at the segment's last key stays in the buffer instead of taking the

@@ -19,7 +19,7 @@
 //! through the page it holds.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use crate::container::index::ContainerIndex;
 use crate::sample::prefetch::{prefetch_address, LINE};
@@ -39,16 +39,18 @@ struct Entry {
     keys: AtomicUsize,
     /// Bits of one sample's keys.
     sample_bits: AtomicUsize,
-    /// Its rotation group decoders, and their bytes.
+    /// Its rotation group decoders and its translation and scale decoders.
     groups: AtomicUsize,
-    groups_len: AtomicUsize,
-    /// Its translation and scale decoders, and their bytes.
     vectors: AtomicUsize,
-    vectors_len: AtomicUsize,
+    /// Bytes of each: the groups' in the high 32 bits, the others' below.
+    table_bytes: AtomicU64,
     /// The resident page (what the sampler reads first), and the line with
     /// the segment's entry in its tables' list of sample bits.
     page: AtomicUsize,
     sample_bits_at: AtomicUsize,
+    /// The segment's entry in the index, which the sampler reads before
+    /// the page (fixed: the index does not change while the stream is open).
+    index_entry: usize,
 }
 
 /// The directory of one stream's segments.
@@ -64,7 +66,10 @@ impl SegmentDirectory {
         let pages = index.pages().len();
         SegmentDirectory {
             entries: (0..index.meta().segments.count())
-                .map(|_| Entry::default())
+                .map(|segment| Entry {
+                    index_entry: index.segment_entry_address(segment),
+                    ..Entry::default()
+                })
                 .collect(),
             page_segments: (0..pages).map(|p| index.page_segments(p)).collect(),
         }
@@ -86,12 +91,13 @@ impl SegmentDirectory {
         let store = |field: &AtomicUsize, value: usize| field.store(value, Ordering::Relaxed);
         store(&entry.sample_bits, segment_ref.sample_bits);
         store(&entry.groups, segment_ref.groups.as_ptr() as usize);
-        store(&entry.groups_len, std::mem::size_of_val(segment_ref.groups));
         store(&entry.vectors, segment_ref.vectors.as_ptr() as usize);
-        store(
-            &entry.vectors_len,
-            std::mem::size_of_val(segment_ref.vectors),
-        );
+        let bytes = |tables: usize| u64::from(u32::try_from(tables).unwrap_or(u32::MAX));
+        let groups = bytes(std::mem::size_of_val(segment_ref.groups));
+        let vectors = bytes(std::mem::size_of_val(segment_ref.vectors));
+        entry
+            .table_bytes
+            .store((groups << 32) | vectors, Ordering::Relaxed);
         store(&entry.page, page);
         store(&entry.sample_bits_at, sample_bits_at);
         // Last: a reader that sees the keys sees a whole entry, or one a
@@ -113,7 +119,7 @@ impl SegmentDirectory {
 
     /// Asks for share `share` of `shares` of the cache lines a decode of
     /// samples `local_a..=local_b` (counted in the segment) of `segment`
-    /// reads: the page, the sample bits, the decode tables and the keys of
+    /// reads: the index entry, the page, the sample bits, the decode tables and the keys of
     /// those samples, in that order. Nothing when the segment is not
     /// resident. One share of one is all of it; a player spreads a segment over the frames
     /// before it enters it, so that no frame asks for more lines than the
@@ -136,14 +142,17 @@ impl SegmentDirectory {
         }
         let load = |field: &AtomicUsize| field.load(Ordering::Relaxed);
         let sample_bits = load(&entry.sample_bits);
+        let table_bytes = entry.table_bytes.load(Ordering::Relaxed);
         let first_bit = local_a.saturating_mul(sample_bits);
         let end_bit = local_b.saturating_add(1).saturating_mul(sample_bits);
-        // The chain's first links first: the sampler waits on them in turn.
+        // The chain's links first (index entry, page, sample bits): the
+        // sampler waits on them in turn.
         let ranges = [
+            (entry.index_entry, 1),
             (load(&entry.page), 1),
             (load(&entry.sample_bits_at), 1),
-            (load(&entry.groups), load(&entry.groups_len)),
-            (load(&entry.vectors), load(&entry.vectors_len)),
+            (load(&entry.groups), (table_bytes >> 32) as usize),
+            (load(&entry.vectors), table_bytes as u32 as usize),
             (
                 keys.wrapping_add(first_bit / 8),
                 end_bit.div_ceil(8).saturating_sub(first_bit / 8),
@@ -202,6 +211,11 @@ impl std::fmt::Debug for SegmentDirectory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_entry_is_one_cache_line() {
+        assert_eq!(std::mem::size_of::<Entry>(), LINE);
+    }
 
     #[test]
     fn shares_cover_every_line_once_in_order() {
