@@ -164,7 +164,7 @@ impl SegmentDirectory {
 
     /// Tests: the keys and group tables recorded for `segment` (0 when not
     /// resident).
-    #[cfg(test)]
+    #[cfg(all(test, feature = "pipeline"))]
     pub fn recorded(&self, segment: usize) -> (usize, usize) {
         let entry = &self.entries[segment];
         (
