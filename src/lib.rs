@@ -27,7 +27,17 @@
 //! 10. [`play`]: a playhead over a stream, and the seek-spike harness.
 //! 11. `fuzzing`: the harnesses the fuzz targets and fuzz tests run
 //!     (hidden; not part of the API).
+//!
+//! The modules that turn files into clips and clips into files
+//! (`procedural`, `metric`, `compressed`, `import`, `compress`, `export`,
+//! the container's writer and the play harness) need the `pipeline`
+//! feature, on by default; the `runtime` feature alone builds what an
+//! engine embeds: the format, the container reader, the sampler, the
+//! stream and the player.
 #![deny(missing_docs)]
+// Built without the pipeline, the docs still name its modules (above and in
+// the module docs), as text where the default build links them.
+#![cfg_attr(not(feature = "pipeline"), allow(rustdoc::broken_intra_doc_links))]
 // The only unsafe code is the memory map in `container::mmap`, the cache
 // prefetch hint in `sample::prefetch` and the two calls into AVX2 code in
 // `sample` (behind a CPU check), allowed there.
