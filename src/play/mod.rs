@@ -101,12 +101,16 @@ fn segment_samples(meta: &crate::format::ClipMeta, keys: KeyPair) -> std::ops::R
         let (start, len) = meta.segments.segment(meta.segments.locate(sample).0);
         start..start + len
     };
-    let (a, b) = (samples_of(keys.a), samples_of(keys.b));
-    if b.start <= a.end && a.start <= b.end {
-        a.start.min(b.start)..a.end.max(b.end)
-    } else {
-        a
-    }
+    let a = samples_of(keys.a);
+    joined(&a, &samples_of(keys.b)).unwrap_or(a)
+}
+
+/// Two runs of samples as one, when they overlap or adjoin.
+fn joined(
+    a: &std::ops::Range<usize>,
+    b: &std::ops::Range<usize>,
+) -> Option<std::ops::Range<usize>> {
+    (b.start <= a.end && a.start <= b.end).then(|| a.start.min(b.start)..a.end.max(b.end))
 }
 
 /// Frames before a steady playhead enters a segment over which the player
@@ -510,10 +514,9 @@ impl Player {
             return;
         }
         let coming = segment_samples(meta, ahead);
-        let now = segment_samples(meta, keys);
-        if coming.start <= now.end && now.start <= coming.end {
+        if let Some(both) = joined(&segment_samples(meta, keys), &coming) {
             // The next segment, a few steps on: a share of it each frame.
-            self.warmed_samples = now.start.min(coming.start)..now.end.max(coming.end);
+            self.warmed_samples = both;
             self.stream.prefetch_keys_share(ahead, 0, WARM_FRAMES);
             self.warming = Some((ahead, 1));
         }
