@@ -229,17 +229,30 @@ def object_space(joints, row):
     return out
 
 
+# An axis scaled below this (a bone scaled to nothing) places its point as
+# if scaled by this much: its point stays within the shell of the joint.
+MIN_SHELL_SCALE = 1e-6
+
+
 def bone_error(a, b, shell):
     """Distances between two placements of a bone: the largest of its 3 shell
-    points (ACL's error), and its origin's."""
+    points (ACL's error), and its origin's.
+
+    The points are in real units: along local axis k, the local point that
+    the first placement (the source) carries `shell` away from the joint,
+    placed by both. With a rotation alone (BVH) that is `shell` along the
+    axis; under a scaled armature it is `shell / |column k|`, so the shell
+    is never shrunk or grown by the rig's scale."""
     (ra, ta), (rb, tb) = a, b
     dx, dy, dz = ta[0] - tb[0], ta[1] - tb[1], ta[2] - tb[2]
     worst = 0.0
     for k in range(3):
-        # Column k of the rotation is the bone's local axis k.
-        ex = dx + shell * (ra[k] - rb[k])
-        ey = dy + shell * (ra[3 + k] - rb[3 + k])
-        ez = dz + shell * (ra[6 + k] - rb[6 + k])
+        # Column k of the linear part is the bone's local axis k, scaled.
+        length = math.sqrt(ra[k] ** 2 + ra[3 + k] ** 2 + ra[6 + k] ** 2)
+        reach = shell / max(length, MIN_SHELL_SCALE)
+        ex = dx + reach * (ra[k] - rb[k])
+        ey = dy + reach * (ra[3 + k] - rb[3 + k])
+        ez = dz + reach * (ra[6 + k] - rb[6 + k])
         e = ex * ex + ey * ey + ez * ez
         if e > worst or e != e:
             worst = e

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Object-space error between a BVH file and a glTF export of it, measured without cinestream.
+"""Object-space error between a BVH or glTF file and a glTF export of it, measured without cinestream.
 
-    python3 .ci/gltf_error.py SOURCE.bvh EXPORTED.glb|EXPORTED.gltf [--max-cm 0.01] [--shell-cm 3]
-                              [--bvh-cm-per-unit 1] [--acl] [--json]
+    python3 .ci/gltf_error.py SOURCE.bvh|SOURCE.gltf|SOURCE.glb EXPORTED.glb|EXPORTED.gltf
+                              [--max-cm 0.01] [--shell-cm 3] [--bvh-cm-per-unit 1] [--acl] [--json]
 
 The sibling of bvh_error.py, sharing its BVH parser, kinematics and error
 measure (ACL's virtual vertices: the bone's origin and the three points
@@ -27,6 +27,12 @@ a point). The glTF side is read here with the standard library alone:
   the product of 4x4 matrices down the hierarchy (glTF's, in f64), lengths
   are metres and become centimetres (the BVH's unit times
   --bvh-cm-per-unit).
+
+A glTF source is read the same way as the export (its keys must be its
+frames too, which .ci/scaled_rig.py writes) and key k is compared with key
+k. The shell points are in real centimetres whatever scale a node carries
+(an armature scaled by 0.0254 is measured 3 cm from each joint, not
+0.0762; see bone_error in bvh_error.py).
 
 When the glTF has one key fewer than the BVH has frames, the BVH is taken to
 be a loop whose repeated last frame was dropped, as bvh_error.py does.
@@ -223,6 +229,51 @@ def read_gltf(path, cm_per_metre=100.0):
     return bones, frame_time, frames
 
 
+def compare_gltf(args):
+    """A glTF source against a glTF export: both read by read_gltf, bones
+    matched by name with the same parents, key k against key k."""
+    try:
+        source_bones, source_frame_time, source_frames = read_gltf(args.source)
+        bones, frame_time, frames = read_gltf(args.exported)
+    except (GltfError, ValueError, KeyError, IndexError, TypeError, OSError,
+            UnicodeDecodeError, struct.error) as e:
+        print(f"error: {e!r}" if not isinstance(e, GltfError) else f"error: {e}", file=sys.stderr)
+        return 2
+
+    class Named:
+        def __init__(self, name):
+            self.name = name
+
+    keys_a = keyed([Named(name) for name, _ in source_bones])
+    keys_b = keyed([Named(name) for name, _ in bones])
+    if keys_a.keys() != keys_b.keys():
+        print(f"error: bones differ: only in {args.source}: {sorted(k[0] for k in keys_a.keys() - keys_b.keys())};"
+              f" only in {args.exported}: {sorted(k[0] for k in keys_b.keys() - keys_a.keys())}",
+              file=sys.stderr)
+        return 2
+    for key, ia in keys_a.items():
+        pa, pb = source_bones[ia][1], bones[keys_b[key]][1]
+        if (pa is None) != (pb is None) or (pa is not None and source_bones[pa][0] != bones[pb][0]):
+            print(f"error: bone {key[0]!r} has different parents", file=sys.stderr)
+            return 2
+    if (source_frame_time is None) != (frame_time is None) or (
+            frame_time is not None and abs(frame_time / source_frame_time - 1) > 1e-4):
+        print(f"error: frame times differ: {source_frame_time} s and {frame_time} s", file=sys.stderr)
+        return 2
+    n_a, n_b = len(source_frames), len(frames)
+    compare = [(f, f) for f in range(min(n_a, n_b))]
+    wrapped = n_b == n_a - 1
+    if wrapped:
+        compare.append((n_a - 1, 0))
+    elif n_a != n_b:
+        print(f"error: {n_a} keys in {args.source}, {n_b} keys in {args.exported}", file=sys.stderr)
+        return 2
+    pairs = [(i, keys_b[k]) for k, i in sorted(keys_a.items(), key=lambda kv: kv[1])]
+    names = [name for name, _ in source_bones]
+    return report(args, compare, pairs, names, wrapped, "the first key",
+                  lambda fa, fb: (source_frames[fa], frames[fb]))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("source")
@@ -234,6 +285,8 @@ def main():
                         help="judge by the 3 shell points alone, as ACL and the codec do")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
+    if args.source.lower().endswith((".gltf", ".glb")):
+        return compare_gltf(args)
     try:
         joints, (frame_time, rows) = parse_bvh(args.source)
         bones, gltf_frame_time, frames = read_gltf(args.exported, 100.0 / args.bvh_cm_per_unit)

@@ -8,6 +8,22 @@
 //! with a 3 cm shell stands for a skinned vertex 3 cm from the joint, so the
 //! number is what a viewer could see.
 //!
+//! **The shell is in real centimetres, whatever scale the rig carries.**
+//! The three points are the local points that the *raw* pose places at the
+//! shell distance from the joint in object space (the clip's unit,
+//! converted from centimetres): along local axis `i`, the point
+//! `shell / |s_i|` where `s_i` is the bone's raw object scale on that axis
+//! (its own scale times every ancestor's, per axis, as the clip composes
+//! them). The decoded pose carries the same local points with its own
+//! transforms. So an armature scaled by 0.0254 (a Blender export in inches)
+//! or 100 is measured at 3 real cm, not at 0.0762 or 300, and a scale error
+//! counts as the distance it moves a point at the shell (the relative scale
+//! error times the shell). ACL applies the shell in the bone's scaled space,
+//! which on such a rig lets a leaf turn several degrees unseen. An axis
+//! whose raw scale is below [`MIN_SHELL_SCALE`] counts as that scale (a
+//! collapsed bone: its points sit within the shell of its joint, and no
+//! offset divides by zero).
+//!
 //! The raw side is computed in `f64` so that the metric itself adds no error
 //! worth measuring; the decoded side is whatever a [`PoseSource`] returns.
 //! This module knows nothing about any codec.
@@ -168,12 +184,31 @@ pub fn local_to_object(skeleton: &Skeleton, local: &[Transform], object: &mut [D
     }
 }
 
-/// The three virtual vertices of a bone: `shell` along its local x, y and z
-/// axes, moved into object space by `t`.
+/// The smallest object scale, per axis, a bone's virtual vertices are placed
+/// by: a raw scale closer to zero counts as this one, so a collapsed bone
+/// (scaled to nothing to hide it) keeps finite offsets and its points sit
+/// within the shell of its joint. Far below any armature's scale (0.01 for
+/// centimetres in metres, 0.001 for millimetres).
+pub const MIN_SHELL_SCALE: f64 = 1e-6;
+
+/// The local offsets of a bone's three virtual vertices along its x, y and
+/// z axes: the distances that its raw object transform `raw` carries to
+/// `shell` (clip units) in object space, so that the points are at the
+/// shell in real units whatever scale the bone and its ancestors carry.
+/// Both the raw and the decoded vertices are placed from these offsets
+/// ([`shell_vertices`]).
 #[inline]
-pub fn shell_vertices(t: &DTransform, shell: f64) -> [DVec3; 3] {
+pub fn shell_offsets(raw: &DTransform, shell: f64) -> DVec3 {
+    DVec3::splat(shell) / raw.scale.abs().max(DVec3::splat(MIN_SHELL_SCALE))
+}
+
+/// The three virtual vertices of a bone: the local points `offsets` (from
+/// [`shell_offsets`] of the raw transform) along its x, y and z axes, moved
+/// into object space by `t`.
+#[inline]
+pub fn shell_vertices(t: &DTransform, offsets: DVec3) -> [DVec3; 3] {
     let axes = DMat3::from_quat(t.rotation);
-    let s = t.scale * shell;
+    let s = t.scale * offsets;
     [
         t.translation + axes.x_axis * s.x,
         t.translation + axes.y_axis * s.y,
@@ -196,17 +231,23 @@ pub fn vertices_error(raw: &[DVec3; 3], decoded: &[DVec3; 3]) -> f64 {
 }
 
 /// Error of one bone: the largest distance between the raw and decoded
-/// positions of the three virtual vertices at `shell` along its local axes.
+/// positions of the three virtual vertices that `raw` places at `shell`
+/// (clip units, real distance) along its local axes.
 #[inline]
 pub fn vertex_error(raw: &DTransform, decoded: &DTransform, shell: f64) -> f64 {
-    vertices_error(&shell_vertices(raw, shell), &shell_vertices(decoded, shell))
+    let offsets = shell_offsets(raw, shell);
+    vertices_error(
+        &shell_vertices(raw, offsets),
+        &shell_vertices(decoded, offsets),
+    )
 }
 
 /// The largest error of any bone between two local poses of `skeleton`,
 /// in the poses' length unit: both are combined into object space (into
 /// `a_object` and `b_object`, one per bone) and compared by
-/// [`vertex_error`] at each bone's `shells` distance. A NaN counts as
-/// infinite, so a broken decode cannot pass.
+/// [`vertex_error`] at each bone's `shells` distance, `a` being the
+/// reference (the raw pose, whose scales place the points). A NaN counts
+/// as infinite, so a broken decode cannot pass.
 pub fn worst_pose_error(
     skeleton: &Skeleton,
     shells: &[f64],

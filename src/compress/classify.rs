@@ -224,7 +224,7 @@ fn subtree_error(
                     compose(skeleton, lossy, object, row, b);
                     let e = vertices_error(
                         &ctx.raw_vertices[source + b],
-                        &shell_vertices(&object[row + b], ctx.shells[b]),
+                        &shell_vertices(&object[row + b], ctx.raw_offsets[source + b]),
                     );
                     worst = worst.max(e);
                 }

@@ -225,27 +225,36 @@ impl Object4 {
 pub(crate) struct Raw4 {
     /// The raw object position less the parent's (a root: the position).
     pub link: V4,
-    /// Each shell vertex less the bone's position: shell * scale * axis.
+    /// Each shell vertex less the bone's position: axis * scale * offset.
     pub arms: [V4; 3],
+    /// The vertices' local offsets along x, y and z
+    /// ([`crate::metric::shell_offsets`]), which the decoded side scales by
+    /// its own scale.
+    pub offsets: V4,
 }
 
 impl Raw4 {
     /// From the raw object transforms of a bone and of its parent at four
-    /// samples.
-    pub fn new(objects: [(&DTransform, Option<&DTransform>); LANES], shell: f64) -> Raw4 {
-        let lanes = objects.map(|(object, parent)| {
+    /// samples, and the bone's vertex offsets at each.
+    pub fn new(
+        objects: [(&DTransform, Option<&DTransform>); LANES],
+        offsets: [DVec3; LANES],
+    ) -> Raw4 {
+        let lanes: [_; LANES] = std::array::from_fn(|lane| {
+            let (object, parent) = objects[lane];
             let link = match parent {
                 Some(p) => object.translation - p.translation,
                 None => object.translation,
             };
             let axes = glam::DMat3::from_quat(object.rotation);
-            let s = object.scale * shell;
+            let s = object.scale * offsets[lane];
             let arms: [DVec3; 3] = [axes.x_axis * s.x, axes.y_axis * s.y, axes.z_axis * s.z];
             (link.as_vec3(), arms.map(|a| a.as_vec3()))
         });
         Raw4 {
             link: V4::from_lanes(lanes.map(|l| l.0)),
             arms: [0, 1, 2].map(|i| V4::from_lanes(lanes.map(|l| l.1[i]))),
+            offsets: V4::from_lanes(offsets.map(|o| o.as_vec3())),
         }
     }
 }
@@ -277,7 +286,7 @@ pub(crate) fn compose(local: &Local4, parent: Option<&Object4>, raw: &Raw4) -> O
 /// anywhere is NaN (every comparison fails, so the caller falls back to
 /// `f64`).
 #[inline(always)]
-pub(crate) fn error_squared(object: &Object4, raw: &Raw4, shell: f32) -> Vec4 {
+pub(crate) fn error_squared(object: &Object4, raw: &Raw4) -> Vec4 {
     let q = object.rotation;
     let two = Vec4::splat(2.0);
     let (x2, y2, z2) = (q.x * two, q.y * two, q.z * two);
@@ -302,7 +311,7 @@ pub(crate) fn error_squared(object: &Object4, raw: &Raw4, shell: f32) -> Vec4 {
             z: one - (xx + yy),
         },
     ];
-    let s = object.scale.scaled(Vec4::splat(shell));
+    let s = object.scale.mul(raw.offsets);
     let arm = [s.x, s.y, s.z];
     let e = [0, 1, 2].map(|i| {
         object

@@ -37,7 +37,8 @@ use crate::format::{
 };
 use crate::format::{AnimatedTrack, Channel, ClipMeta, SegmentLayout};
 use crate::metric::{
-    self, local_to_object, shell_vertices, vertex_error, DTransform, ErrorReport, MetricSettings,
+    self, local_to_object, shell_offsets, shell_vertices, vertex_error, DTransform, ErrorReport,
+    MetricSettings,
 };
 use crate::sample::Sampling;
 
@@ -288,6 +289,9 @@ pub(crate) struct Context<'a> {
     pub raw_object: Vec<DTransform>,
     /// Raw virtual vertices of every bone at every sample, same indexing.
     pub raw_vertices: Vec<[DVec3; 3]>,
+    /// The local offsets of those vertices ([`metric::shell_offsets`]), same
+    /// indexing: the decoded pose places the same local points.
+    pub raw_offsets: Vec<DVec3>,
     /// Each bone followed by its descendants, parents before children.
     pub subtrees: Vec<Vec<usize>>,
     /// Generations above each bone: 0 for a root.
@@ -338,10 +342,15 @@ impl<'a> Context<'a> {
             subtree.sort_unstable();
         }
         let shells = settings.metric().shell_distances(clip);
-        let raw_vertices = raw_object
+        let raw_offsets: Vec<DVec3> = raw_object
             .par_iter()
             .enumerate()
-            .map(|(i, t)| shell_vertices(t, shells[i % bones]))
+            .map(|(i, t)| shell_offsets(t, shells[i % bones]))
+            .collect();
+        let raw_vertices = raw_object
+            .par_iter()
+            .zip(&raw_offsets)
+            .map(|(t, &offsets)| shell_vertices(t, offsets))
             .collect();
         Context {
             clip,
@@ -351,6 +360,7 @@ impl<'a> Context<'a> {
             threshold: clip.unit().from_cm(settings.aimed_threshold_cm()),
             raw_object,
             raw_vertices,
+            raw_offsets,
             subtrees,
             depths,
             heights,

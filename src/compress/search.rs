@@ -150,7 +150,6 @@ struct Fast {
     raw: Vec<Raw4>,
     /// Per bone: the squared errors below and above which the filter decides.
     bounds: Vec<(f32, f32)>,
-    shells: Vec<f32>,
     /// Scratch: the verdicts and squared errors of the bones checked in a group.
     verdicts: Vec<(Verdicts, Vec4)>,
     /// Per bone: the margin over [`filter::MARGIN_FACTOR`] (tests measure against it).
@@ -178,7 +177,8 @@ impl Fast {
                     let parent = skeleton.parent(b).map(|p| &ctx.raw_object[row + p]);
                     (&ctx.raw_object[row + b], parent)
                 });
-                raw.push(Raw4::new(objects, ctx.shells[b]));
+                let offsets = rows.map(|row| ctx.raw_offsets[row + b]);
+                raw.push(Raw4::new(objects, offsets));
             }
         }
         let mut reach = vec![0.0f64; bones];
@@ -194,7 +194,10 @@ impl Fast {
                     }
                     None => 0.0,
                 };
-                let arm = ctx.shells[b] * object.scale.abs().max_element();
+                // The longest raw arm: the shell, or less on a collapsed axis.
+                let arm = (object.scale * ctx.raw_offsets[row + b])
+                    .abs()
+                    .max_element();
                 reach[b] = reach[b].max(chain[b] + arm);
             }
         }
@@ -206,7 +209,6 @@ impl Fast {
             bounds: (0..bones)
                 .map(|b| filter::bounds(ctx.threshold, filter::margin(ctx.depths[b], reach[b])))
                 .collect(),
-            shells: ctx.shells.iter().map(|&s| s as f32).collect(),
             verdicts: Vec::with_capacity(bones),
             #[cfg(test)]
             units: (0..bones)
@@ -259,8 +261,9 @@ fn exact_error(
     for &b in path[..n - 1].iter().rev() {
         object = DTransform::from_f32(&local[row + b]).then_parent(&object);
     }
-    let decoded = shell_vertices(&object, ctx.shells[bone]);
-    let e = vertices_error(&ctx.raw_vertices[(first + sample) * bones + bone], &decoded);
+    let raw = (first + sample) * bones + bone;
+    let decoded = shell_vertices(&object, ctx.raw_offsets[raw]);
+    let e = vertices_error(&ctx.raw_vertices[raw], &decoded);
     (e, n)
 }
 
@@ -453,7 +456,7 @@ impl<'a> Search<'a> {
                 };
                 self.object[row + b] = object;
                 self.compositions += 1;
-                let decoded = shell_vertices(&object, self.ctx.shells[b]);
+                let decoded = shell_vertices(&object, self.ctx.raw_offsets[raw_row + b]);
                 let e = vertices_error(&self.ctx.raw_vertices[raw_row + b], &decoded);
                 if e > self.ctx.threshold || e.is_nan() {
                     self.failure = (b, s);
@@ -512,11 +515,9 @@ impl<'a> Search<'a> {
         let Some(object) = object else {
             return false;
         };
-        let decoded = shell_vertices(&object, self.ctx.shells[bone]);
-        let e = vertices_error(
-            &self.ctx.raw_vertices[(self.first + sample) * bones + bone],
-            &decoded,
-        );
+        let raw = (self.first + sample) * bones + bone;
+        let decoded = shell_vertices(&object, self.ctx.raw_offsets[raw]);
+        let e = vertices_error(&self.ctx.raw_vertices[raw], &decoded);
         e > self.ctx.threshold || e.is_nan()
     }
 
@@ -543,7 +544,7 @@ impl<'a> Search<'a> {
                 let raw = &fast.raw[row + b];
                 let object = filter::compose(&fast.local[row + b], parent.as_ref(), raw);
                 fast.object[row + b] = object;
-                let e2 = filter::error_squared(&object, raw, fast.shells[b]);
+                let e2 = filter::error_squared(&object, raw);
                 let verdicts = filter::verdicts(e2, fast.bounds[b]);
                 sure &= verdicts.fits & live == live;
                 fast.verdicts.push((verdicts, e2));
@@ -626,7 +627,7 @@ impl<'a> Search<'a> {
         let Some(object) = object else {
             return false;
         };
-        let e2 = filter::error_squared(&object, &fast.raw[row + bone], fast.shells[bone]);
+        let e2 = filter::error_squared(&object, &fast.raw[row + bone]);
         let verdict = filter::verdicts(e2, fast.bounds[bone]).lane(lane);
         #[cfg(test)]
         check_verdict(
