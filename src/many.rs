@@ -58,10 +58,10 @@ pub struct Each<U, E> {
 /// those that ran is returned, and items not started when a failure was
 /// seen are not run. With [`OnError::KeepGoing`], every item is run and
 /// the failures come back in [`Each::failed`].
-pub fn each<T, U, E>(
-    items: &[T],
+pub fn each<'a, T, U, E>(
+    items: &'a [T],
     on_error: OnError,
-    file: impl Fn(&T) -> &Path + Sync,
+    file: impl Fn(&'a T) -> &'a Path + Sync,
     work: impl Fn(&T) -> std::result::Result<U, E> + Sync,
 ) -> std::result::Result<Each<U, E>, E>
 where
@@ -122,17 +122,23 @@ impl fmt::Display for Skipped {
 
 /// Every input file imported, in parallel: each file with its clips, in
 /// the files' order, and (with [`OnError::KeepGoing`]) the files that
-/// could not be imported.
+/// could not be imported. `imported` is called after each file (a
+/// progress bar's step).
 pub fn import_each<'a>(
     files: &'a [InputFile],
     options: &ImportOptions,
     on_error: OnError,
+    imported: impl Fn() + Sync,
 ) -> Result<(Vec<(&'a InputFile, Vec<Clip>)>, Vec<Skipped>)> {
     let imported = each(
         files,
         on_error,
         |f| &f.path,
-        |f| import_file(&f.path, options),
+        |f| {
+            let clips = import_file(&f.path, options);
+            imported();
+            clips
+        },
     )?;
     let skipped = imported
         .failed
