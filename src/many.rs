@@ -8,8 +8,12 @@
 //!
 //! The work done here keeps its results in memory: a front end that writes
 //! files writes them after [`each`] returns, so that without keep-going a
-//! bad file stops everything before anything is written.
+//! bad file stops everything before anything is written. Where each clip's
+//! file goes under an output directory is decided here too
+//! ([`plan_outputs`], [`safe_file_name`]), and outputs that would overwrite
+//! one another are refused ([`refuse_clashes`]).
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,7 +22,7 @@ use rayon::prelude::*;
 
 use crate::import::{import_file, ImportOptions, InputFile};
 use crate::warnings::Scope;
-use crate::{Clip, Result};
+use crate::{Clip, Error, Result};
 
 /// What to do when the work on one item fails.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -157,6 +161,144 @@ pub fn import_each<'a>(
     Ok((clips, skipped))
 }
 
+/// One clip of the inputs and where under the output directory it goes.
+#[derive(Debug)]
+pub struct Planned {
+    /// The clip.
+    pub clip: Clip,
+    /// The file it came from.
+    pub source: PathBuf,
+    /// Its output file, relative to the output directory.
+    pub relative: PathBuf,
+}
+
+/// Names each imported clip's output under the output directory: a file
+/// of one clip `<relative path>.cine`, a file of several
+/// `<relative path without extension>/<animation>.cine` (see
+/// [`safe_file_name`]).
+pub fn plan_outputs(imported: Vec<(&InputFile, Vec<Clip>)>) -> Vec<Planned> {
+    let mut plan = Vec::new();
+    for (file, clips) in imported {
+        let several = clips.len() > 1;
+        for (i, clip) in clips.into_iter().enumerate() {
+            let relative = match several {
+                false => file.relative.with_extension("cine"),
+                true => file
+                    .relative
+                    .with_extension("")
+                    .join(safe_file_name(clip.name(), i) + ".cine"),
+            };
+            plan.push(Planned {
+                clip,
+                source: file.path.clone(),
+                relative,
+            });
+        }
+    }
+    plan
+}
+
+/// Refuses a plan in which two clips would write one file, or one clip's
+/// file would be another's directory, listing every clash. Names that
+/// differ only in case clash too: they are one file on case-insensitive
+/// file systems.
+pub fn refuse_clashes(output: &Path, plan: &[Planned]) -> Result<()> {
+    let key = |p: &Path| p.to_string_lossy().to_lowercase();
+    let mut by_output: BTreeMap<String, Vec<&Planned>> = BTreeMap::new();
+    for p in plan {
+        by_output.entry(key(&p.relative)).or_default().push(p);
+    }
+    let mut clashes: Vec<String> = by_output
+        .values()
+        .filter(|same| same.len() > 1)
+        .map(|same| {
+            let from: Vec<String> = same
+                .iter()
+                .map(
+                    |p| match same.iter().filter(|q| q.source == p.source).count() {
+                        1 => p.source.display().to_string(),
+                        _ => format!("{} '{}'", p.source.display(), p.clip.name()),
+                    },
+                )
+                .collect();
+            format!(
+                "{} from {}",
+                output.join(&same[0].relative).display(),
+                from.join(" and ")
+            )
+        })
+        .collect();
+    for p in plan {
+        for dir in p.relative.ancestors().skip(1) {
+            if let Some([q, ..]) = by_output.get(&key(dir)).map(Vec::as_slice) {
+                clashes.push(format!(
+                    "{} from {} is also the directory of {} from {}",
+                    output.join(dir).display(),
+                    q.source.display(),
+                    output.join(&p.relative).display(),
+                    p.source.display()
+                ));
+            }
+        }
+    }
+    if clashes.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Incompatible {
+        message: format!(
+            "{} would overwrite one another: {}; nothing was written (rename the sources, \
+             pack them into separate directories, or pack their parent directory recursively \
+             (--recursive) so that outputs keep their relative paths)",
+            match clashes.len() {
+                1 => "two outputs".to_string(),
+                n => format!("outputs in {n} places"),
+            },
+            clashes.join("; ")
+        ),
+    })
+}
+
+/// A clip's name made a file name, the same on every platform: path
+/// separators and the characters Windows refuses (`<>:"/\|?*`, control
+/// characters) become `_`, leading dots and trailing dots and spaces go (no
+/// hidden files, no `..`), device names such as `CON` get a `_`, and the
+/// name is cut to 200 bytes. `#` stays: glTF's unnamed animations are
+/// `{stem}#{index}`. A name left empty becomes `clip{index}`.
+pub fn safe_file_name(name: &str, index: usize) -> String {
+    let mut safe: String = name
+        .chars()
+        .map(|c| match c {
+            '<' | '>' | ':' | '"' | '/' | '\\' | '|' | '?' | '*' => '_',
+            c if c.is_control() => '_',
+            c => c,
+        })
+        .collect();
+    safe = safe
+        .trim_start_matches(['.', ' '])
+        .trim_end_matches(['.', ' '])
+        .to_string();
+    if safe.len() > 200 {
+        let mut cut = 200;
+        while !safe.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        safe.truncate(cut);
+        safe = safe.trim_end_matches(['.', ' ']).to_string();
+    }
+    if safe.is_empty() {
+        return format!("clip{index}");
+    }
+    const DEVICES: [&str; 22] = [
+        "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8",
+        "COM9", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
+    ];
+    let base = safe.split('.').next().unwrap_or("");
+    if DEVICES.iter().any(|d| d.eq_ignore_ascii_case(base)) {
+        safe.push('_');
+    }
+    safe
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,5 +352,28 @@ mod tests {
             let i = w.message.trim_start_matches("looked at ");
             assert_eq!(w.file, Some(PathBuf::from(format!("{i}.bvh"))));
         }
+    }
+
+    #[test]
+    fn clip_names_become_safe_file_names() {
+        assert_eq!(safe_file_name("Walk", 0), "Walk");
+        assert_eq!(safe_file_name("Walk/Run", 0), "Walk_Run");
+        assert_eq!(
+            safe_file_name("a\\b:c*d?e\"f<g>h|i", 0),
+            "a_b_c_d_e_f_g_h_i"
+        );
+        assert_eq!(safe_file_name("model#3", 3), "model#3");
+        assert_eq!(safe_file_name("..", 2), "clip2");
+        assert_eq!(safe_file_name("../../etc/passwd", 0), "_.._etc_passwd");
+        assert_eq!(safe_file_name(".hidden", 0), "hidden");
+        assert_eq!(safe_file_name("trailing. ", 0), "trailing");
+        assert_eq!(safe_file_name("", 4), "clip4");
+        assert_eq!(safe_file_name("tab\there", 0), "tab_here");
+        assert_eq!(safe_file_name("con", 0), "con_");
+        assert_eq!(safe_file_name("NUL.anim", 0), "NUL.anim_");
+        assert_eq!(safe_file_name("Körper", 0), "Körper");
+        let long = "é".repeat(150);
+        let cut = safe_file_name(&long, 0);
+        assert!(cut.len() <= 200 && cut.chars().all(|c| c == 'é'), "{cut}");
     }
 }

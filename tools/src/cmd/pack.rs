@@ -1,7 +1,6 @@
 //! `cinestream pack`: compress clips into streaming container files: one
 //! clip to a file, many to a directory, or several combined into one.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -10,7 +9,7 @@ use cinestream::compress::{build_preview, Preview, DEFAULT_PREVIEW_CM, PREVIEW_C
 use cinestream::compress::{compress, CompressStats};
 use cinestream::container::{write_stream_with_preview, WriteOptions, WriteSummary};
 use cinestream::import::{self, ImportOptions, InputFile};
-use cinestream::many::{self, OnError, Skipped};
+use cinestream::many::{self, refuse_clashes, safe_file_name, OnError, Planned, Skipped};
 use cinestream::warnings::{self, Scope};
 use cinestream::{Clip, CompressedClip, LengthUnit};
 use rayon::prelude::*;
@@ -461,13 +460,6 @@ fn check_output(args: &Args, sources: &InputSet, output: &Path) -> anyhow::Resul
     Ok(())
 }
 
-/// One clip of the inputs and where under the output directory it goes.
-struct Planned {
-    clip: Clip,
-    source: PathBuf,
-    relative: PathBuf,
-}
-
 /// Imports every input file in parallel and names each clip's output: a
 /// file of one clip `<relative path>.cine`, a file of several
 /// `<relative path without extension>/<animation>.cine`. With keep-going,
@@ -480,24 +472,7 @@ fn import_all(
     let bar = progress::bar(files.len() as u64, "importing");
     let (imported, skipped) = many::import_each(files, options, on_error, || bar.inc(1))?;
     bar.finish_and_clear();
-    let mut plan = Vec::new();
-    for (file, clips) in imported {
-        let several = clips.len() > 1;
-        for (i, clip) in clips.into_iter().enumerate() {
-            let relative = match several {
-                false => file.relative.with_extension("cine"),
-                true => file
-                    .relative
-                    .with_extension("")
-                    .join(safe_file_name(clip.name(), i) + ".cine"),
-            };
-            plan.push(Planned {
-                clip,
-                source: file.path.clone(),
-                relative,
-            });
-        }
-    }
+    let plan = many::plan_outputs(imported);
     Ok((plan, skipped))
 }
 
@@ -594,63 +569,6 @@ fn pack_many(
     Ok((packed, skipped))
 }
 
-/// Refuses a plan in which two clips would write one file, or one clip's
-/// file would be another's directory, listing every clash. Names that
-/// differ only in case clash too: they are one file on case-insensitive
-/// file systems.
-fn refuse_clashes(output: &Path, plan: &[Planned]) -> anyhow::Result<()> {
-    let key = |p: &Path| p.to_string_lossy().to_lowercase();
-    let mut by_output: BTreeMap<String, Vec<&Planned>> = BTreeMap::new();
-    for p in plan {
-        by_output.entry(key(&p.relative)).or_default().push(p);
-    }
-    let mut clashes: Vec<String> = by_output
-        .values()
-        .filter(|same| same.len() > 1)
-        .map(|same| {
-            let from: Vec<String> = same
-                .iter()
-                .map(
-                    |p| match same.iter().filter(|q| q.source == p.source).count() {
-                        1 => p.source.display().to_string(),
-                        _ => format!("{} '{}'", p.source.display(), p.clip.name()),
-                    },
-                )
-                .collect();
-            format!(
-                "{} from {}",
-                output.join(&same[0].relative).display(),
-                from.join(" and ")
-            )
-        })
-        .collect();
-    for p in plan {
-        for dir in p.relative.ancestors().skip(1) {
-            if let Some([q, ..]) = by_output.get(&key(dir)).map(Vec::as_slice) {
-                clashes.push(format!(
-                    "{} from {} is also the directory of {} from {}",
-                    output.join(dir).display(),
-                    q.source.display(),
-                    output.join(&p.relative).display(),
-                    p.source.display()
-                ));
-            }
-        }
-    }
-    anyhow::ensure!(
-        clashes.is_empty(),
-        "{} would overwrite one another: {}; nothing was written (rename the sources, \
-         pack them into separate directories, or pack their parent directory with --recursive \
-         so that outputs keep their relative paths)",
-        match clashes.len() {
-            1 => "two outputs".to_string(),
-            n => format!("outputs in {n} places"),
-        },
-        clashes.join("; ")
-    );
-    Ok(())
-}
-
 /// True when `path` names a directory: one that exists, or a path ending
 /// in a separator.
 fn is_directory(path: &Path) -> bool {
@@ -666,47 +584,6 @@ fn has_cine_extension(path: &Path) -> bool {
         && path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("cine"))
-}
-
-/// A clip's name made a file name, the same on every platform: path
-/// separators and the characters Windows refuses (`<>:"/\|?*`, control
-/// characters) become `_`, leading dots and trailing dots and spaces go (no
-/// hidden files, no `..`), device names such as `CON` get a `_`, and the
-/// name is cut to 200 bytes. `#` stays: glTF's unnamed animations are
-/// `{stem}#{index}`. A name left empty becomes `clip{index}`.
-pub fn safe_file_name(name: &str, index: usize) -> String {
-    let mut safe: String = name
-        .chars()
-        .map(|c| match c {
-            '<' | '>' | ':' | '"' | '/' | '\\' | '|' | '?' | '*' => '_',
-            c if c.is_control() => '_',
-            c => c,
-        })
-        .collect();
-    safe = safe
-        .trim_start_matches(['.', ' '])
-        .trim_end_matches(['.', ' '])
-        .to_string();
-    if safe.len() > 200 {
-        let mut cut = 200;
-        while !safe.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        safe.truncate(cut);
-        safe = safe.trim_end_matches(['.', ' ']).to_string();
-    }
-    if safe.is_empty() {
-        return format!("clip{index}");
-    }
-    const DEVICES: [&str; 22] = [
-        "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8",
-        "COM9", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
-    ];
-    let base = safe.split('.').next().unwrap_or("");
-    if DEVICES.iter().any(|d| d.eq_ignore_ascii_case(base)) {
-        safe.push('_');
-    }
-    safe
 }
 
 /// Picks one clip of a source: the only one, or `index` among several.
@@ -966,32 +843,4 @@ fn combine_inputs(
         Clip::actors(name, &clips)?
     };
     Ok((combined, clips.len()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::safe_file_name;
-
-    #[test]
-    fn clip_names_become_safe_file_names() {
-        assert_eq!(safe_file_name("Walk", 0), "Walk");
-        assert_eq!(safe_file_name("Walk/Run", 0), "Walk_Run");
-        assert_eq!(
-            safe_file_name("a\\b:c*d?e\"f<g>h|i", 0),
-            "a_b_c_d_e_f_g_h_i"
-        );
-        assert_eq!(safe_file_name("model#3", 3), "model#3");
-        assert_eq!(safe_file_name("..", 2), "clip2");
-        assert_eq!(safe_file_name("../../etc/passwd", 0), "_.._etc_passwd");
-        assert_eq!(safe_file_name(".hidden", 0), "hidden");
-        assert_eq!(safe_file_name("trailing. ", 0), "trailing");
-        assert_eq!(safe_file_name("", 4), "clip4");
-        assert_eq!(safe_file_name("tab\there", 0), "tab_here");
-        assert_eq!(safe_file_name("con", 0), "con_");
-        assert_eq!(safe_file_name("NUL.anim", 0), "NUL.anim_");
-        assert_eq!(safe_file_name("Körper", 0), "Körper");
-        let long = "é".repeat(150);
-        let cut = safe_file_name(&long, 0);
-        assert!(cut.len() <= 200 && cut.chars().all(|c| c == 'é'), "{cut}");
-    }
 }
