@@ -124,6 +124,9 @@ impl fmt::Display for Skipped {
     }
 }
 
+/// Input files, each with its clips, in order.
+pub type Imported<'a> = Vec<(&'a InputFile, Vec<Clip>)>;
+
 /// Every input file imported, in parallel: each file with its clips, in
 /// the files' order, and (with [`OnError::KeepGoing`]) the files that
 /// could not be imported. `imported` is called after each file (a
@@ -133,7 +136,7 @@ pub fn import_each<'a>(
     options: &ImportOptions,
     on_error: OnError,
     imported: impl Fn() + Sync,
-) -> Result<(Vec<(&'a InputFile, Vec<Clip>)>, Vec<Skipped>)> {
+) -> Result<(Imported<'a>, Vec<Skipped>)> {
     let imported = each(
         files,
         on_error,
@@ -176,7 +179,7 @@ pub struct Planned {
 /// of one clip `<relative path>.cine`, a file of several
 /// `<relative path without extension>/<animation>.cine` (see
 /// [`safe_file_name`]).
-pub fn plan_outputs(imported: Vec<(&InputFile, Vec<Clip>)>) -> Vec<Planned> {
+pub fn plan_outputs(imported: Imported<'_>) -> Vec<Planned> {
     let mut plan = Vec::new();
     for (file, clips) in imported {
         let several = clips.len() > 1;

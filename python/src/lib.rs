@@ -362,7 +362,7 @@ fn pack<'py>(
             let packed = packer
                 .write(&source, ready, output.clone(), sources)
                 .map_err(lib_err)?;
-            Ok(PackedAll::One(packed))
+            Ok(PackedAll::One(Box::new(packed)))
         })
     });
     let report = match packed? {
@@ -379,13 +379,16 @@ fn pack<'py>(
 
 /// What `pack` wrote: one file, or one file per clip into a directory.
 enum PackedAll {
-    One(Packed),
+    One(Box<Packed>),
     Many {
         packed: Vec<Packed>,
         skipped: Vec<Skipped>,
         output: PathBuf,
     },
 }
+
+/// An input file and its clips.
+type FileClips = (import::InputFile, Vec<Clip>);
 
 /// The input files the inputs name and each one's clips, imported in
 /// parallel; with keep-going, the files that could not be imported apart.
@@ -394,7 +397,7 @@ fn import_files(
     recursive: bool,
     options: &ImportOptions,
     on_error: OnError,
-) -> cinestream::Result<(Vec<(import::InputFile, Vec<Clip>)>, Vec<Skipped>)> {
+) -> cinestream::Result<(Vec<FileClips>, Vec<Skipped>)> {
     let found = import::collect_inputs_with(inputs, recursive)?;
     let (imported, skipped) = many::import_each(&found.files, options, on_error, || ())?;
     let imported = imported
@@ -482,7 +485,7 @@ impl Packer {
     /// compressed before any file is written.
     fn many(
         &self,
-        files: Vec<(import::InputFile, Vec<Clip>)>,
+        files: Vec<FileClips>,
         mut skipped: Vec<Skipped>,
         output: &Path,
         on_error: OnError,
