@@ -18,10 +18,11 @@
 //! 5. [`files`]: opens every file a user names; [`metric`]: the
 //!    object-space error every codec decision is judged by.
 //! 6. [`compressed`]: a compressed clip in memory; [`import`]: BVH and
-//!    glTF 2.0 files into clips; [`many`]: one piece of work per source
-//!    file in parallel, stopping at the first failure or keeping going.
+//!    glTF 2.0 files into clips.
 //! 7. [`compress`](mod@compress): the variable-bit-rate codec, clip in,
-//!    [`CompressedClip`] out.
+//!    [`CompressedClip`] out; [`many`]: one piece of work per source file
+//!    in parallel, stopping at the first failure or keeping going, and
+//!    where each clip's file goes.
 //! 8. [`container`]: the streaming file: metadata up front, segments in
 //!    checksummed pages.
 //! 9. [`stream`]: pages resident under a memory budget, the prefetch

@@ -20,9 +20,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
+use crate::compress::{build_preview, compress, CompressSettings, CompressStats, Preview};
 use crate::import::{import_file, ImportOptions, InputFile};
 use crate::warnings::Scope;
-use crate::{Clip, Error, Result};
+use crate::{Clip, CompressedClip, Error, Result};
 
 /// What to do when the work on one item fails.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -101,6 +102,46 @@ where
         }
     }
     Ok(all)
+}
+
+/// A clip compressed, with its preview tier, in memory: all of a pack but
+/// the file, so that every clip can be compressed before any is written.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The compressed clip.
+    pub compressed: CompressedClip,
+    /// What compressing it measured.
+    pub stats: CompressStats,
+    /// Its preview tier, unless none was asked for.
+    pub preview: Option<Preview>,
+}
+
+impl Prepared {
+    /// Compresses `clip` with `settings` and, unless `preview_cm` is 0,
+    /// builds its preview tier within `preview_cm` centimetres.
+    pub fn new(clip: &Clip, settings: &CompressSettings, preview_cm: f64) -> Result<Prepared> {
+        let (compressed, stats) = compress(clip, settings)?;
+        let preview = match preview_cm {
+            0.0 => None,
+            cm => Some(build_preview(clip, &compressed, settings, cm)?),
+        };
+        Ok(Prepared {
+            compressed,
+            stats,
+            preview,
+        })
+    }
+
+    /// The worst float track's error over its precision (at most 1 when
+    /// every track is within it); `None` without float tracks.
+    pub fn float_error_share(&self) -> Option<f64> {
+        self.stats
+            .float_errors
+            .iter()
+            .zip(&self.compressed.meta().floats)
+            .map(|(&e, f)| f64::from(e) / f64::from(f.precision))
+            .reduce(f64::max)
+    }
 }
 
 /// A source file, or one clip of it, left out of the result, and why.

@@ -17,19 +17,18 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use cinestream::compress::{
-    build_preview, compress, CompressSettings, CompressStats, LoopPolicy, Preview,
-    DEFAULT_PREVIEW_CM,
+    compress, CompressSettings, CompressStats, LoopPolicy, DEFAULT_PREVIEW_CM,
 };
 use cinestream::container::{
     encode_stream, write_stream_with_preview, StreamReader, WriteOptions, WriteSummary,
 };
 use cinestream::import::{self, ImportOptions};
-use cinestream::many::{self, OnError, Skipped};
+use cinestream::many::{self, OnError, Prepared, Skipped};
 use cinestream::metric::{measure_error, MetricSettings, Percentiles};
 use cinestream::sample::PoseWriter;
 use cinestream::stream::{MissingPage, Stream, StreamOptions};
 use cinestream::warnings::{self, Warning};
-use cinestream::{Clip, CompressedClip, FloatKind, LengthUnit, LoopMode, Sampling};
+use cinestream::{Clip, FloatKind, LengthUnit, LoopMode, Sampling};
 use numpy::ndarray::{Array2, Array3};
 use numpy::{PyArray1, PyArray2, PyArray3, PyReadonlyArray1};
 use pyo3::create_exception;
@@ -414,25 +413,9 @@ struct Packer {
     preview_cm: f64,
 }
 
-/// A clip compressed, with its preview tier: all of it but the file.
-struct Prepared {
-    compressed: CompressedClip,
-    stats: CompressStats,
-    preview: Option<Preview>,
-}
-
 impl Packer {
     fn prepare(&self, clip: &Clip) -> cinestream::Result<Prepared> {
-        let (compressed, stats) = compress(clip, &self.settings)?;
-        let preview = match self.preview_cm {
-            0.0 => None,
-            cm => Some(build_preview(clip, &compressed, &self.settings, cm)?),
-        };
-        Ok(Prepared {
-            compressed,
-            stats,
-            preview,
-        })
+        Prepared::new(clip, &self.settings, self.preview_cm)
     }
 
     fn write(
@@ -442,6 +425,7 @@ impl Packer {
         output: PathBuf,
         sources: usize,
     ) -> cinestream::Result<Packed> {
+        let float_error_share = ready.float_error_share();
         let Prepared {
             compressed,
             stats,
@@ -449,12 +433,6 @@ impl Packer {
         } = ready;
         let file = write_stream_with_preview(&compressed, preview.as_ref(), &self.write, &output)?;
         let floats = &compressed.meta().floats;
-        let float_error_share = stats
-            .float_errors
-            .iter()
-            .zip(floats)
-            .map(|(&e, f)| f64::from(e) / f64::from(f.precision))
-            .reduce(f64::max);
         Ok(Packed {
             output,
             clip: clip.name().to_string(),

@@ -5,13 +5,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use cinestream::compress::{build_preview, Preview, DEFAULT_PREVIEW_CM, PREVIEW_CM_RANGE};
-use cinestream::compress::{compress, CompressStats};
+use cinestream::compress::{CompressStats, DEFAULT_PREVIEW_CM, PREVIEW_CM_RANGE};
 use cinestream::container::{write_stream_with_preview, WriteOptions, WriteSummary};
 use cinestream::import::{self, ImportOptions, InputFile};
-use cinestream::many::{self, refuse_clashes, safe_file_name, OnError, Planned, Skipped};
+use cinestream::many::{self, refuse_clashes, safe_file_name, OnError, Planned, Prepared, Skipped};
 use cinestream::warnings::{self, Scope};
-use cinestream::{Clip, CompressedClip, LengthUnit};
+use cinestream::{Clip, LengthUnit};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -600,34 +599,17 @@ fn pick_clip(path: &Path, mut clips: Vec<Clip>, index: Option<usize>) -> anyhow:
     }
 }
 
-/// A clip compressed, with its preview tier: all of it but the file.
-struct Prepared {
-    compressed: CompressedClip,
-    stats: CompressStats,
-    preview: Option<Preview>,
-}
-
 fn pack_clip(args: &Args, clip: &Clip, output: PathBuf, sources: usize) -> anyhow::Result<Packed> {
     write(args, clip, prepare(args, clip)?, output, sources)
 }
 
 /// Compresses `clip` (and builds its preview tier) in memory.
 fn prepare(args: &Args, clip: &Clip) -> anyhow::Result<Prepared> {
-    let (compressed, stats) = compress(clip, &args.codec.settings())?;
-    let preview = match args.preview_cm {
-        0.0 => None,
-        cm => Some(build_preview(
-            clip,
-            &compressed,
-            &args.codec.settings(),
-            cm,
-        )?),
-    };
-    Ok(Prepared {
-        compressed,
-        stats,
-        preview,
-    })
+    Ok(Prepared::new(
+        clip,
+        &args.codec.settings(),
+        args.preview_cm,
+    )?)
 }
 
 /// Writes a prepared clip to `output`, atomically.
@@ -638,6 +620,7 @@ fn write(
     output: PathBuf,
     sources: usize,
 ) -> anyhow::Result<Packed> {
+    let float_error_share = ready.float_error_share();
     let Prepared {
         compressed,
         stats,
@@ -648,12 +631,6 @@ fn write(
         .with_lz4(args.lz4);
     let file = write_stream_with_preview(&compressed, preview.as_ref(), &options, &output)?;
     let floats = &compressed.meta().floats;
-    let float_error_share = stats
-        .float_errors
-        .iter()
-        .zip(floats)
-        .map(|(&e, f)| f64::from(e) / f64::from(f.precision))
-        .reduce(f64::max);
     Ok(Packed {
         preview: preview.map(|p| PreviewReport {
             bytes: file.preview_bytes,
