@@ -10,7 +10,9 @@
 //!    ranges, tracks, metadata, segments); [`procedural`]: a built-in
 //!    humanoid cinematic and deep chains, so nothing outside the repository
 //!    is needed to try or test cinestream.
-//! 3. [`error`]: the crate's error, with the container's and the sampler's.
+//! 3. [`error`]: the crate's error, with the container's and the sampler's;
+//!    [`warnings`]: the warnings raised while a call runs, collected as
+//!    values.
 //! 4. [`sample`]: the stateless sampler, its decode plan and tables, and the
 //!    decode kernel it shares with the compressor.
 //! 5. [`files`]: opens every file a user names; [`metric`]: the
@@ -18,7 +20,9 @@
 //! 6. [`compressed`]: a compressed clip in memory; [`import`]: BVH and
 //!    glTF 2.0 files into clips.
 //! 7. [`compress`](mod@compress): the variable-bit-rate codec, clip in,
-//!    [`CompressedClip`] out.
+//!    [`CompressedClip`] out; [`many`]: one piece of work per source file
+//!    in parallel, stopping at the first failure or keeping going, and
+//!    where each clip's file goes.
 //! 8. [`container`]: the streaming file: metadata up front, segments in
 //!    checksummed pages.
 //! 9. [`stream`]: pages resident under a memory budget, the prefetch
@@ -29,7 +33,7 @@
 //!     (hidden; not part of the API).
 //!
 //! The modules that turn files into clips and clips into files
-//! (`procedural`, `metric`, `compressed`, `import`, `compress`, `export`,
+//! (`procedural`, `metric`, `compressed`, `import`, `many`, `compress`, `export`,
 //! the container's writer and the play harness) need the `pipeline`
 //! feature, on by default; the `runtime` feature alone builds what an
 //! engine embeds: the format, the container reader, the sampler, the
@@ -60,12 +64,15 @@ pub mod fuzzing;
 #[cfg(feature = "pipeline")]
 pub mod import;
 #[cfg(feature = "pipeline")]
+pub mod many;
+#[cfg(feature = "pipeline")]
 pub mod metric;
 pub mod play;
 #[cfg(feature = "pipeline")]
 pub mod procedural;
 pub mod sample;
 pub mod stream;
+pub mod warnings;
 
 pub use clip::{
     Bone, Clip, ClipError, FloatKind, FloatTrack, LengthUnit, LoopMode, Skeleton, TrackKind,

@@ -7,29 +7,34 @@
 //! `(bones, 10)` float32 values per pose: rotation x, y, z, w, translation
 //! x, y, z, scale x, y, z. Library errors raise `cinestream.CinestreamError`
 //! with the library's message; the GIL is released around every call that
-//! reads files, compresses or samples many poses.
+//! reads files, compresses or samples many poses. The warnings the library
+//! raises meanwhile (those the command-line program prints) come through
+//! Python's `warnings` module as `cinestream.CinestreamWarning`, and in the
+//! reports' `warnings` lists.
 
+use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use cinestream::compress::{
-    build_preview, compress, CompressSettings, CompressStats, LoopPolicy, DEFAULT_PREVIEW_CM,
+    compress, CompressSettings, CompressStats, LoopPolicy, DEFAULT_PREVIEW_CM,
 };
 use cinestream::container::{
     encode_stream, write_stream_with_preview, StreamReader, WriteOptions, WriteSummary,
 };
 use cinestream::import::{self, ImportOptions};
+use cinestream::many::{self, OnError, Prepared, Skipped};
 use cinestream::metric::{measure_error, MetricSettings, Percentiles};
 use cinestream::sample::PoseWriter;
 use cinestream::stream::{MissingPage, Stream, StreamOptions};
+use cinestream::warnings::{self, Warning};
 use cinestream::{Clip, FloatKind, LengthUnit, LoopMode, Sampling};
 use numpy::ndarray::{Array2, Array3};
 use numpy::{PyArray1, PyArray2, PyArray3, PyReadonlyArray1};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::exceptions::{PyException, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use rayon::prelude::*;
 
 create_exception!(
     cinestream,
@@ -37,6 +42,15 @@ create_exception!(
     PyException,
     "An error of the cinestream library (a file that cannot be read or is not sound, \
      settings out of range, sources that do not fit); the message names what and where."
+);
+
+create_exception!(
+    cinestream,
+    CinestreamWarning,
+    PyUserWarning,
+    "A warning of the cinestream library, one the command-line program prints: a unit \
+     guessed, keys resampled, what lenient=True accepted. Filter them with the warnings \
+     module; the report of the call lists them too (its 'warnings')."
 );
 
 /// Values per bone in a sampled pose.
@@ -52,6 +66,50 @@ fn clip_err(e: cinestream::ClipError) -> PyErr {
 
 fn value_err(message: String) -> PyErr {
     PyValueError::new_err(message)
+}
+
+/// Puts the warnings a call raised into its report (`warnings`: dicts of
+/// message, file, fields, origin and text, as `--json` prints them), then
+/// raises each through Python's `warnings` module as a `CinestreamWarning`
+/// (which an 'error' filter turns into an exception).
+fn hand_over(py: Python<'_>, report: &Bound<'_, PyDict>, warnings: &[Warning]) -> PyResult<()> {
+    let list = PyList::empty(py);
+    for w in warnings {
+        let d = PyDict::new(py);
+        set(&d, "message", &w.message)?;
+        set(&d, "file", w.file.as_ref().map(|f| f.display().to_string()))?;
+        let fields = PyDict::new(py);
+        for (name, value) in &w.fields {
+            set(&fields, name, value)?;
+        }
+        set(&d, "fields", fields)?;
+        set(&d, "origin", &w.origin)?;
+        set(&d, "text", w.to_string())?;
+        list.append(d)?;
+    }
+    set(report, "warnings", list)?;
+    let category = py.get_type::<CinestreamWarning>();
+    for w in warnings {
+        let text = CString::new(w.to_string().replace('\0', " "))
+            .map_err(|e| CinestreamError::new_err(e.to_string()))?;
+        // At the line of the Python code that made the call.
+        PyErr::warn(py, &category, &text, 1)?;
+    }
+    Ok(())
+}
+
+/// The sources `keep_going=True` left out, as dicts of file, clip (when
+/// only one animation of the file failed) and error.
+fn skipped_list<'py>(py: Python<'py>, skipped: &[Skipped]) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for s in skipped {
+        let d = PyDict::new(py);
+        set(&d, "file", s.file.display().to_string())?;
+        set(&d, "clip", s.clip.as_deref())?;
+        set(&d, "error", &s.error)?;
+        list.append(d)?;
+    }
+    Ok(list)
 }
 
 /// `inputs` as paths: one path (str or os.PathLike) or a sequence of them.
@@ -183,19 +241,26 @@ impl Packed {
     }
 }
 
-/// Compresses clips into one `.cine` file and returns the statistics
+/// Compresses clips into `.cine` files and returns the statistics
 /// `cinestream pack --json` prints, as a dict with the same keys.
 ///
 /// `inputs` is a path or a sequence of paths (.bvh, .gltf, .glb, or
-/// directories of them). One clip is packed as it is (``clip`` picks one
-/// of a file holding several); several are combined into one take with
-/// ``sequence=True`` (one after the other) or ``actors=True`` (side by
-/// side under a Scene root). The GIL is released while it works.
+/// directories of them). One clip is packed into the file ``output``
+/// (``clip`` picks one of several); several are combined into that one
+/// take with ``sequence=True`` (one after the other) or ``actors=True``
+/// (side by side under a Scene root), or else packed one file each into
+/// the directory ``output``, named as the command-line program names them;
+/// the report then has the totals, ``files`` and ``skipped``. A source
+/// that cannot be imported or compressed raises before anything is
+/// written, or with ``keep_going=True`` (one file per clip only) is
+/// skipped and listed in ``skipped`` with its error. The warnings raised
+/// come as ``CinestreamWarning`` and in ``warnings``. The GIL is released
+/// while it works.
 #[pyfunction]
 #[pyo3(signature = (
     inputs, output, *, threshold_cm=0.01, shell_cm=3.0, segment_samples=16, r#loop="auto",
     unit="cm", rate=None, lenient=false, lz4=false, page_kib=64, preview_cm=DEFAULT_PREVIEW_CM,
-    sequence=false, actors=false, clip=None, recursive=false
+    sequence=false, actors=false, clip=None, recursive=false, keep_going=false
 ))]
 #[allow(clippy::too_many_arguments)]
 fn pack<'py>(
@@ -216,6 +281,7 @@ fn pack<'py>(
     actors: bool,
     clip: Option<usize>,
     recursive: bool,
+    keep_going: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let inputs = paths(inputs)?;
     let options = import_options(unit, rate, lenient)?;
@@ -225,6 +291,14 @@ fn pack<'py>(
     if clip.is_some() && (sequence || actors) {
         return Err(value_err(
             "clip picks one clip of one source; it excludes sequence and actors".into(),
+        ));
+    }
+    if keep_going && (sequence || actors) {
+        return Err(value_err(
+            "keep_going skips bad sources when packing one file per clip; combined into one \
+             take, a skipped source would change it (its length or its cast, and what verify \
+             checks) without a word: fix or leave out the bad source instead"
+                .into(),
         ));
     }
     if !(1..=1024 * 1024).contains(&page_kib) {
@@ -240,59 +314,133 @@ fn pack<'py>(
     let write = WriteOptions::default()
         .with_page_bytes(page_kib.saturating_mul(1024))
         .with_lz4(lz4);
-    let packed = py.detach(|| -> PyResult<Packed> {
-        let files = import_all(&inputs, recursive, &options).map_err(lib_err)?;
-        let count: usize = files.iter().map(|(_, c)| c.len()).sum();
-        let mut clips: Vec<Clip> = files.into_iter().flat_map(|(_, c)| c).collect();
-        let source = if sequence || actors {
-            let name = output.file_stem().map_or_else(
-                || "combined".to_string(),
-                |s| s.to_string_lossy().into_owned(),
-            );
-            match sequence {
-                true => Clip::sequence(name, &clips).map_err(clip_err)?,
-                false => Clip::actors(name, &clips).map_err(clip_err)?,
+    let packer = Packer {
+        settings,
+        write,
+        preview_cm,
+    };
+    let on_error = OnError::keep_going(keep_going);
+    let (packed, warnings) = py.detach(|| {
+        warnings::collect(|| -> PyResult<PackedAll> {
+            let (files, skipped) =
+                import_files(&inputs, recursive, &options, on_error).map_err(lib_err)?;
+            let count: usize = files.iter().map(|(_, c)| c.len()).sum();
+            if !(sequence || actors) && clip.is_none() && count + skipped.len() > 1 {
+                return packer.many(files, skipped, &output, on_error);
             }
-        } else {
-            match (clip, count) {
-                (None, 1) => clips.remove(0),
-                (Some(i), n) if i < n => clips.swap_remove(i),
-                (None, n) => {
-                    return Err(value_err(format!(
-                        "the inputs hold {n} clips: pick one with clip=0..{}, or combine them \
-                         with sequence=True or actors=True (batch() compresses each on its own)",
-                        n.saturating_sub(1)
-                    )))
+            let mut clips: Vec<Clip> = files.into_iter().flat_map(|(_, c)| c).collect();
+            let source = if sequence || actors {
+                let name = output.file_stem().map_or_else(
+                    || "combined".to_string(),
+                    |s| s.to_string_lossy().into_owned(),
+                );
+                match sequence {
+                    true => Clip::sequence(name, &clips).map_err(clip_err)?,
+                    false => Clip::actors(name, &clips).map_err(clip_err)?,
                 }
-                (Some(i), n) => {
-                    return Err(value_err(format!(
-                        "clip={i}, but the inputs hold {n} clips"
-                    )))
+            } else {
+                match (clip, count) {
+                    (None, 1) => clips.remove(0),
+                    (Some(i), n) if i < n => clips.swap_remove(i),
+                    (None, n) => {
+                        return Err(value_err(format!(
+                            "the inputs hold {n} clips: pick one with clip=0..{}, or combine \
+                             them with sequence=True or actors=True",
+                            n.saturating_sub(1)
+                        )))
+                    }
+                    (Some(i), n) => {
+                        return Err(value_err(format!(
+                            "clip={i}, but the inputs hold {n} clips"
+                        )))
+                    }
                 }
-            }
-        };
-        let (compressed, stats) = compress(&source, &settings).map_err(lib_err)?;
-        let preview = match preview_cm {
-            0.0 => None,
-            cm => Some(build_preview(&source, &compressed, &settings, cm).map_err(lib_err)?),
-        };
-        let file = write_stream_with_preview(&compressed, preview.as_ref(), &write, &output)
-            .map_err(lib_err)?;
+            };
+            let sources = if sequence || actors { count } else { 1 };
+            let ready = packer.prepare(&source).map_err(lib_err)?;
+            let packed = packer
+                .write(&source, ready, output.clone(), sources)
+                .map_err(lib_err)?;
+            Ok(PackedAll::One(Box::new(packed)))
+        })
+    });
+    let report = match packed? {
+        PackedAll::One(packed) => packed.to_dict(py)?,
+        PackedAll::Many {
+            packed,
+            skipped,
+            output,
+        } => many_report(py, &output, &packed, &skipped, threshold_cm)?,
+    };
+    hand_over(py, &report, &warnings)?;
+    Ok(report)
+}
+
+/// What `pack` wrote: one file, or one file per clip into a directory.
+enum PackedAll {
+    One(Box<Packed>),
+    Many {
+        packed: Vec<Packed>,
+        skipped: Vec<Skipped>,
+        output: PathBuf,
+    },
+}
+
+/// An input file and its clips.
+type FileClips = (import::InputFile, Vec<Clip>);
+
+/// The input files the inputs name and each one's clips, imported in
+/// parallel; with keep-going, the files that could not be imported apart.
+fn import_files(
+    inputs: &[PathBuf],
+    recursive: bool,
+    options: &ImportOptions,
+    on_error: OnError,
+) -> cinestream::Result<(Vec<FileClips>, Vec<Skipped>)> {
+    let found = import::collect_inputs_with(inputs, recursive)?;
+    let (imported, skipped) = many::import_each(&found.files, options, on_error, || ())?;
+    let imported = imported
+        .into_iter()
+        .map(|(file, clips)| (file.clone(), clips))
+        .collect();
+    Ok((imported, skipped))
+}
+
+/// How `pack` compresses and writes each clip.
+struct Packer {
+    settings: CompressSettings,
+    write: WriteOptions,
+    preview_cm: f64,
+}
+
+impl Packer {
+    fn prepare(&self, clip: &Clip) -> cinestream::Result<Prepared> {
+        Prepared::new(clip, &self.settings, self.preview_cm)
+    }
+
+    fn write(
+        &self,
+        clip: &Clip,
+        ready: Prepared,
+        output: PathBuf,
+        sources: usize,
+    ) -> cinestream::Result<Packed> {
+        let float_error_share = ready.float_error_share();
+        let Prepared {
+            compressed,
+            stats,
+            preview,
+        } = ready;
+        let file = write_stream_with_preview(&compressed, preview.as_ref(), &self.write, &output)?;
         let floats = &compressed.meta().floats;
-        let float_error_share = stats
-            .float_errors
-            .iter()
-            .zip(floats)
-            .map(|(&e, f)| f64::from(e) / f64::from(f.precision))
-            .reduce(f64::max);
         Ok(Packed {
-            output: output.clone(),
-            clip: source.name().to_string(),
-            source_clips: if sequence || actors { count } else { 1 },
-            bones: source.num_bones(),
-            samples: source.num_samples(),
-            sample_rate: source.sample_rate(),
-            unit: source.unit(),
+            output,
+            clip: clip.name().to_string(),
+            source_clips: sources,
+            bones: clip.num_bones(),
+            samples: clip.num_samples(),
+            sample_rate: clip.sample_rate(),
+            unit: clip.unit(),
             float_tracks: floats.len(),
             float_bytes: compressed.float_bytes(),
             float_error_share,
@@ -308,19 +456,132 @@ fn pack<'py>(
             stats,
             file,
         })
-    })?;
-    packed.to_dict(py)
+    }
+
+    /// Every clip into the directory `output`, one file each, named and
+    /// checked for clashes as `cinestream pack` does; every clip is
+    /// compressed before any file is written.
+    fn many(
+        &self,
+        files: Vec<FileClips>,
+        mut skipped: Vec<Skipped>,
+        output: &Path,
+        on_error: OnError,
+    ) -> PyResult<PackedAll> {
+        let (inputs, clips): (Vec<_>, Vec<_>) = files.into_iter().unzip();
+        let plan = many::plan_outputs(inputs.iter().zip(clips).collect());
+        if output
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("cine"))
+            || output.is_file()
+        {
+            return Err(value_err(format!(
+                "{}: the inputs hold {} clips, one file each: give output a directory, pick \
+                 one with clip=, or combine them with sequence=True or actors=True",
+                output.display(),
+                plan.len() + skipped.len()
+            )));
+        }
+        many::refuse_clashes(output, &plan).map_err(lib_err)?;
+        let ready = many::each(
+            &plan,
+            on_error,
+            |p| p.source.as_path(),
+            |p| self.prepare(&p.clip),
+        )
+        .map_err(lib_err)?;
+        skipped.extend(ready.failed.iter().map(|(i, e)| Skipped {
+            file: plan[*i].source.clone(),
+            clip: Some(plan[*i].clip.name().to_string()),
+            error: e.to_string(),
+        }));
+        let mut packed = Vec::with_capacity(ready.done.len());
+        for (i, prepared) in ready.done {
+            let p = &plan[i];
+            let file = output.join(&p.relative);
+            if let Some(dir) = file.parent() {
+                std::fs::create_dir_all(dir).map_err(|e| {
+                    CinestreamError::new_err(format!(
+                        "{}: cannot create the directory: {e}",
+                        dir.display()
+                    ))
+                })?;
+            }
+            packed.push(self.write(&p.clip, prepared, file, 1).map_err(lib_err)?);
+        }
+        Ok(PackedAll::Many {
+            packed,
+            skipped,
+            output: output.to_path_buf(),
+        })
+    }
+}
+
+/// The report of `pack` into a directory: `cinestream pack --json`'s when
+/// it writes several files.
+fn many_report<'py>(
+    py: Python<'py>,
+    output: &Path,
+    packed: &[Packed],
+    skipped: &[Skipped],
+    threshold_cm: f64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let raw: usize = packed.iter().map(|p| p.stats.raw_bytes).sum();
+    let bytes: usize = packed.iter().map(|p| p.file.file_bytes).sum();
+    let codec: usize = packed.iter().map(|p| p.stats.compressed_bytes).sum();
+    let floats: usize = packed.iter().map(|p| p.float_bytes).sum();
+    set(&d, "output", output.display().to_string())?;
+    set(&d, "clips", packed.len())?;
+    set(&d, "files_written", packed.len())?;
+    set(&d, "total_raw_bytes", raw)?;
+    set(&d, "total_file_bytes", bytes)?;
+    set(&d, "ratio", raw as f64 / bytes.max(1) as f64)?;
+    set(
+        &d,
+        "max_error_cm",
+        packed
+            .iter()
+            .map(|p| p.stats.error.max_cm)
+            .fold(0.0, f64::max),
+    )?;
+    set(
+        &d,
+        "clips_over_threshold",
+        packed
+            .iter()
+            .filter(|p| p.stats.error.max_cm > threshold_cm)
+            .count(),
+    )?;
+    set(&d, "total_codec_bytes", codec)?;
+    set(&d, "total_bone_bytes", codec.saturating_sub(floats))?;
+    set(
+        &d,
+        "total_float_tracks",
+        packed.iter().map(|p| p.float_tracks).sum::<usize>(),
+    )?;
+    set(&d, "total_float_bytes", floats)?;
+    let files = PyList::empty(py);
+    for p in packed {
+        files.append(p.to_dict(py)?)?;
+    }
+    set(&d, "files", files)?;
+    set(&d, "skipped", skipped_list(py, skipped)?)?;
+    Ok(d)
 }
 
 /// Compresses every clip of the inputs on its own, in memory, and returns
 /// the report `cinestream batch --json` prints (totals, error percentiles
 /// over every bone at every sample, the bit-rate histogram, and
 /// ``per_clip``). ``jobs`` worker threads (default: every core); the GIL
-/// is released while it works.
+/// is released while it works. A source that cannot be imported or
+/// compressed raises, or with ``keep_going=True`` is skipped and listed in
+/// ``skipped`` with its error. The warnings raised come as
+/// ``CinestreamWarning`` and in ``warnings``.
 #[pyfunction]
 #[pyo3(signature = (
     inputs, *, threshold_cm=0.01, shell_cm=3.0, segment_samples=16, unit="cm", rate=None,
-    lenient=false, recursive=false, jobs=None
+    lenient=false, recursive=false, jobs=None, keep_going=false
 ))]
 #[allow(clippy::too_many_arguments)]
 fn batch<'py>(
@@ -334,6 +595,7 @@ fn batch<'py>(
     lenient: bool,
     recursive: bool,
     jobs: Option<usize>,
+    keep_going: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let inputs = paths(inputs)?;
     let options = import_options(unit, rate, lenient)?;
@@ -353,34 +615,55 @@ fn batch<'py>(
     let pool = pool
         .build()
         .map_err(|e| CinestreamError::new_err(format!("starting worker threads: {e}")))?;
+    let on_error = OnError::keep_going(keep_going);
     type Done = (CompressStats, WriteSummary, (usize, usize, usize));
-    let (clips, results, seconds) = py.detach(|| -> PyResult<(Vec<Clip>, Vec<Done>, f64)> {
-        let clips: Vec<Clip> = import_all(&inputs, recursive, &options)
-            .map_err(lib_err)?
-            .into_iter()
-            .flat_map(|(_, c)| c)
-            .collect();
-        let start = Instant::now();
-        let results = pool
-            .install(|| {
-                clips
-                    .par_iter()
-                    .map(|clip| {
-                        let (compressed, mut stats) = compress(clip, &settings)?;
-                        let (_, file) = encode_stream(&compressed, &WriteOptions::default())?;
-                        let sizes = (
-                            stats.compressed_bytes,
-                            compressed.float_bytes(),
-                            compressed.meta().floats.len(),
-                        );
-                        stats.compressed_bytes = file.file_bytes;
-                        Ok((stats, file, sizes))
-                    })
-                    .collect::<cinestream::Result<Vec<_>>>()
+    type Measured = (Vec<Clip>, Vec<Done>, Vec<Skipped>, f64);
+    let (measured, warnings) = py.detach(|| {
+        warnings::collect(|| -> cinestream::Result<Measured> {
+            // The pool's threads raise their warnings into this collection.
+            let scope = warnings::Scope::current();
+            pool.install(|| {
+                scope.enter(|| {
+                    let (files, mut skipped) =
+                        import_files(&inputs, recursive, &options, on_error)?;
+                    let (clips, sources): (Vec<Clip>, Vec<PathBuf>) = files
+                        .into_iter()
+                        .flat_map(|(f, clips)| clips.into_iter().map(move |c| (c, f.path.clone())))
+                        .unzip();
+                    let start = Instant::now();
+                    let order: Vec<usize> = (0..clips.len()).collect();
+                    let results = many::each(
+                        &order,
+                        on_error,
+                        |&i| sources[i].as_path(),
+                        |&i| -> cinestream::Result<Done> {
+                            let (compressed, mut stats) = compress(&clips[i], &settings)?;
+                            let (_, file) = encode_stream(&compressed, &WriteOptions::default())?;
+                            let sizes = (
+                                stats.compressed_bytes,
+                                compressed.float_bytes(),
+                                compressed.meta().floats.len(),
+                            );
+                            stats.compressed_bytes = file.file_bytes;
+                            Ok((stats, file, sizes))
+                        },
+                    )?;
+                    let seconds = start.elapsed().as_secs_f64();
+                    skipped.extend(results.failed.iter().map(|(i, e)| Skipped {
+                        file: sources[*i].clone(),
+                        clip: Some(clips[*i].name().to_string()),
+                        error: e.to_string(),
+                    }));
+                    let kept: Vec<usize> = results.done.iter().map(|&(i, _)| i).collect();
+                    let done = results.done.into_iter().map(|(_, d)| d).collect();
+                    let mut clips: Vec<Option<Clip>> = clips.into_iter().map(Some).collect();
+                    let clips = kept.iter().filter_map(|&i| clips[i].take()).collect();
+                    Ok((clips, done, skipped, seconds))
+                })
             })
-            .map_err(lib_err)?;
-        Ok((clips, results, start.elapsed().as_secs_f64()))
-    })?;
+        })
+    });
+    let (clips, results, skipped, seconds) = measured.map_err(lib_err)?;
     let total_raw: usize = results.iter().map(|r| r.0.raw_bytes).sum();
     let total_compressed: usize = results.iter().map(|r| r.0.compressed_bytes).sum();
     let payload: usize = results
@@ -461,6 +744,8 @@ fn batch<'py>(
         per_clip.append(c)?;
     }
     set(&d, "per_clip", per_clip)?;
+    set(&d, "skipped", skipped_list(py, &skipped)?)?;
+    hand_over(py, &d, &warnings)?;
     Ok(d)
 }
 
@@ -822,17 +1107,20 @@ impl PyStream {
             return Err(value_err("sequence and actors exclude each other".into()));
         }
         let path = self.path.clone();
-        let report = py.detach(|| {
-            verify_file(
-                &path,
-                sources,
-                &options,
-                sequence,
-                actors,
-                threshold_cm,
-                clip,
-            )
-        })?;
+        let (report, warnings) = py.detach(|| {
+            warnings::collect(|| {
+                verify_file(
+                    &path,
+                    sources,
+                    &options,
+                    sequence,
+                    actors,
+                    threshold_cm,
+                    clip,
+                )
+            })
+        });
+        let report = report?;
         let d = PyDict::new(py);
         set(&d, "file", path.display().to_string())?;
         set(&d, "ok", report.ok)?;
@@ -856,6 +1144,7 @@ impl PyStream {
             corrupt.append((page, message))?;
         }
         set(&d, "corrupt", corrupt)?;
+        hand_over(py, &d, &warnings)?;
         Ok(d)
     }
 
@@ -1058,6 +1347,7 @@ fn _rust_sample_seconds(
 #[pymodule]
 fn _cinestream(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CinestreamError", m.py().get_type::<CinestreamError>())?;
+    m.add("CinestreamWarning", m.py().get_type::<CinestreamWarning>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("DEFAULT_PREVIEW_CM", DEFAULT_PREVIEW_CM)?;
     m.add_function(wrap_pyfunction!(pack, m)?)?;

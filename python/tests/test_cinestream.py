@@ -325,3 +325,99 @@ def test_float_tracks_equal_the_cli_json_export(clip, tmp_path):
     plain = cinestream.open(clip[1])
     assert plain.float_tracks == [] and plain.sample_floats(0.5).shape == (0,)
     assert plain.sample_floats_many([0.0, 1.0]).shape == (2, 0)
+
+
+def cli_run(*args):
+    """The program's exit status, stdout and stderr (failing runs too)."""
+    if not os.path.exists(CLI):
+        pytest.fail(f"the command-line program is needed at {CLI} (cargo build --release --bin cinestream)")
+    run = subprocess.run([CLI, *map(str, args)], capture_output=True, text=True)
+    return run.returncode, run.stdout, run.stderr
+
+
+def write_metres_bvh(path):
+    """A BVH whose offsets are in metres: read in cm (the default), its
+    skeleton is under a centimetre tall, and the unit check warns."""
+    joints = [(n, p, tuple(0.01 * v for v in off)) for n, p, off in JOINTS]
+    return write_bvh(path, joints=joints)
+
+
+def test_warnings_reach_python_and_every_report(tmp_path):
+    import warnings
+
+    assert issubclass(cinestream.CinestreamWarning, UserWarning)
+    bvh = write_metres_bvh(tmp_path / "metres.bvh")
+    with pytest.warns(cinestream.CinestreamWarning, match="metres.bvh") as caught:
+        stats = cinestream.pack(bvh, tmp_path / "metres.cine")
+    texts = [w["text"] for w in stats["warnings"]]
+    assert texts and all("metres.bvh" in t for t in texts)
+    assert [str(w.message) for w in caught if w.category is cinestream.CinestreamWarning] == texts
+    # The warning points at the caller's line, not inside the package.
+    assert all(w.filename == __file__ for w in caught)
+    # The command-line program's --json report carries the same ones.
+    _, out, err = cli_run("pack", bvh, "-o", tmp_path / "cli.cine", "--json")
+    assert [w["text"] for w in json.loads(out)["warnings"]] == texts
+    assert all(f"warning: {t}" in err for t in texts)
+    # batch and verify carry them too.
+    with pytest.warns(cinestream.CinestreamWarning):
+        report = cinestream.batch(bvh)
+    assert [w["text"] for w in report["warnings"]] == texts
+    assert report["warnings"][0]["file"] == str(bvh)
+    with pytest.warns(cinestream.CinestreamWarning):
+        report = cinestream.open(tmp_path / "metres.cine").verify(against=bvh)
+    assert [w["text"] for w in report["warnings"]] == texts
+    _, out, _ = cli_run("verify", tmp_path / "metres.cine", "--against", bvh, "--json")
+    assert [w["text"] for w in json.loads(out)["warnings"]] == texts
+    # Users filter them as any warning: ignored, or made errors.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cinestream.CinestreamWarning)
+        with pytest.raises(cinestream.CinestreamWarning):
+            cinestream.pack(bvh, tmp_path / "again.cine")
+    # A clean source raises none and reports none.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cinestream.CinestreamWarning)
+        clean = cinestream.pack(write_bvh(tmp_path / "walk.bvh"), tmp_path / "walk.cine")
+    assert clean["warnings"] == []
+
+
+def test_keep_going_packs_the_rest_and_lists_the_bad_file(tmp_path):
+    src = tmp_path / "takes"
+    src.mkdir()
+    write_bvh(src / "a.bvh", frames=40)
+    write_bvh(src / "c.bvh", frames=30, phase=0.5)
+    (src / "b.bvh").write_text("HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 0\n  CHANNELS 3 Xposition\n")
+    # Without keep_going the bad file stops the pack before anything is written.
+    with pytest.raises(cinestream.CinestreamError, match="b.bvh"):
+        cinestream.pack(src, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    code, _, err = cli_run("pack", src, "-o", tmp_path / "cli-out")
+    assert code == 1 and "b.bvh" in err and not (tmp_path / "cli-out").exists()
+    # With it, the others are packed and the bad one listed with its error.
+    report = cinestream.pack(src, tmp_path / "out", keep_going=True)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.cine", "c.cine"]
+    assert report["files_written"] == 2 and [f["clip"] for f in report["files"]] == ["a", "c"]
+    assert len(report["skipped"]) == 1
+    skipped = report["skipped"][0]
+    assert skipped["file"] == str(src / "b.bvh") and skipped["clip"] is None
+    assert "CHANNELS" in skipped["error"]
+    # The program does the same, says so on stderr, and exits 1.
+    code, out, err = cli_run("pack", src, "-o", tmp_path / "cli-out", "--keep-going", "--json")
+    assert code == 1
+    assert sorted(p.name for p in (tmp_path / "cli-out").iterdir()) == ["a.cine", "c.cine"]
+    cli_report = json.loads(out)
+    assert cli_report["skipped"] == report["skipped"]
+    assert f"{src / 'b.bvh'}: {skipped['error']}" in err
+    for got, want in zip(report["files"], cli_report["files"]):
+        assert got["file_bytes"] == want["file_bytes"] and got["max_error_cm"] == want["max_error_cm"]
+    # batch: the same option, the same list.
+    with pytest.raises(cinestream.CinestreamError, match="b.bvh"):
+        cinestream.batch(src)
+    report = cinestream.batch(src, keep_going=True)
+    assert report["clips"] == 2 and report["skipped"] == cli_report["skipped"]
+    code, out, _ = cli_run("batch", src, "--keep-going", "--json")
+    assert code == 1 and json.loads(out)["skipped"] == report["skipped"]
+    # Combined into one take, a skipped part would change it: refused.
+    with pytest.raises(ValueError, match="keep_going"):
+        cinestream.pack(src, tmp_path / "take.cine", sequence=True, keep_going=True)
+    code, _, err = cli_run("pack", "--sequence", src, "-o", tmp_path / "take.cine", "--keep-going")
+    assert code == 1 and "--keep-going" in err and not (tmp_path / "take.cine").exists()

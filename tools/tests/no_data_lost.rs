@@ -621,3 +621,177 @@ fn recursive_walks_and_skipped_entries_are_listed() {
         ["deep", "deep/er", "deep/er/low.cine", "top.cine"]
     );
 }
+
+/// A BVH the importer refuses: its CHANNELS line lists fewer names than it declares.
+const BAD_BVH: &str = "HIERARCHY\nROOT hips\n{\n  OFFSET 0 0 0\n  CHANNELS 3 Xposition\n";
+
+fn json(output: &Output) -> serde_json::Value {
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(output), stderr(output)))
+}
+
+#[test]
+fn a_bad_file_stops_a_folder_pack_before_anything_is_written() {
+    let dir = TempDir::new("badstop");
+    dir.write("takes/a.bvh", bvh(8, 0.0).as_bytes());
+    dir.write("takes/b.bvh", BAD_BVH.as_bytes());
+    dir.write("takes/c.bvh", bvh(9, 3.0).as_bytes());
+    let out = dir.run(&["pack", "takes", "-o", "out"]);
+    assert_refused(&out, &["b.bvh", "CHANNELS"]);
+    assert!(!dir.path().join("out").exists(), "{:?}", tree(dir.path()));
+    let out = dir.run(&["batch", "takes", "--json"]);
+    assert_refused(&out, &["b.bvh"]);
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn keep_going_packs_the_others_and_lists_every_bad_file() {
+    let dir = TempDir::new("keepgoing");
+    dir.write("takes/a.bvh", bvh(8, 0.0).as_bytes());
+    dir.write("takes/b.bvh", BAD_BVH.as_bytes());
+    dir.write("takes/c.bvh", bvh(9, 3.0).as_bytes());
+    dir.write("takes/d.bvh", b"HIERARCHY\n");
+    // Human output: the table of what was packed, then each skipped file
+    // and its error on stderr, and exit status 1.
+    let out = dir.run(&["pack", "takes", "-o", "out", "--keep-going"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(tree(&dir.path().join("out")), ["a.cine", "c.cine"]);
+    let table = stdout(&out);
+    assert!(
+        table.contains("out/a.cine") && table.contains("out/c.cine"),
+        "{table}"
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains("error: 2 sources skipped (--keep-going)"),
+        "{err}"
+    );
+    let skipped: Vec<&str> = err.lines().filter(|l| l.starts_with("  takes/")).collect();
+    assert_eq!(skipped.len(), 2, "{err}");
+    assert!(skipped[0].starts_with("  takes/b.bvh: ") && skipped[0].contains("CHANNELS"));
+    assert!(skipped[1].starts_with("  takes/d.bvh: "), "{err}");
+    // --json: the same, as skipped [{file, clip, error}].
+    std::fs::remove_dir_all(dir.path().join("out")).unwrap();
+    let out = dir.run(&["pack", "takes", "-o", "out", "--keep-going", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report = json(&out);
+    assert_eq!(report["files_written"], 2);
+    let skipped = report["skipped"].as_array().unwrap();
+    let files: Vec<&str> = skipped
+        .iter()
+        .map(|s| s["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["takes/b.bvh", "takes/d.bvh"]);
+    assert!(skipped[0]["error"].as_str().unwrap().contains("CHANNELS"));
+    assert!(skipped.iter().all(|s| s["clip"].is_null()));
+    // batch: the same list, the others measured.
+    let out = dir.run(&["batch", "takes", "--keep-going", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let batch = json(&out);
+    assert_eq!(batch["clips"], 2);
+    assert_eq!(batch["skipped"], report["skipped"]);
+    // Nothing to skip: exit 0 and an empty list.
+    let out = dir.run(&[
+        "pack",
+        "takes/a.bvh",
+        "takes/c.bvh",
+        "-o",
+        "two",
+        "--keep-going",
+        "--json",
+    ]);
+    assert_ok(&out);
+    assert_eq!(json(&out)["skipped"], serde_json::json!([]));
+}
+
+#[test]
+fn keep_going_is_refused_where_a_skipped_part_would_change_the_take() {
+    let dir = TempDir::new("keepseq");
+    dir.write("takes/a.bvh", bvh(8, 0.0).as_bytes());
+    dir.write("takes/b.bvh", BAD_BVH.as_bytes());
+    for combine in ["--sequence", "--actors"] {
+        let out = dir.run(&["pack", combine, "takes", "-o", "take.cine", "--keep-going"]);
+        assert_refused(&out, &["--keep-going", combine]);
+        assert!(!dir.path().join("take.cine").exists());
+    }
+}
+
+#[test]
+fn json_reports_carry_the_warnings_printed_on_stderr() {
+    let dir = TempDir::new("jsonwarn");
+    dir.write("takes/one.bvh", miscounted_bvh().as_bytes());
+    dir.write("takes/two.bvh", miscounted_bvh().as_bytes());
+    let texts = |report: &serde_json::Value| -> Vec<String> {
+        let list = report["warnings"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{report}"));
+        list.iter()
+            .map(|w| w["text"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // Two files imported on worker threads: each warning names its file.
+    let out = dir.run(&[
+        "pack",
+        "takes",
+        "--lenient",
+        "-o",
+        "out",
+        "--json",
+        "--jobs",
+        "2",
+    ]);
+    assert_ok(&out);
+    let report = json(&out);
+    let mut warnings = texts(&report);
+    warnings.sort();
+    assert_eq!(warnings.len(), 2, "{report}");
+    for (w, name) in warnings.iter().zip(["one.bvh", "two.bvh"]) {
+        assert!(
+            w.contains(name) && w.contains("'Frames: 3' but 4 frame lines"),
+            "{w}"
+        );
+    }
+    // Each as stderr shows it.
+    for w in report["warnings"].as_array().unwrap() {
+        let line = format!("warning: {}", w["message"].as_str().unwrap());
+        assert!(stderr(&out).contains(&line), "{line}\n{}", stderr(&out));
+    }
+    let files: Vec<&str> = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["file"].as_str().unwrap())
+        .collect();
+    assert!(files.contains(&"takes/one.bvh") && files.contains(&"takes/two.bvh"));
+    // One file, and batch and verify: the same warning.
+    let out = dir.run(&[
+        "pack",
+        "takes/one.bvh",
+        "--lenient",
+        "-o",
+        "one.cine",
+        "--json",
+    ]);
+    assert_ok(&out);
+    assert_eq!(texts(&json(&out)).len(), 1);
+    let out = dir.run(&["batch", "takes", "--lenient", "--json"]);
+    assert_ok(&out);
+    assert_eq!(texts(&json(&out)).len(), 2);
+    let out = dir.run(&[
+        "verify",
+        "one.cine",
+        "--against",
+        "takes/one.bvh",
+        "--lenient",
+        "--json",
+    ]);
+    assert_ok(&out);
+    let verified = texts(&json(&out));
+    assert_eq!(verified.len(), 1);
+    assert!(verified[0].contains("'Frames: 3' but 4 frame lines"));
+    // A clean source: an empty list.
+    dir.write("clean.bvh", bvh(8, 0.0).as_bytes());
+    let out = dir.run(&["pack", "clean.bvh", "-o", "clean.cine", "--json"]);
+    assert_ok(&out);
+    assert_eq!(json(&out)["warnings"], serde_json::json!([]));
+}

@@ -12,12 +12,16 @@ a file against its sources::
     report = stream.verify(against="walk.bvh")
 
 Each pose row is rotation x, y, z, w, translation x, y, z (in the clip's
-unit), scale x, y, z. Library errors raise :class:`CinestreamError`.
+unit), scale x, y, z. Library errors raise :class:`CinestreamError`; the
+library's warnings (a unit guessed, keys resampled, what ``lenient=True``
+accepted) come through the ``warnings`` module as
+:class:`CinestreamWarning`, and in the reports' ``warnings`` lists.
 """
 
 from ._cinestream import (
     DEFAULT_PREVIEW_CM,
     CinestreamError,
+    CinestreamWarning,
     Skeleton,
     Stream,
     __version__,
@@ -29,6 +33,7 @@ from ._cinestream import (
 __all__ = [
     "DEFAULT_PREVIEW_CM",
     "CinestreamError",
+    "CinestreamWarning",
     "Skeleton",
     "Stream",
     "__version__",

@@ -16,6 +16,10 @@ DEFAULT_PREVIEW_CM: float
 class CinestreamError(Exception):
     """An error of the cinestream library; the message names what and where."""
 
+class CinestreamWarning(UserWarning):
+    """A warning of the cinestream library (a unit guessed, keys resampled,
+    what ``lenient`` accepted), raised through the ``warnings`` module."""
+
 class Skeleton:
     """The bones of a clip, in the order of a pose's rows."""
 
@@ -118,10 +122,12 @@ def pack(
     actors: bool = False,
     clip: Optional[int] = None,
     recursive: bool = False,
+    keep_going: bool = False,
 ) -> Dict[str, Any]:
     """Compresses one clip (or several combined with ``sequence`` or
-    ``actors``) into ``output``; returns the keys of ``cinestream pack
-    --json``."""
+    ``actors``) into ``output``, or several one file each into the
+    directory ``output``; returns the keys of ``cinestream pack --json``,
+    ``warnings`` included (and ``skipped`` for a directory)."""
 
 def batch(
     inputs: _Paths,
@@ -134,6 +140,8 @@ def batch(
     lenient: bool = False,
     recursive: bool = False,
     jobs: Optional[int] = None,
+    keep_going: bool = False,
 ) -> Dict[str, Any]:
     """Compresses every clip on its own in memory; returns the keys of
-    ``cinestream batch --json``, ``per_clip`` included."""
+    ``cinestream batch --json``, ``per_clip``, ``skipped`` and ``warnings``
+    included."""

@@ -7,12 +7,15 @@ use std::time::Instant;
 use anyhow::Context as _;
 use cinestream::compress::{compress, CompressSettings, CompressStats};
 use cinestream::container::{encode_stream, WriteOptions, WriteSummary};
-use cinestream::import;
+use cinestream::many::{self, OnError, Skipped};
 use cinestream::metric::Percentiles;
-use rayon::prelude::*;
+use cinestream::warnings::{self, Scope};
 use serde::Serialize;
 
-use super::common::{check_codec, check_jobs, print_json, ImportArgs};
+use super::common::{
+    check_codec, check_jobs, print_json, print_skipped, skipped_reports, warnings_so_far,
+    ImportArgs, SkippedReport, WarningReport,
+};
 use crate::progress;
 
 /// Compress every clip on its own and report sizes, ratio, error and speed.
@@ -29,6 +32,13 @@ use crate::progress;
 /// their bytes are the part of the codec size they take, and the bones'
 /// bytes the rest, as they were before float tracks; a float column and a
 /// float line show when any clip has them.
+///
+/// A source that cannot be imported or compressed stops the batch; with
+/// --keep-going it is skipped and listed with its error (--json: skipped).
+/// --json also gives the warnings printed on stderr (warnings).
+///
+/// Exit status 1 when a clip is over the threshold, a source was skipped,
+/// or the batch failed.
 ///
 /// Example: cinestream batch ../shared/data/bandai-namco-1 --json
 #[derive(clap::Args)]
@@ -50,6 +60,10 @@ pub struct Args {
     /// Print one JSON object with the aggregate (and the clips) instead of tables.
     #[arg(long)]
     json: bool,
+    /// Skip a source that cannot be imported or compressed and measure the
+    /// others; list each skipped one with its error and exit with status 1.
+    #[arg(long)]
+    keep_going: bool,
     /// Samples per segment (at most).
     #[arg(long, default_value_t = 16)]
     segment_samples: usize,
@@ -86,6 +100,9 @@ struct BatchReport<'a> {
     /// The float tracks' part (`CompressedClip::float_bytes`).
     total_float_bytes: usize,
     per_clip: Vec<ClipReport<'a>>,
+    /// The sources `--keep-going` left out, each with its error.
+    skipped: Vec<SkippedReport>,
+    warnings: Vec<WarningReport>,
 }
 
 /// One clip of the `--json` output.
@@ -125,6 +142,12 @@ impl Sizes {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // Collected for the --json report; stderr shows them as they come.
+    warnings::collect(|| batch(args)).0
+}
+
+fn batch(args: Args) -> anyhow::Result<ExitCode> {
+    let on_error = OnError::keep_going(args.keep_going);
     let options = args.import.options()?;
     check_codec(args.threshold_cm, args.shell_cm, args.segment_samples)?;
     super::common::check_real(
@@ -140,18 +163,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         pool = pool.num_threads(jobs);
     }
     let pool = pool.build().context("starting worker threads")?;
+    // The workers' warnings go to this thread's collection.
+    let scope = Scope::current();
     let importing = progress::bar(files.len() as u64, "importing");
-    let clips = files
-        .iter()
-        .map(|f| {
-            importing.inc(1);
-            import::import_file(&f.path, &options)
-        })
-        .collect::<Result<Vec<_>, _>>()?
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>();
+    let (imported, mut skipped) = pool.install(|| {
+        scope.enter(|| many::import_each(&files, &options, on_error, || importing.inc(1)))
+    })?;
     importing.finish_and_clear();
+    // Each clip, and the file it came from.
+    let (clips, sources): (Vec<_>, Vec<_>) = imported
+        .into_iter()
+        .flat_map(|(file, clips)| clips.into_iter().map(move |c| (c, file.path.as_path())))
+        .unzip();
     let settings = CompressSettings::default()
         .with_threshold_cm(args.threshold_cm)
         .with_shell_cm(args.shell_cm)
@@ -164,13 +187,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // other threads idle at the end; the results go back to file order.
     let mut order: Vec<usize> = (0..clips.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(clips[i].num_samples() * clips[i].num_bones()));
-    let results: Vec<(CompressStats, WriteSummary, Sizes)> = pool
-        .install(|| {
-            order
-                .par_iter()
-                .map(|&i| (i, &clips[i]))
-                .map(|(i, clip)| {
-                    let (compressed, mut stats) = compress(clip, &settings)?;
+    let measured = pool.install(|| {
+        scope.enter(|| {
+            many::each(
+                &order,
+                on_error,
+                |&i| sources[i],
+                |&i| -> cinestream::Result<(CompressStats, WriteSummary, Sizes)> {
+                    let (compressed, mut stats) = compress(&clips[i], &settings)?;
                     let (_, file) = encode_stream(&compressed, &WriteOptions::default())?;
                     let sizes = Sizes {
                         codec: stats.compressed_bytes,
@@ -179,15 +203,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     };
                     stats.compressed_bytes = file.file_bytes;
                     compressing.inc(1);
-                    Ok((i, (stats, file, sizes)))
-                })
-                .collect::<Result<Vec<_>, cinestream::Error>>()
+                    Ok((stats, file, sizes))
+                },
+            )
         })
-        .map(|mut done| {
-            done.sort_by_key(|&(i, _)| i);
-            done.into_iter().map(|(_, result)| result).collect()
-        })?;
+    })?;
     compressing.finish_and_clear();
+    skipped.extend(measured.failed.iter().map(|(at, e)| Skipped {
+        file: sources[order[*at]].to_path_buf(),
+        clip: Some(clips[order[*at]].name().to_string()),
+        error: e.to_string(),
+    }));
+    // Back to file order: each measured clip and its results.
+    let mut done: Vec<(usize, (CompressStats, WriteSummary, Sizes))> = measured
+        .done
+        .into_iter()
+        .map(|(at, result)| (order[at], result))
+        .collect();
+    done.sort_by_key(|&(i, _)| i);
+    let clips: Vec<&cinestream::Clip> = done.iter().map(|&(i, _)| &clips[i]).collect();
+    let results: Vec<(CompressStats, WriteSummary, Sizes)> =
+        done.into_iter().map(|(_, result)| result).collect();
     let mut files = Vec::with_capacity(results.len());
     let mut sizes = Vec::with_capacity(results.len());
     let results: Vec<CompressStats> = results
@@ -276,6 +312,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             total_float_tracks,
             total_float_bytes: total_floats,
             per_clip,
+            skipped: skipped_reports(&skipped),
+            warnings: warnings_so_far(),
         })?;
     } else {
         // The float column only when a clip has float tracks: a corpus of
@@ -355,7 +393,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .collect();
         println!("bit rates            {}", line.join(" "));
     }
-    Ok(if over == 0 {
+    print_skipped(&skipped);
+    Ok(if over == 0 && skipped.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

@@ -1,6 +1,8 @@
 //! Pieces several subcommands share: reading one clip, compression flags,
-//! gathering inputs, refusing an output that is an input, track usage counts.
+//! gathering inputs, refusing an output that is an input, track usage counts,
+//! the warnings and skipped sources of a `--json` report.
 
+use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
@@ -8,6 +10,8 @@ use cinestream::compress::{
     CompressSettings, LoopPolicy, SEGMENT_SAMPLES_RANGE, SHELL_CM_RANGE, THRESHOLD_CM_RANGE,
 };
 use cinestream::import::{self, ImportOptions, InputFile, SkipReason};
+use cinestream::many::Skipped;
+use cinestream::warnings::Warning;
 use cinestream::{Clip, LengthUnit, TrackKind};
 use serde::Serialize;
 
@@ -364,4 +368,66 @@ impl Usage {
 pub fn print_json(report: &impl Serialize) -> anyhow::Result<()> {
     println!("{}", serde_json::to_value(report)?);
     Ok(())
+}
+
+/// A warning the library raised, in a `--json` report: the fields of
+/// [`Warning`], and `text`, the line printed on stderr.
+#[derive(Serialize)]
+pub struct WarningReport {
+    message: String,
+    file: Option<String>,
+    fields: BTreeMap<String, String>,
+    origin: String,
+    text: String,
+}
+
+/// The warnings raised so far in this command, for its `--json` report.
+pub fn warnings_so_far() -> Vec<WarningReport> {
+    cinestream::warnings::so_far()
+        .iter()
+        .map(|w: &Warning| WarningReport {
+            message: w.message.clone(),
+            file: w.file.as_ref().map(|f| f.display().to_string()),
+            fields: w.fields.iter().cloned().collect(),
+            origin: w.origin.clone(),
+            text: w.to_string(),
+        })
+        .collect()
+}
+
+/// A source left out with `--keep-going`, in a `--json` report.
+#[derive(Serialize)]
+pub struct SkippedReport {
+    file: String,
+    /// The animation, when only it failed and not the whole file.
+    clip: Option<String>,
+    error: String,
+}
+
+pub fn skipped_reports(skipped: &[Skipped]) -> Vec<SkippedReport> {
+    skipped
+        .iter()
+        .map(|s| SkippedReport {
+            file: s.file.display().to_string(),
+            clip: s.clip.clone(),
+            error: s.error.clone(),
+        })
+        .collect()
+}
+
+/// Lists on stderr every source `--keep-going` left out, after the report.
+pub fn print_skipped(skipped: &[Skipped]) {
+    if skipped.is_empty() {
+        return;
+    }
+    eprintln!(
+        "error: {} skipped (--keep-going), each with its error:",
+        match skipped.len() {
+            1 => "1 source".to_string(),
+            n => format!("{n} sources"),
+        }
+    );
+    for s in skipped {
+        eprintln!("  {s}");
+    }
 }

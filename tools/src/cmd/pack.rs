@@ -1,21 +1,22 @@
 //! `cinestream pack`: compress clips into streaming container files: one
 //! clip to a file, many to a directory, or several combined into one.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use cinestream::compress::{build_preview, DEFAULT_PREVIEW_CM, PREVIEW_CM_RANGE};
-use cinestream::compress::{compress, CompressStats};
+use cinestream::compress::{CompressStats, DEFAULT_PREVIEW_CM, PREVIEW_CM_RANGE};
 use cinestream::container::{write_stream_with_preview, WriteOptions, WriteSummary};
 use cinestream::import::{self, ImportOptions, InputFile};
+use cinestream::many::{self, refuse_clashes, safe_file_name, OnError, Planned, Prepared, Skipped};
+use cinestream::warnings::{self, Scope};
 use cinestream::{Clip, LengthUnit};
 use rayon::prelude::*;
 use serde::Serialize;
 
 use super::common::{
-    check_jobs, check_real, print_json, same_place, CodecArgs, ImportArgs, InputSet,
+    check_jobs, check_real, print_json, print_skipped, same_place, skipped_reports,
+    warnings_so_far, CodecArgs, ImportArgs, InputSet, SkippedReport, WarningReport,
 };
 use crate::{plot, progress};
 
@@ -54,7 +55,19 @@ use crate::{plot, progress};
 /// (--recursive: their subdirectories' too; links to directories are not
 /// followed); how many other entries were skipped is noted on stderr, and
 /// --verbose lists them. A progress bar shows on a terminal; --json prints
-/// the summary as JSON, with files_written when there are several.
+/// the summary as JSON, with files_written when there are several, and
+/// the warnings printed on stderr (units guessed, keys resampled, what
+/// --lenient accepted) as warnings.
+///
+/// A source that cannot be imported or compressed stops the pack before
+/// anything is written. With --keep-going (several clips into a directory)
+/// it is skipped instead: the others are packed, each skipped source is
+/// listed with its error (--json: skipped) and the exit status is 1.
+/// --keep-going is refused with --sequence and --actors, whose one take a
+/// missing part would change without a word.
+///
+/// Exit status: 0 when every clip is packed within the threshold; 1 when
+/// one is over it, a source was skipped, or the pack failed.
 ///
 /// Examples:
 ///   cinestream pack walk.bvh -o walk.cine --lz4
@@ -99,6 +112,10 @@ pub struct Args {
     /// Put every clip of the inputs side by side, as actors of one scene.
     #[arg(long, conflicts_with = "clip")]
     actors: bool,
+    /// Skip a source that cannot be imported or compressed and pack the
+    /// others; list each skipped one with its error and exit with status 1.
+    #[arg(long)]
+    keep_going: bool,
     #[command(flatten)]
     import: ImportArgs,
     /// Worker threads (default: every core).
@@ -219,6 +236,14 @@ struct PackedReport<'a> {
     preview: Option<PreviewReport>,
 }
 
+/// The `--json` output when one file is written.
+#[derive(Serialize)]
+struct OneReport<'a> {
+    #[serde(flatten)]
+    file: PackedReport<'a>,
+    warnings: Vec<WarningReport>,
+}
+
 /// The `--json` output when several files are written: totals, then each file.
 #[derive(Serialize)]
 struct ManyReport<'a> {
@@ -235,9 +260,28 @@ struct ManyReport<'a> {
     total_float_tracks: usize,
     total_float_bytes: usize,
     files: Vec<PackedReport<'a>>,
+    /// The sources `--keep-going` left out, each with its error.
+    skipped: Vec<SkippedReport>,
+    warnings: Vec<WarningReport>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // Collected for the --json report; stderr shows them as they come.
+    warnings::collect(|| pack(args)).0
+}
+
+fn pack(args: Args) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(
+        !(args.keep_going && (args.sequence || args.actors)),
+        "--keep-going skips bad sources when packing one file per clip; with {} a skipped \
+         source would change the one take (its length or its cast, and what verify --against \
+         checks) without a word: fix or leave out the bad source instead",
+        match args.sequence {
+            true => "--sequence",
+            false => "--actors",
+        }
+    );
+    let on_error = OnError::keep_going(args.keep_going);
     if let Some(path) = &args.plot {
         // Fail before the work, not after it.
         plot::check_output(path)?;
@@ -266,85 +310,94 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         sources.refuse_overwrite(plot, "--plot")?;
     }
     let threshold = args.codec.threshold_cm;
-    let (packed, many) = pool.install(|| -> anyhow::Result<(Vec<Packed>, bool)> {
-        if args.sequence || args.actors {
-            check_output(&args, &sources, &args.output)?;
-            let step = progress::spinner("importing");
-            let (clip, sources) = combine_inputs(&args, &files, &options)?;
-            step.set_message(format!(
-                "compressing {} ({} bones x {} samples)",
-                clip.name(),
-                clip.num_bones(),
-                clip.num_samples()
-            ));
-            let packed = pack_clip(&args, &clip, args.output.clone(), sources)?;
-            step.finish_and_clear();
-            return Ok((vec![packed], false));
-        }
-        let single_file = args.inputs.len() == 1 && files.len() == 1 && !args.inputs[0].is_dir();
-        if single_file {
-            let step = progress::spinner("importing");
-            let mut clips = import::import_file(&files[0].path, &options)?;
-            step.finish_and_clear();
-            if clips.len() == 1 || args.clip.is_some() {
-                let only = clips.len() == 1;
-                let clip = pick_clip(&files[0].path, clips, args.clip)?;
-                // Into a directory: named as when packing several, after
-                // the file, or after the animation picked among several.
-                let name = match only {
-                    true => files[0].relative.with_extension("cine"),
-                    false => PathBuf::from(safe_file_name(clip.name(), 0) + ".cine"),
-                };
-                let output = match is_directory(&args.output) {
-                    true => args.output.join(name),
-                    false => args.output.clone(),
-                };
-                check_output(&args, &sources, &output)?;
-                if is_directory(&args.output) {
-                    std::fs::create_dir_all(&args.output).with_context(|| {
-                        format!("{}: cannot create the directory", args.output.display())
-                    })?;
-                }
-                let step = progress::spinner(&format!("compressing {}", clip.name()));
-                let packed = pack_clip(&args, &clip, output, 1)?;
+    // The workers' warnings go to this thread's collection.
+    let scope = Scope::current();
+    type Done = (Vec<Packed>, bool, Vec<Skipped>);
+    let (packed, many, skipped) = pool.install(|| {
+        scope.enter(|| -> anyhow::Result<Done> {
+            if args.sequence || args.actors {
+                check_output(&args, &sources, &args.output)?;
+                let step = progress::spinner("importing");
+                let (clip, sources) = combine_inputs(&args, &files, &options)?;
+                step.set_message(format!(
+                    "compressing {} ({} bones x {} samples)",
+                    clip.name(),
+                    clip.num_bones(),
+                    clip.num_samples()
+                ));
+                let packed = pack_clip(&args, &clip, args.output.clone(), sources)?;
                 step.finish_and_clear();
-                return Ok((vec![packed], false));
+                return Ok((vec![packed], false, Vec::new()));
             }
-            // One file of several animations: -o is their directory.
-            let n = clips.len();
+            let single_file =
+                args.inputs.len() == 1 && files.len() == 1 && !args.inputs[0].is_dir();
+            if single_file {
+                let step = progress::spinner("importing");
+                let mut clips = import::import_file(&files[0].path, &options)?;
+                step.finish_and_clear();
+                if clips.len() == 1 || args.clip.is_some() {
+                    let only = clips.len() == 1;
+                    let clip = pick_clip(&files[0].path, clips, args.clip)?;
+                    // Into a directory: named as when packing several, after
+                    // the file, or after the animation picked among several.
+                    let name = match only {
+                        true => files[0].relative.with_extension("cine"),
+                        false => PathBuf::from(safe_file_name(clip.name(), 0) + ".cine"),
+                    };
+                    let output = match is_directory(&args.output) {
+                        true => args.output.join(name),
+                        false => args.output.clone(),
+                    };
+                    check_output(&args, &sources, &output)?;
+                    if is_directory(&args.output) {
+                        std::fs::create_dir_all(&args.output).with_context(|| {
+                            format!("{}: cannot create the directory", args.output.display())
+                        })?;
+                    }
+                    let step = progress::spinner(&format!("compressing {}", clip.name()));
+                    let packed = pack_clip(&args, &clip, output, 1)?;
+                    step.finish_and_clear();
+                    return Ok((vec![packed], false, Vec::new()));
+                }
+                // One file of several animations: -o is their directory.
+                let n = clips.len();
+                anyhow::ensure!(
+                    !has_cine_extension(&args.output),
+                    "{}: holds {n} animations, one file each: give -o a directory (e.g. -o {}/), \
+                 or pick one with --clip 0..{}",
+                    files[0].path.display(),
+                    args.output.with_extension("").display(),
+                    n - 1
+                );
+                let plan = clips
+                    .drain(..)
+                    .enumerate()
+                    .map(|(i, clip)| Planned {
+                        relative: PathBuf::from(safe_file_name(clip.name(), i) + ".cine"),
+                        source: files[0].path.clone(),
+                        clip,
+                    })
+                    .collect();
+                let (packed, skipped) = pack_many(&args, plan, &sources, on_error)?;
+                return Ok((packed, true, skipped));
+            }
+            anyhow::ensure!(
+                args.clip.is_none(),
+                "--clip picks a clip of one source; there are {} inputs",
+                files.len()
+            );
             anyhow::ensure!(
                 !has_cine_extension(&args.output),
-                "{}: holds {n} animations, one file each: give -o a directory (e.g. -o {}/), \
-                 or pick one with --clip 0..{}",
-                files[0].path.display(),
-                args.output.with_extension("").display(),
-                n - 1
-            );
-            let plan = clips
-                .drain(..)
-                .enumerate()
-                .map(|(i, clip)| Planned {
-                    relative: PathBuf::from(safe_file_name(clip.name(), i) + ".cine"),
-                    source: files[0].path.clone(),
-                    clip,
-                })
-                .collect();
-            return Ok((pack_many(&args, plan, &sources)?, true));
-        }
-        anyhow::ensure!(
-            args.clip.is_none(),
-            "--clip picks a clip of one source; there are {} inputs",
-            files.len()
-        );
-        anyhow::ensure!(
-            !has_cine_extension(&args.output),
-            "{}: several clips go into a directory, one file each; give -o a directory \
+                "{}: several clips go into a directory, one file each; give -o a directory \
              (e.g. -o {}/)",
-            args.output.display(),
-            args.output.with_extension("").display()
-        );
-        let plan = import_all(&files, &options)?;
-        Ok((pack_many(&args, plan, &sources)?, true))
+                args.output.display(),
+                args.output.with_extension("").display()
+            );
+            let (plan, mut skipped) = import_all(&files, &options, on_error)?;
+            let (packed, more) = pack_many(&args, plan, &sources, on_error)?;
+            skipped.extend(more);
+            Ok((packed, true, skipped))
+        })
     })?;
     let over = packed
         .iter()
@@ -352,7 +405,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .count();
     if args.json {
         match packed.as_slice() {
-            [one] if !many => print_json(&one.report())?,
+            [one] if !many => print_json(&OneReport {
+                file: one.report(),
+                warnings: warnings_so_far(),
+            })?,
             all => {
                 let raw: usize = all.iter().map(|p| p.stats.raw_bytes).sum();
                 let bytes: usize = all.iter().map(|p| p.file.file_bytes).sum();
@@ -370,16 +426,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     total_float_tracks: all.iter().map(|p| p.float_tracks).sum(),
                     total_float_bytes: all.iter().map(|p| p.float_bytes).sum(),
                     files: all.iter().map(Packed::report).collect(),
+                    skipped: skipped_reports(&skipped),
+                    warnings: warnings_so_far(),
                 })?;
             }
         }
     } else {
         print_table(&packed, many);
     }
-    if let Some(path) = &args.plot {
+    print_skipped(&skipped);
+    if let (Some(path), false) = (&args.plot, packed.is_empty()) {
         draw(path, &packed)?;
     }
-    Ok(if over == 0 {
+    Ok(if over == 0 && skipped.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -400,52 +459,33 @@ fn check_output(args: &Args, sources: &InputSet, output: &Path) -> anyhow::Resul
     Ok(())
 }
 
-/// One clip of the inputs and where under the output directory it goes.
-struct Planned {
-    clip: Clip,
-    source: PathBuf,
-    relative: PathBuf,
-}
-
 /// Imports every input file in parallel and names each clip's output: a
 /// file of one clip `<relative path>.cine`, a file of several
-/// `<relative path without extension>/<animation>.cine`.
-fn import_all(files: &[InputFile], options: &ImportOptions) -> anyhow::Result<Vec<Planned>> {
+/// `<relative path without extension>/<animation>.cine`. With keep-going,
+/// the files that cannot be imported come back apart.
+fn import_all(
+    files: &[InputFile],
+    options: &ImportOptions,
+    on_error: OnError,
+) -> anyhow::Result<(Vec<Planned>, Vec<Skipped>)> {
     let bar = progress::bar(files.len() as u64, "importing");
-    let imported = files
-        .par_iter()
-        .map(|file| {
-            let clips = import::import_file(&file.path, options);
-            bar.inc(1);
-            clips
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let (imported, skipped) = many::import_each(files, options, on_error, || bar.inc(1))?;
     bar.finish_and_clear();
-    let mut plan = Vec::new();
-    for (file, clips) in files.iter().zip(imported) {
-        let several = clips.len() > 1;
-        for (i, clip) in clips.into_iter().enumerate() {
-            let relative = match several {
-                false => file.relative.with_extension("cine"),
-                true => file
-                    .relative
-                    .with_extension("")
-                    .join(safe_file_name(clip.name(), i) + ".cine"),
-            };
-            plan.push(Planned {
-                clip,
-                source: file.path.clone(),
-                relative,
-            });
-        }
-    }
-    Ok(plan)
+    let plan = many::plan_outputs(imported);
+    Ok((plan, skipped))
 }
 
 /// Packs every planned clip into the output directory, in parallel, after
 /// refusing (before anything is written) outputs that would overwrite one
-/// another, a source, or the plot.
-fn pack_many(args: &Args, plan: Vec<Planned>, sources: &InputSet) -> anyhow::Result<Vec<Packed>> {
+/// another, a source, or the plot. Every clip is compressed before any file
+/// is written, so that a clip that fails stops the pack with nothing
+/// written, or with keep-going is skipped and returned apart.
+fn pack_many(
+    args: &Args,
+    plan: Vec<Planned>,
+    sources: &InputSet,
+    on_error: OnError,
+) -> anyhow::Result<(Vec<Packed>, Vec<Skipped>)> {
     anyhow::ensure!(
         !args.output.is_file(),
         "{}: several clips go into a directory, and this is a file",
@@ -462,19 +502,46 @@ fn pack_many(args: &Args, plan: Vec<Planned>, sources: &InputSet) -> anyhow::Res
             p.source.display()
         );
     }
+    let bar = progress::bar(plan.len() as u64, "compressing");
+    let ready = many::each(
+        &plan,
+        on_error,
+        |p| p.source.as_path(),
+        |p| {
+            let ready = prepare(args, &p.clip)
+                .with_context(|| format!("{}: '{}'", p.source.display(), p.clip.name()));
+            bar.inc(1);
+            ready
+        },
+    )?;
+    bar.finish_and_clear();
+    let skipped: Vec<Skipped> = ready
+        .failed
+        .iter()
+        .map(|(i, e)| Skipped {
+            file: plan[*i].source.clone(),
+            clip: Some(plan[*i].clip.name().to_string()),
+            error: format!("{:#}", e.root_cause()),
+        })
+        .collect();
+    if ready.done.is_empty() {
+        return Ok((Vec::new(), skipped));
+    }
     std::fs::create_dir_all(&args.output)
         .with_context(|| format!("{}: cannot create the directory", args.output.display()))?;
-    let bar = progress::bar(plan.len() as u64, "packing");
-    let results = plan
-        .par_iter()
-        .map(|p| {
+    let bar = progress::bar(ready.done.len() as u64, "writing");
+    let results = ready
+        .done
+        .into_par_iter()
+        .map(|(i, ready)| {
+            let p = &plan[i];
             let output = args.output.join(&p.relative);
             let packed = match output.parent() {
                 Some(dir) => std::fs::create_dir_all(dir)
                     .with_context(|| format!("{}: cannot create the directory", dir.display())),
                 None => Ok(()),
             }
-            .and_then(|()| pack_clip(args, &p.clip, output, 1));
+            .and_then(|()| write(args, &p.clip, ready, output, 1));
             bar.inc(1);
             packed
         })
@@ -498,64 +565,7 @@ fn pack_many(args: &Args, plan: Vec<Planned>, sources: &InputSet) -> anyhow::Res
         )));
     }
     packed.sort_by(|a, b| a.output.cmp(&b.output));
-    Ok(packed)
-}
-
-/// Refuses a plan in which two clips would write one file, or one clip's
-/// file would be another's directory, listing every clash. Names that
-/// differ only in case clash too: they are one file on case-insensitive
-/// file systems.
-fn refuse_clashes(output: &Path, plan: &[Planned]) -> anyhow::Result<()> {
-    let key = |p: &Path| p.to_string_lossy().to_lowercase();
-    let mut by_output: BTreeMap<String, Vec<&Planned>> = BTreeMap::new();
-    for p in plan {
-        by_output.entry(key(&p.relative)).or_default().push(p);
-    }
-    let mut clashes: Vec<String> = by_output
-        .values()
-        .filter(|same| same.len() > 1)
-        .map(|same| {
-            let from: Vec<String> = same
-                .iter()
-                .map(
-                    |p| match same.iter().filter(|q| q.source == p.source).count() {
-                        1 => p.source.display().to_string(),
-                        _ => format!("{} '{}'", p.source.display(), p.clip.name()),
-                    },
-                )
-                .collect();
-            format!(
-                "{} from {}",
-                output.join(&same[0].relative).display(),
-                from.join(" and ")
-            )
-        })
-        .collect();
-    for p in plan {
-        for dir in p.relative.ancestors().skip(1) {
-            if let Some([q, ..]) = by_output.get(&key(dir)).map(Vec::as_slice) {
-                clashes.push(format!(
-                    "{} from {} is also the directory of {} from {}",
-                    output.join(dir).display(),
-                    q.source.display(),
-                    output.join(&p.relative).display(),
-                    p.source.display()
-                ));
-            }
-        }
-    }
-    anyhow::ensure!(
-        clashes.is_empty(),
-        "{} would overwrite one another: {}; nothing was written (rename the sources, \
-         pack them into separate directories, or pack their parent directory with --recursive \
-         so that outputs keep their relative paths)",
-        match clashes.len() {
-            1 => "two outputs".to_string(),
-            n => format!("outputs in {n} places"),
-        },
-        clashes.join("; ")
-    );
-    Ok(())
+    Ok((packed, skipped))
 }
 
 /// True when `path` names a directory: one that exists, or a path ending
@@ -575,47 +585,6 @@ fn has_cine_extension(path: &Path) -> bool {
             .is_some_and(|e| e.eq_ignore_ascii_case("cine"))
 }
 
-/// A clip's name made a file name, the same on every platform: path
-/// separators and the characters Windows refuses (`<>:"/\|?*`, control
-/// characters) become `_`, leading dots and trailing dots and spaces go (no
-/// hidden files, no `..`), device names such as `CON` get a `_`, and the
-/// name is cut to 200 bytes. `#` stays: glTF's unnamed animations are
-/// `{stem}#{index}`. A name left empty becomes `clip{index}`.
-pub fn safe_file_name(name: &str, index: usize) -> String {
-    let mut safe: String = name
-        .chars()
-        .map(|c| match c {
-            '<' | '>' | ':' | '"' | '/' | '\\' | '|' | '?' | '*' => '_',
-            c if c.is_control() => '_',
-            c => c,
-        })
-        .collect();
-    safe = safe
-        .trim_start_matches(['.', ' '])
-        .trim_end_matches(['.', ' '])
-        .to_string();
-    if safe.len() > 200 {
-        let mut cut = 200;
-        while !safe.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        safe.truncate(cut);
-        safe = safe.trim_end_matches(['.', ' ']).to_string();
-    }
-    if safe.is_empty() {
-        return format!("clip{index}");
-    }
-    const DEVICES: [&str; 22] = [
-        "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8",
-        "COM9", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
-    ];
-    let base = safe.split('.').next().unwrap_or("");
-    if DEVICES.iter().any(|d| d.eq_ignore_ascii_case(base)) {
-        safe.push('_');
-    }
-    safe
-}
-
 /// Picks one clip of a source: the only one, or `index` among several.
 fn pick_clip(path: &Path, mut clips: Vec<Clip>, index: Option<usize>) -> anyhow::Result<Clip> {
     match (index, clips.len()) {
@@ -631,27 +600,37 @@ fn pick_clip(path: &Path, mut clips: Vec<Clip>, index: Option<usize>) -> anyhow:
 }
 
 fn pack_clip(args: &Args, clip: &Clip, output: PathBuf, sources: usize) -> anyhow::Result<Packed> {
-    let (compressed, stats) = compress(clip, &args.codec.settings())?;
+    write(args, clip, prepare(args, clip)?, output, sources)
+}
+
+/// Compresses `clip` (and builds its preview tier) in memory.
+fn prepare(args: &Args, clip: &Clip) -> anyhow::Result<Prepared> {
+    Ok(Prepared::new(
+        clip,
+        &args.codec.settings(),
+        args.preview_cm,
+    )?)
+}
+
+/// Writes a prepared clip to `output`, atomically.
+fn write(
+    args: &Args,
+    clip: &Clip,
+    ready: Prepared,
+    output: PathBuf,
+    sources: usize,
+) -> anyhow::Result<Packed> {
+    let float_error_share = ready.float_error_share();
+    let Prepared {
+        compressed,
+        stats,
+        preview,
+    } = ready;
     let options = WriteOptions::default()
         .with_page_bytes(args.page_kib.saturating_mul(1024))
         .with_lz4(args.lz4);
-    let preview = match args.preview_cm {
-        0.0 => None,
-        cm => Some(build_preview(
-            clip,
-            &compressed,
-            &args.codec.settings(),
-            cm,
-        )?),
-    };
     let file = write_stream_with_preview(&compressed, preview.as_ref(), &options, &output)?;
     let floats = &compressed.meta().floats;
-    let float_error_share = stats
-        .float_errors
-        .iter()
-        .zip(floats)
-        .map(|(&e, f)| f64::from(e) / f64::from(f.precision))
-        .reduce(f64::max);
     Ok(Packed {
         preview: preview.map(|p| PreviewReport {
             bytes: file.preview_bytes,
@@ -841,32 +820,4 @@ fn combine_inputs(
         Clip::actors(name, &clips)?
     };
     Ok((combined, clips.len()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::safe_file_name;
-
-    #[test]
-    fn clip_names_become_safe_file_names() {
-        assert_eq!(safe_file_name("Walk", 0), "Walk");
-        assert_eq!(safe_file_name("Walk/Run", 0), "Walk_Run");
-        assert_eq!(
-            safe_file_name("a\\b:c*d?e\"f<g>h|i", 0),
-            "a_b_c_d_e_f_g_h_i"
-        );
-        assert_eq!(safe_file_name("model#3", 3), "model#3");
-        assert_eq!(safe_file_name("..", 2), "clip2");
-        assert_eq!(safe_file_name("../../etc/passwd", 0), "_.._etc_passwd");
-        assert_eq!(safe_file_name(".hidden", 0), "hidden");
-        assert_eq!(safe_file_name("trailing. ", 0), "trailing");
-        assert_eq!(safe_file_name("", 4), "clip4");
-        assert_eq!(safe_file_name("tab\there", 0), "tab_here");
-        assert_eq!(safe_file_name("con", 0), "con_");
-        assert_eq!(safe_file_name("NUL.anim", 0), "NUL.anim_");
-        assert_eq!(safe_file_name("Körper", 0), "Körper");
-        let long = "é".repeat(150);
-        let cut = safe_file_name(&long, 0);
-        assert!(cut.len() <= 200 && cut.chars().all(|c| c == 'é'), "{cut}");
-    }
 }

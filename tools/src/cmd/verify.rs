@@ -12,7 +12,7 @@ use cinestream::metric::{measure_error, ErrorReport, MetricSettings};
 use cinestream::{Clip, FloatKind, Sampling};
 use serde::Serialize;
 
-use super::common::{load_one_clip, print_json, ImportArgs};
+use super::common::{load_one_clip, print_json, warnings_so_far, ImportArgs, WarningReport};
 
 /// Check a .cine file's checksums and pages (and its error, with --against).
 ///
@@ -124,6 +124,8 @@ struct VerifyReport<'a> {
     /// Float tracks of the file the source lacks.
     float_tracks_extra: Vec<&'a str>,
     floats_ok: Option<bool>,
+    /// The warnings printed on stderr while reading the sources.
+    warnings: Vec<WarningReport>,
 }
 
 /// One float track's error in the `--json` output.
@@ -186,6 +188,11 @@ struct PartReport<'a> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // Collected for the --json report; stderr shows them as they come.
+    cinestream::warnings::collect(|| verify(args)).0
+}
+
+fn verify(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(threshold) = args.threshold_cm {
         super::common::check_threshold(threshold)?;
     }
@@ -275,6 +282,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             float_tracks_missing: names(|f| f.missing.iter().map(String::as_str).collect()),
             float_tracks_extra: names(|f| f.extra.iter().map(String::as_str).collect()),
             floats_ok,
+            warnings: warnings_so_far(),
         })?;
     } else {
         let float_tracks = match meta.floats.len() {
