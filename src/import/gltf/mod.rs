@@ -124,6 +124,7 @@ mod document;
 mod floats;
 mod resample;
 mod skeleton;
+mod source;
 #[cfg(test)]
 mod test_doc;
 
@@ -131,13 +132,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use floats::FIELD_OF_VIEW_PRECISION;
-use floats::MAX_FLOAT_VALUES;
-use resample::Budget;
+use floats::{FloatPlan, MAX_FLOAT_VALUES};
+use resample::{Bound, Budget, Curves};
+pub use source::{
+    check_against_source, load_gltf_sources, parse_gltf_sources, SourceAnimation, SourceCheck,
+};
 
 use super::{read_file, ImportOptions};
-#[cfg(doc)]
-use crate::clip::FloatTrack;
-use crate::clip::{Clip, ClipError, LengthUnit};
+use crate::clip::{Clip, ClipError, FloatTrack, Skeleton};
 use crate::error::{Error, Result};
 
 /// What one animation channel drives.
@@ -170,18 +172,93 @@ pub const MAX_BUFFER_BYTES: u64 = 1 << 30;
 /// `base_dir` resolves relative buffer URIs; `None` allows only embedded data.
 ///
 /// Uses [`ImportOptions::gltf_sample_rate`] (finite and positive when set),
-/// [`ImportOptions::lenient`] and [`ImportOptions::morph_threshold_cm`];
-/// see the module docs for how each animation's rate is chosen and what
-/// becomes a float track. A document whose animations would expand to more
-/// than ten million transforms in all (samples times bones, summed over
-/// animations), or more than a hundred million float values (samples times
-/// float tracks), is rejected rather than allocated.
+/// [`ImportOptions::lenient`], [`ImportOptions::morph_threshold_cm`] and
+/// the resampling bound ([`ImportOptions::resample_threshold_cm`] and
+/// [`ImportOptions::resample_shell_cm`]); see the module docs for how each
+/// animation's rate is chosen and what becomes a float track. Each clip
+/// carries its rate, why, and its resampling error ([`Clip::resampling`]).
+/// A document whose animations would expand to more than ten million
+/// transforms in all (samples times bones, summed over animations), or more
+/// than a hundred million float values (samples times float tracks), is
+/// rejected rather than allocated.
 pub fn parse_gltf(
     bytes: &[u8],
     base_dir: Option<&Path>,
     source_name: &str,
     options: &ImportOptions,
 ) -> Result<Vec<Clip>> {
+    for (what, value) in [
+        ("resample threshold", options.resample_threshold_cm),
+        ("resample shell", options.resample_shell_cm),
+    ] {
+        if !(value.is_finite() && value > 0.0) {
+            return Err(Error::InvalidSettings {
+                message: format!(
+                    "{what} {value} cm must be positive and finite (importing {source_name})"
+                ),
+            });
+        }
+    }
+    let threshold_cm = options.morph_threshold_cm;
+    let mut budget = Budget {
+        transforms: MAX_TRANSFORMS,
+        floats: MAX_FLOAT_VALUES,
+    };
+    for_each_animation(bytes, base_dir, source_name, options, |cx, animation| {
+        let tracks = |values| animation.plan.tracks(values, threshold_cm);
+        // Precisions do not depend on values: one placeholder sample each.
+        let float_precisions: Vec<f32> = tracks(vec![vec![0.0]; animation.plan.tracks.len()])
+            .map_err(|e| cx.invalid_clip(e))?
+            .iter()
+            .map(FloatTrack::precision)
+            .collect();
+        let bound = Bound {
+            threshold_cm: options.resample_threshold_cm,
+            shell_cm: options.resample_shell_cm,
+            float_precisions: &float_precisions,
+        };
+        let clip = cx.resample(
+            &animation.curves,
+            animation.index,
+            &animation.name,
+            animation.skeleton,
+            options.gltf_sample_rate,
+            &bound,
+            &mut budget,
+            &tracks,
+        )?;
+        tracing::debug!(
+            source = source_name,
+            animation = clip.name(),
+            bones = clip.num_bones(),
+            floats = clip.float_tracks().len(),
+            samples = clip.num_samples(),
+            rate = clip.sample_rate(),
+            "imported glTF animation"
+        );
+        Ok(clip)
+    })
+}
+
+/// One animation of a document, read: what [`for_each_animation`] hands on.
+struct Animation<'a> {
+    index: usize,
+    /// Its name, `{stem}#{index}` when unnamed.
+    name: String,
+    curves: Curves,
+    skeleton: &'a Arc<Skeleton>,
+    plan: &'a FloatPlan,
+}
+
+/// Reads a document (see [`parse_gltf`]) and hands each animation's curves
+/// to `each`, in order, collecting what it makes.
+fn for_each_animation<T>(
+    bytes: &[u8],
+    base_dir: Option<&Path>,
+    source_name: &str,
+    options: &ImportOptions,
+    mut each: impl FnMut(&Context<'_>, Animation<'_>) -> Result<T>,
+) -> Result<Vec<T>> {
     let cx = Context {
         source_name,
         lenient: options.lenient,
@@ -214,10 +291,6 @@ pub fn parse_gltf(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| source_name.to_string());
-    let mut budget = Budget {
-        transforms: MAX_TRANSFORMS,
-        floats: MAX_FLOAT_VALUES,
-    };
     root.animations
         .iter()
         .enumerate()
@@ -226,39 +299,24 @@ pub fn parse_gltf(
                 Some(name) if !name.is_empty() => name.to_string(),
                 _ => format!("{stem}#{index}"),
             };
-            let sampled = cx.resample(
+            let curves = cx.curves(
                 root,
                 &buffers,
                 index,
-                &name,
                 &rig,
                 drives.get(index).map_or(&[][..], Vec::as_slice),
                 &plan,
-                options.gltf_sample_rate,
-                &mut budget,
             )?;
-            let floats = plan
-                .tracks(sampled.floats, threshold_cm)
-                .map_err(|e| cx.invalid_clip(e))?;
-            let clip = Clip::from_poses(
-                name,
-                skeleton.clone(),
-                sampled.rate,
-                LengthUnit::METRE,
-                sampled.poses,
+            each(
+                &cx,
+                Animation {
+                    index,
+                    name,
+                    curves,
+                    skeleton: &skeleton,
+                    plan: &plan,
+                },
             )
-            .and_then(|clip| clip.with_float_tracks(floats))
-            .map_err(|e| cx.invalid_clip(e))?;
-            tracing::debug!(
-                source = source_name,
-                animation = clip.name(),
-                bones = clip.num_bones(),
-                floats = clip.float_tracks().len(),
-                samples = clip.num_samples(),
-                rate = clip.sample_rate(),
-                "imported glTF animation"
-            );
-            Ok(clip)
         })
         .collect()
 }
