@@ -65,4 +65,17 @@ impl Resampling {
     pub fn is_within(&self) -> bool {
         self.error_cm <= self.threshold_cm && self.float_error_share <= 1.0
     }
+
+    /// The threshold to compress this clip to, out of `threshold_cm`, so
+    /// that at a source key between two samples the codec's error and the
+    /// resampling error together stay within `threshold_cm`: less the
+    /// resampling error where keys may fall between samples (irregular keys,
+    /// a forced rate), never below half of it; the whole of it where every
+    /// key is a sample (a key grid or a common grid).
+    pub fn codec_threshold_cm(&self, threshold_cm: f64) -> f64 {
+        match self.reason {
+            RateReason::KeyGrid | RateReason::CommonGrid => threshold_cm,
+            _ => (threshold_cm - self.error_cm).max(0.5 * threshold_cm),
+        }
+    }
 }

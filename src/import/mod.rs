@@ -70,7 +70,7 @@ impl Default for ImportOptions {
             gltf_sample_rate: None,
             lenient: false,
             morph_threshold_cm: DEFAULT_MORPH_THRESHOLD_CM,
-            resample_threshold_cm: f64::from(DEFAULT_MORPH_THRESHOLD_CM),
+            resample_threshold_cm: 0.01,
             resample_shell_cm: 3.0,
         }
     }

@@ -288,6 +288,11 @@ pub(super) struct Bound<'a> {
     pub(super) float_precisions: &'a [f32],
 }
 
+/// The share of the threshold irregular keys' resampling may take: the
+/// codec takes up to the whole threshold at the samples, and a key between
+/// two samples sees both errors, so the rate choice leaves it half.
+const RESAMPLING_SHARE: f64 = 0.5;
+
 /// The worst error between the source's curves and a clip played at
 /// some times.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -300,6 +305,14 @@ pub(super) struct Worst {
     pub(super) bone: usize,
     /// Largest float error over its track's precision.
     pub(super) float_share: f64,
+}
+
+impl Worst {
+    /// Whether the bones are within `share` of `threshold_cm` and every
+    /// float track within `share` of its precision.
+    fn is_within(&self, share: f64, threshold_cm: f64) -> bool {
+        self.cm <= share * threshold_cm && self.float_share <= share
+    }
 }
 
 impl Context<'_> {
@@ -503,10 +516,10 @@ impl Context<'_> {
             }
             None => {
                 let mut tried = None;
-                for &rate in &IRREGULAR_RATES {
-                    let timing = Timing::covering(rate, end);
+                for &nominal in &IRREGULAR_RATES {
+                    let timing = Timing::covering(ending_on_the_last_key(nominal, end), end);
                     let (clip, worst) = sample(timing, budget)?;
-                    let within = worst.cm <= bound.threshold_cm && worst.float_share <= 1.0;
+                    let within = worst.is_within(RESAMPLING_SHARE, bound.threshold_cm);
                     tried = Some((timing, clip, worst));
                     if within {
                         break;
@@ -515,18 +528,18 @@ impl Context<'_> {
                 let Some((timing, clip, worst)) = tried else {
                     return Err(self.internal("no candidate rate".to_string()));
                 };
-                let within = worst.cm <= bound.threshold_cm && worst.float_share <= 1.0;
+                let within = worst.is_within(RESAMPLING_SHARE, bound.threshold_cm);
                 if !within && !self.lenient {
                     return Err(self.error(
                         at,
                         format!(
                             "'{name}': key times are on no common grid of {MAX_OWN_RATE} Hz or \
                              less, and resampled at {} Hz the clip strays from the source's own \
-                             curves by {} (threshold {} cm); --rate forces a rate, --lenient \
-                             packs at {} Hz anyway",
+                             curves by {} (over {} cm, half the threshold); --rate forces a \
+                             rate, --lenient packs at {} Hz anyway",
                             timing.rate,
                             describe(&worst, skeleton),
-                            bound.threshold_cm,
+                            RESAMPLING_SHARE * bound.threshold_cm,
                             timing.rate
                         ),
                     ));
@@ -609,8 +622,12 @@ impl Context<'_> {
         let rate = timing.rate;
         let samples = timing.steps + 1;
         let error = describe(worst, skeleton);
-        let within = worst.cm <= bound.threshold_cm && worst.float_share <= 1.0;
-        let threshold = bound.threshold_cm;
+        let share = match reason {
+            RateReason::WithinThreshold | RateReason::OverThreshold => RESAMPLING_SHARE,
+            _ => 1.0,
+        };
+        let threshold = share * bound.threshold_cm;
+        let within = worst.is_within(share, bound.threshold_cm);
         let source = self.source_name;
         let over = match within {
             true => String::new(),
@@ -644,8 +661,9 @@ impl Context<'_> {
             RateReason::WithinThreshold => tracing::warn!(
                 source,
                 "{at} '{name}': key times are on no common grid of {MAX_OWN_RATE} Hz or less; \
-                 resampled at {rate} Hz, the lowest of {IRREGULAR_RATES:?} Hz within the \
-                 threshold of {threshold} cm ({samples} samples): resampling error {error}"
+                 resampled at {rate} Hz, the lowest of {IRREGULAR_RATES:?} Hz (each lowered \
+                 so that the last key is a sample) within the threshold of {threshold} cm \
+                 ({samples} samples): resampling error {error}"
             ),
             RateReason::OverThreshold => tracing::warn!(
                 source,
@@ -787,6 +805,16 @@ impl Timing {
 /// whose resampling error is within the threshold is the clip's. The last
 /// is the limit, [`MAX_OWN_RATE`].
 const IRREGULAR_RATES: [f64; 6] = [30.0, 60.0, 90.0, 120.0, 180.0, 240.0];
+
+/// `nominal` lowered (by less than one sample over the whole clip) so that
+/// a whole number of intervals spans `end`: the last key is then a sample,
+/// where a grid running past it would play the clip's last moment late.
+fn ending_on_the_last_key(nominal: f64, end: f64) -> f64 {
+    if end <= 0.0 {
+        return nominal;
+    }
+    (nominal * end).floor().max(1.0) / end
+}
 
 /// The clip of `curves` sampled on `timing`, named `name`, its float
 /// tracks built by `tracks` from their values.
@@ -1051,14 +1079,9 @@ fn key_grid(keys: &[&[f32]]) -> Option<f64> {
 /// The lowest rate up to [`MAX_OWN_RATE`] whose grid `k / R` from time 0
 /// holds every key (within the tolerance): whole numbers of hertz and NTSC
 /// rates (`n * 1000 / 1001` for `n` a multiple of 6: 23.976, 29.97, ...),
-/// lowest first. `None` without two distinct key times, or when no such
-/// grid holds them all.
+/// lowest first (1 Hz for keys at 0 alone). `None` when no such grid
+/// holds them all.
 fn common_grid(keys: &[&[f32]]) -> Option<f64> {
-    let mut distinct = keys.iter().flat_map(|t| t.iter());
-    let first = distinct.next()?;
-    if distinct.all(|t| t == first) {
-        return None;
-    }
     let whole = (1..=MAX_OWN_RATE as u32).map(f64::from);
     let ntsc = (6..=MAX_OWN_RATE as u32)
         .step_by(6)
@@ -1383,11 +1406,10 @@ mod tests {
             (30.0, 6, RateReason::CommonGrid)
         );
         // Uneven (0.013 would be a 1000 Hz grid): the lowest candidate
-        // within the threshold, up to the first sample at or after the
-        // last key.
+        // within the threshold, 30 Hz lowered to end on the last key.
         assert_eq!(
             timing_of(&[0.0, 0.013, 0.99], None),
-            (30.0, 31, RateReason::WithinThreshold)
+            (29.0 / 0.99f32 as f64, 30, RateReason::WithinThreshold)
         );
         // A forced rate wins.
         assert_eq!(timing_of(&keys, Some(30.0)), (30.0, 64, RateReason::Forced));
@@ -1411,8 +1433,9 @@ mod tests {
         film.extend((53..100).map(|k| (k as f64 / ntsc) as f32));
         let found = common_grid(&[&film]).unwrap();
         assert!((found - ntsc).abs() < 1e-9, "{found}");
-        // Irregular keys: no grid up to 240 Hz; one time alone: none.
+        // Irregular keys: no grid up to 240 Hz. One time alone: the
+        // lowest grid it is on.
         assert_eq!(common_grid(&[&[0.0, 0.013, 0.99]]), None);
-        assert_eq!(common_grid(&[&[0.25], &[0.25]]), None);
+        assert_eq!(common_grid(&[&[0.25], &[0.25]]), Some(4.0));
     }
 }
