@@ -10,7 +10,7 @@ use cinestream::compress::{build_preview, DEFAULT_PREVIEW_CM, PREVIEW_CM_RANGE};
 use cinestream::compress::{compress, CompressStats};
 use cinestream::container::{write_stream_with_preview, WriteOptions, WriteSummary};
 use cinestream::import::{self, ImportOptions, InputFile};
-use cinestream::{Clip, LengthUnit};
+use cinestream::{Clip, LengthUnit, RateReason, Resampling};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -125,6 +125,8 @@ struct Packed {
     sample_rate: f32,
     /// The length unit the source was read in.
     unit: LengthUnit,
+    /// How a glTF animation was sampled from its keys.
+    resampling: Option<Resampling>,
     stats: CompressStats,
     file: WriteSummary,
     /// Float tracks (morph weights, fields of view, curves).
@@ -168,6 +170,9 @@ impl Packed {
             samples: self.samples,
             sample_rate: self.sample_rate,
             source_unit: self.unit.to_string(),
+            resample_rate: self.resampling.map(|r| r.rate),
+            resample_reason: self.resampling.map(|r| r.reason.name()),
+            resample_error_cm: self.resampling.map(|r| r.error_cm),
             raw_bytes: self.stats.raw_bytes,
             file_bytes: self.file.file_bytes,
             ratio: self.ratio(),
@@ -196,6 +201,14 @@ struct PackedReport<'a> {
     samples: usize,
     sample_rate: f32,
     source_unit: String,
+    /// The rate a glTF animation was sampled at (null for other sources).
+    resample_rate: Option<f64>,
+    /// Why: "key grid", "common grid", "within threshold", "over
+    /// threshold" or "forced" (--rate).
+    resample_reason: Option<&'static str>,
+    /// The sampled clip, as the sampler plays it, against the source's own
+    /// curves at every key, sample and midpoint, in cm.
+    resample_error_cm: Option<f64>,
     raw_bytes: usize,
     file_bytes: usize,
     ratio: f64,
@@ -242,8 +255,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // Fail before the work, not after it.
         plot::check_output(path)?;
     }
-    let options = args.import.options()?;
     args.codec.check()?;
+    // Uneven glTF keys are resampled within the codec's own bound.
+    let options = args
+        .import
+        .options()?
+        .with_resample_error(args.codec.threshold_cm, args.codec.shell_cm);
     if args.preview_cm != 0.0 {
         check_real(
             "--preview-cm",
@@ -631,18 +648,20 @@ fn pick_clip(path: &Path, mut clips: Vec<Clip>, index: Option<usize>) -> anyhow:
 }
 
 fn pack_clip(args: &Args, clip: &Clip, output: PathBuf, sources: usize) -> anyhow::Result<Packed> {
-    let (compressed, stats) = compress(clip, &args.codec.settings())?;
+    let mut settings = args.codec.settings();
+    if let Some(resampling) = clip.resampling() {
+        // Where keys fall between samples, the codec gets what the
+        // resampling leaves of the threshold.
+        settings =
+            settings.with_threshold_cm(resampling.codec_threshold_cm(args.codec.threshold_cm));
+    }
+    let (compressed, stats) = compress(clip, &settings)?;
     let options = WriteOptions::default()
         .with_page_bytes(args.page_kib.saturating_mul(1024))
         .with_lz4(args.lz4);
     let preview = match args.preview_cm {
         0.0 => None,
-        cm => Some(build_preview(
-            clip,
-            &compressed,
-            &args.codec.settings(),
-            cm,
-        )?),
+        cm => Some(build_preview(clip, &compressed, &settings, cm)?),
     };
     let file = write_stream_with_preview(&compressed, preview.as_ref(), &options, &output)?;
     let floats = &compressed.meta().floats;
@@ -670,6 +689,7 @@ fn pack_clip(args: &Args, clip: &Clip, output: PathBuf, sources: usize) -> anyho
         samples: clip.num_samples(),
         sample_rate: clip.sample_rate(),
         unit: clip.unit(),
+        resampling: clip.resampling().copied(),
         stats,
         file,
     })
@@ -771,6 +791,24 @@ fn print_table(packed: &[Packed], many: bool) {
     }
     print_floats(packed);
     print_previews(packed);
+    print_resampling(packed);
+}
+
+/// A line for each glTF animation sampled other than at its keys' own
+/// rate: the rate, why, and the resampling error.
+fn print_resampling(packed: &[Packed]) {
+    for p in packed {
+        let Some(r) = p.resampling.filter(|r| r.reason != RateReason::KeyGrid) else {
+            continue;
+        };
+        println!(
+            "'{}': sampled at {} Hz ({}), resampling error {:.5} cm against the source's keys",
+            p.clip,
+            r.rate,
+            r.reason.name(),
+            r.error_cm
+        );
+    }
 }
 
 /// A line on the preview tiers after the table, when there are any.
