@@ -21,7 +21,10 @@ fn gapped_times() -> Vec<f32> {
 /// Writes `name.gltf` and its `name.bin` into `dir`: one bone, "root",
 /// and one animation per entry of `animations` (its name, and the x of a
 /// LINEAR translation at each gapped key, in metres).
-fn write_doc(dir: &Path, name: &str, animations: &[(&str, fn(usize) -> f32)]) {
+/// An animation's root x at each key, in metres.
+type KeyX = fn(usize) -> f32;
+
+fn write_doc(dir: &Path, name: &str, animations: &[(&str, KeyX)]) {
     let times = gapped_times();
     let mut bin: Vec<u8> = times.iter().flat_map(|t| t.to_le_bytes()).collect();
     let mut views = vec![json!({"buffer": 0, "byteOffset": 0, "byteLength": bin.len()})];

@@ -32,7 +32,7 @@
 //!   glTF timeline starts at 0; a clip runs from 0 to the animation's last
 //!   key):
 //!   - `--rate` ([`ImportOptions::gltf_sample_rate`]) given: sampled at that
-//!     rate.
+//!     rate, its resampling error reported (never refused).
 //!   - Otherwise, when every key lies on one grid `k / R` from time 0 (within
 //!     the tolerance: a few f32 ulps of the time, at least 1e-4 of an
 //!     interval), `R` is the clip's rate. `R` comes from the smallest key
@@ -43,9 +43,35 @@
 //!     second apart): it is sampled at the smallest whole multiple of `R`
 //!     that reaches [`DEFAULT_SAMPLE_RATE`], so every key still falls on a
 //!     sample. A grid finer than 240 Hz is taken as uneven keys.
-//!   - Keys on no such grid are uneven: sampled at [`DEFAULT_SAMPLE_RATE`]
-//!     with a `tracing` warning naming the animation and the rate (no
-//!     warning when the keys all lie on that rate's grid anyway).
+//!   - Keys on no contiguous grid (24 Hz keys with a 0.2 s gap) are
+//!     sampled on their **common grid**: the lowest rate up to 240 Hz, whole
+//!     or NTSC (`n * 1000 / 1001`, `n` a multiple of 6), whose grid holds
+//!     every key of every sampler within the tolerance (120 Hz there), so
+//!     every key is a sample; a common grid under 20 Hz is raised as above.
+//!   - Keys on no grid up to 240 Hz are **irregular**: the clip is sampled
+//!     at the lowest of 30, 60, 90, 120, 180 and 240 Hz (each lowered by
+//!     less than one sample over the clip so that the last key is a
+//!     sample) whose **resampling error** is within half of
+//!     [`ImportOptions::resample_threshold_cm`] (and every float track
+//!     within half its precision): the clip played as the sampler plays it
+//!     (linear blend between samples, normalized lerp for rotations)
+//!     against the source's own curves (STEP, LINEAR slerp, CUBICSPLINE) at
+//!     every key time, halfway between consecutive keys, at every sample
+//!     and halfway between consecutive samples, with the crate's
+//!     object-space metric at [`ImportOptions::resample_shell_cm`]. The
+//!     other half is the codec's: `pack` compresses such a clip to the
+//!     threshold less its resampling error
+//!     ([`Resampling::codec_threshold_cm`](crate::clip::Resampling::codec_threshold_cm)),
+//!     so that at a key between two samples both together stay within it.
+//!     When no rate up to 240 Hz is within, the animation is refused,
+//!     naming it, the rate tried and the error; with `--lenient` it is
+//!     sampled at the limit with a warning giving the error.
+//!   - Every clip says its rate, why, and its resampling error measured as
+//!     above ([`Clip::resampling`]; `pack --json` prints `resample_rate`,
+//!     `resample_reason` and `resample_error_cm`); a `tracing` warning says
+//!     so whenever the keys' own contiguous grid is not kept, or the error
+//!     is over the threshold (as between keys of a CUBICSPLINE curve, which
+//!     samples play linearly).
 //!   - On a grid, the sample count is `round(end * R) + 1`: the last sample
 //!     is the last key, nothing past it. Resampled, samples are taken at
 //!     `k / rate` up to the first at or after the last key, and that last
@@ -101,6 +127,10 @@
 //!   `extras.targetNames` (lenient: `target{k}` names); a second channel on
 //!   the same node and path, or the same camera (the later one wins); and
 //!   negative key times (the part before 0 is not sampled).
+//! - **The source as it defines itself**: [`parse_gltf_sources`] reads each
+//!   animation as its own curves ([`SourceAnimation`], a pose at any time),
+//!   and [`check_against_source`] measures a clip and its decoded stream
+//!   against them at every key time and sample time (`verify --against`).
 //! - Each animation becomes a clip named after it (`{stem}#{index}` when
 //!   unnamed). Lengths are metres, as glTF specifies.
 //! - Every index, offset and length from the file is checked against the bytes
