@@ -118,8 +118,18 @@ pub struct Prepared {
 
 impl Prepared {
     /// Compresses `clip` with `settings` and, unless `preview_cm` is 0,
-    /// builds its preview tier within `preview_cm` centimetres.
+    /// builds its preview tier within `preview_cm` centimetres. A clip
+    /// resampled from keys that fall between its samples is compressed to
+    /// what the resampling leaves of the threshold
+    /// ([`Resampling::codec_threshold_cm`](crate::clip::Resampling::codec_threshold_cm)),
+    /// so that at the source's own keys the two errors together stay within it.
     pub fn new(clip: &Clip, settings: &CompressSettings, preview_cm: f64) -> Result<Prepared> {
+        let mut settings = settings.clone();
+        if let Some(resampling) = clip.resampling() {
+            let threshold_cm = resampling.codec_threshold_cm(settings.threshold_cm);
+            settings = settings.with_threshold_cm(threshold_cm);
+        }
+        let settings = &settings;
         let (compressed, stats) = compress(clip, settings)?;
         let preview = match preview_cm {
             0.0 => None,

@@ -10,12 +10,14 @@
 //! quaternions, at least one sample and a positive sample rate.
 
 mod float;
+mod resampling;
 
 use std::sync::Arc;
 
 use glam::{Quat, Vec3};
 
 pub use float::{FloatKind, FloatTrack, FIELD_OF_VIEW_PRECISION, MAX_FLOAT_COMPONENTS};
+pub use resampling::{RateReason, Resampling};
 
 /// Largest number of bones a skeleton may have. Bone indices are stored as
 /// `u16` on disk; the last value is kept free to mean "no parent".
@@ -446,6 +448,8 @@ pub struct Clip {
     poses: Vec<Transform>,
     /// Morph weights, fields of view and other curves, one sample each per pose.
     floats: Vec<FloatTrack>,
+    /// How an importer sampled it from its source's curves, if it did.
+    resampling: Option<Resampling>,
 }
 
 impl Clip {
@@ -486,6 +490,7 @@ impl Clip {
             unit,
             poses,
             floats: Vec::new(),
+            resampling: None,
         })
     }
 
@@ -561,6 +566,20 @@ impl Clip {
     /// The float tracks (morph weights, fields of view, curves), in order.
     pub fn float_tracks(&self) -> &[FloatTrack] {
         &self.floats
+    }
+
+    /// The same clip with the importer's account of its rate and
+    /// resampling error.
+    pub fn with_resampling(mut self, resampling: Resampling) -> Clip {
+        self.resampling = Some(resampling);
+        self
+    }
+
+    /// How the importer sampled this clip from its source's curves (glTF):
+    /// the rate, why, and the resampling error. `None` for clips built
+    /// otherwise (BVH frames, combined clips, clips built in code).
+    pub fn resampling(&self) -> Option<&Resampling> {
+        self.resampling.as_ref()
     }
 
     /// The first `samples` samples (at least one, at most all) as a clip of
@@ -772,6 +791,8 @@ impl Clip {
             unit: first.unit,
             poses,
             floats,
+            // Several sources: each has its own; the combined clip none.
+            resampling: None,
         })
     }
 
@@ -850,6 +871,8 @@ impl Clip {
             unit: first.unit,
             poses,
             floats,
+            // Several sources: each has its own; the combined clip none.
+            resampling: None,
         })
     }
 }

@@ -25,8 +25,12 @@ pub struct ImportOptions {
     /// key on one grid `k / R` from time 0, up to f32 rounding) keeps its own
     /// rate `R` and its exact duration, the last sample on the last key; a
     /// grid sparser than 20 Hz is sampled at its smallest multiple reaching
-    /// [`DEFAULT_SAMPLE_RATE`]; one keyed unevenly is resampled at
-    /// [`DEFAULT_SAMPLE_RATE`] with a warning. See [`gltf`] for details.
+    /// [`DEFAULT_SAMPLE_RATE`]; keys on no contiguous grid are sampled on
+    /// their lowest common grid up to 240 Hz, else at the lowest candidate
+    /// rate whose resampling error is within
+    /// [`resample_threshold_cm`](Self::resample_threshold_cm) (refused
+    /// when none is, unless [`lenient`](Self::lenient)). See [`gltf`] for
+    /// details.
     pub gltf_sample_rate: Option<f32>,
     /// Accept what real exporters get wrong, with a warning naming it,
     /// instead of refusing the file. Default: refuse. For glTF: channels of
@@ -42,6 +46,15 @@ pub struct ImportOptions {
     /// [`FloatTrack::morph_weight`](crate::clip::FloatTrack::morph_weight)).
     /// Positive and finite. Default: 0.01 cm, the bones' default error bound.
     pub morph_threshold_cm: f32,
+    /// How far, in cm, a glTF animation resampled from irregular keys may
+    /// stray from the source's own curves (the object-space metric at
+    /// [`resample_shell_cm`](Self::resample_shell_cm)); the bound of the
+    /// rate choice. Positive and finite. Default: 0.01 cm, the codec's
+    /// default threshold.
+    pub resample_threshold_cm: f64,
+    /// The metric's shell distance, in cm, for the resampling error.
+    /// Positive and finite. Default: 3 cm, the codec's default shell.
+    pub resample_shell_cm: f64,
 }
 
 /// The rate, in Hz, at which sources that do not say resample.
@@ -57,6 +70,8 @@ impl Default for ImportOptions {
             gltf_sample_rate: None,
             lenient: false,
             morph_threshold_cm: DEFAULT_MORPH_THRESHOLD_CM,
+            resample_threshold_cm: 0.01,
+            resample_shell_cm: 3.0,
         }
     }
 }
@@ -77,6 +92,15 @@ impl ImportOptions {
     /// Accepts known exporter faults with a warning instead of an error.
     pub fn with_lenient(mut self, lenient: bool) -> Self {
         self.lenient = lenient;
+        self
+    }
+
+    /// Sets the bound of the glTF rate choice: how far, in cm, a resampled
+    /// animation may stray from its source's curves, measured at
+    /// `shell_cm` from each joint (both positive and finite).
+    pub fn with_resample_error(mut self, threshold_cm: f64, shell_cm: f64) -> Self {
+        self.resample_threshold_cm = threshold_cm;
+        self.resample_shell_cm = shell_cm;
         self
     }
 

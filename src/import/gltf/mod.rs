@@ -32,7 +32,7 @@
 //!   glTF timeline starts at 0; a clip runs from 0 to the animation's last
 //!   key):
 //!   - `--rate` ([`ImportOptions::gltf_sample_rate`]) given: sampled at that
-//!     rate.
+//!     rate, its resampling error reported (never refused).
 //!   - Otherwise, when every key lies on one grid `k / R` from time 0 (within
 //!     the tolerance: a few f32 ulps of the time, at least 1e-4 of an
 //!     interval), `R` is the clip's rate. `R` comes from the smallest key
@@ -43,9 +43,35 @@
 //!     second apart): it is sampled at the smallest whole multiple of `R`
 //!     that reaches [`DEFAULT_SAMPLE_RATE`], so every key still falls on a
 //!     sample. A grid finer than 240 Hz is taken as uneven keys.
-//!   - Keys on no such grid are uneven: sampled at [`DEFAULT_SAMPLE_RATE`]
-//!     with a `tracing` warning naming the animation and the rate (no
-//!     warning when the keys all lie on that rate's grid anyway).
+//!   - Keys on no contiguous grid (24 Hz keys with a 0.2 s gap) are
+//!     sampled on their **common grid**: the lowest rate up to 240 Hz, whole
+//!     or NTSC (`n * 1000 / 1001`, `n` a multiple of 6), whose grid holds
+//!     every key of every sampler within the tolerance (120 Hz there), so
+//!     every key is a sample; a common grid under 20 Hz is raised as above.
+//!   - Keys on no grid up to 240 Hz are **irregular**: the clip is sampled
+//!     at the lowest of 30, 60, 90, 120, 180 and 240 Hz (each lowered by
+//!     less than one sample over the clip so that the last key is a
+//!     sample) whose **resampling error** is within half of
+//!     [`ImportOptions::resample_threshold_cm`] (and every float track
+//!     within half its precision): the clip played as the sampler plays it
+//!     (linear blend between samples, normalized lerp for rotations)
+//!     against the source's own curves (STEP, LINEAR slerp, CUBICSPLINE) at
+//!     every key time, halfway between consecutive keys, at every sample
+//!     and halfway between consecutive samples, with the crate's
+//!     object-space metric at [`ImportOptions::resample_shell_cm`]. The
+//!     other half is the codec's: `pack` compresses such a clip to the
+//!     threshold less its resampling error
+//!     ([`Resampling::codec_threshold_cm`](crate::clip::Resampling::codec_threshold_cm)),
+//!     so that at a key between two samples both together stay within it.
+//!     When no rate up to 240 Hz is within, the animation is refused,
+//!     naming it, the rate tried and the error; with `--lenient` it is
+//!     sampled at the limit with a warning giving the error.
+//!   - Every clip says its rate, why, and its resampling error measured as
+//!     above ([`Clip::resampling`]; `pack --json` prints `resample_rate`,
+//!     `resample_reason` and `resample_error_cm`); a `tracing` warning says
+//!     so whenever the keys' own contiguous grid is not kept, or the error
+//!     is over the threshold (as between keys of a CUBICSPLINE curve, which
+//!     samples play linearly).
 //!   - On a grid, the sample count is `round(end * R) + 1`: the last sample
 //!     is the last key, nothing past it. Resampled, samples are taken at
 //!     `k / rate` up to the first at or after the last key, and that last
@@ -101,6 +127,10 @@
 //!   `extras.targetNames` (lenient: `target{k}` names); a second channel on
 //!   the same node and path, or the same camera (the later one wins); and
 //!   negative key times (the part before 0 is not sampled).
+//! - **The source as it defines itself**: [`parse_gltf_sources`] reads each
+//!   animation as its own curves ([`SourceAnimation`], a pose at any time),
+//!   and [`check_against_source`] measures a clip and its decoded stream
+//!   against them at every key time and sample time (`verify --against`).
 //! - Each animation becomes a clip named after it (`{stem}#{index}` when
 //!   unnamed). Lengths are metres, as glTF specifies.
 //! - Every index, offset and length from the file is checked against the bytes
@@ -124,6 +154,7 @@ mod document;
 mod floats;
 mod resample;
 mod skeleton;
+mod source;
 #[cfg(test)]
 mod test_doc;
 
@@ -131,13 +162,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use floats::FIELD_OF_VIEW_PRECISION;
-use floats::MAX_FLOAT_VALUES;
-use resample::Budget;
+use floats::{FloatPlan, MAX_FLOAT_VALUES};
+use resample::{Bound, Budget, Curves};
+pub use source::{
+    check_against_source, load_gltf_sources, parse_gltf_sources, SourceAnimation, SourceCheck,
+};
 
 use super::{read_file, ImportOptions};
-#[cfg(doc)]
-use crate::clip::FloatTrack;
-use crate::clip::{Clip, ClipError, LengthUnit};
+use crate::clip::{Clip, ClipError, FloatTrack, Skeleton};
 use crate::error::{Error, Result};
 
 /// What one animation channel drives.
@@ -170,18 +202,93 @@ pub const MAX_BUFFER_BYTES: u64 = 1 << 30;
 /// `base_dir` resolves relative buffer URIs; `None` allows only embedded data.
 ///
 /// Uses [`ImportOptions::gltf_sample_rate`] (finite and positive when set),
-/// [`ImportOptions::lenient`] and [`ImportOptions::morph_threshold_cm`];
-/// see the module docs for how each animation's rate is chosen and what
-/// becomes a float track. A document whose animations would expand to more
-/// than ten million transforms in all (samples times bones, summed over
-/// animations), or more than a hundred million float values (samples times
-/// float tracks), is rejected rather than allocated.
+/// [`ImportOptions::lenient`], [`ImportOptions::morph_threshold_cm`] and
+/// the resampling bound ([`ImportOptions::resample_threshold_cm`] and
+/// [`ImportOptions::resample_shell_cm`]); see the module docs for how each
+/// animation's rate is chosen and what becomes a float track. Each clip
+/// carries its rate, why, and its resampling error ([`Clip::resampling`]).
+/// A document whose animations would expand to more than ten million
+/// transforms in all (samples times bones, summed over animations), or more
+/// than a hundred million float values (samples times float tracks), is
+/// rejected rather than allocated.
 pub fn parse_gltf(
     bytes: &[u8],
     base_dir: Option<&Path>,
     source_name: &str,
     options: &ImportOptions,
 ) -> Result<Vec<Clip>> {
+    for (what, value) in [
+        ("resample threshold", options.resample_threshold_cm),
+        ("resample shell", options.resample_shell_cm),
+    ] {
+        if !(value.is_finite() && value > 0.0) {
+            return Err(Error::InvalidSettings {
+                message: format!(
+                    "{what} {value} cm must be positive and finite (importing {source_name})"
+                ),
+            });
+        }
+    }
+    let threshold_cm = options.morph_threshold_cm;
+    let mut budget = Budget {
+        transforms: MAX_TRANSFORMS,
+        floats: MAX_FLOAT_VALUES,
+    };
+    for_each_animation(bytes, base_dir, source_name, options, |cx, animation| {
+        let tracks = |values| animation.plan.tracks(values, threshold_cm);
+        // Precisions do not depend on values: one placeholder sample each.
+        let float_precisions: Vec<f32> = tracks(vec![vec![0.0]; animation.plan.tracks.len()])
+            .map_err(|e| cx.invalid_clip(e))?
+            .iter()
+            .map(FloatTrack::precision)
+            .collect();
+        let bound = Bound {
+            threshold_cm: options.resample_threshold_cm,
+            shell_cm: options.resample_shell_cm,
+            float_precisions: &float_precisions,
+        };
+        let clip = cx.resample(
+            &animation.curves,
+            animation.index,
+            &animation.name,
+            animation.skeleton,
+            options.gltf_sample_rate,
+            &bound,
+            &mut budget,
+            &tracks,
+        )?;
+        tracing::debug!(
+            source = source_name,
+            animation = clip.name(),
+            bones = clip.num_bones(),
+            floats = clip.float_tracks().len(),
+            samples = clip.num_samples(),
+            rate = clip.sample_rate(),
+            "imported glTF animation"
+        );
+        Ok(clip)
+    })
+}
+
+/// One animation of a document, read: what [`for_each_animation`] hands on.
+struct Animation<'a> {
+    index: usize,
+    /// Its name, `{stem}#{index}` when unnamed.
+    name: String,
+    curves: Curves,
+    skeleton: &'a Arc<Skeleton>,
+    plan: &'a FloatPlan,
+}
+
+/// Reads a document (see [`parse_gltf`]) and hands each animation's curves
+/// to `each`, in order, collecting what it makes.
+fn for_each_animation<T>(
+    bytes: &[u8],
+    base_dir: Option<&Path>,
+    source_name: &str,
+    options: &ImportOptions,
+    mut each: impl FnMut(&Context<'_>, Animation<'_>) -> Result<T>,
+) -> Result<Vec<T>> {
     let cx = Context {
         source_name,
         lenient: options.lenient,
@@ -214,10 +321,6 @@ pub fn parse_gltf(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| source_name.to_string());
-    let mut budget = Budget {
-        transforms: MAX_TRANSFORMS,
-        floats: MAX_FLOAT_VALUES,
-    };
     root.animations
         .iter()
         .enumerate()
@@ -226,39 +329,24 @@ pub fn parse_gltf(
                 Some(name) if !name.is_empty() => name.to_string(),
                 _ => format!("{stem}#{index}"),
             };
-            let sampled = cx.resample(
+            let curves = cx.curves(
                 root,
                 &buffers,
                 index,
-                &name,
                 &rig,
                 drives.get(index).map_or(&[][..], Vec::as_slice),
                 &plan,
-                options.gltf_sample_rate,
-                &mut budget,
             )?;
-            let floats = plan
-                .tracks(sampled.floats, threshold_cm)
-                .map_err(|e| cx.invalid_clip(e))?;
-            let clip = Clip::from_poses(
-                name,
-                skeleton.clone(),
-                sampled.rate,
-                LengthUnit::METRE,
-                sampled.poses,
+            each(
+                &cx,
+                Animation {
+                    index,
+                    name,
+                    curves,
+                    skeleton: &skeleton,
+                    plan: &plan,
+                },
             )
-            .and_then(|clip| clip.with_float_tracks(floats))
-            .map_err(|e| cx.invalid_clip(e))?;
-            tracing::debug!(
-                source = source_name,
-                animation = clip.name(),
-                bones = clip.num_bones(),
-                floats = clip.float_tracks().len(),
-                samples = clip.num_samples(),
-                rate = clip.sample_rate(),
-                "imported glTF animation"
-            );
-            Ok(clip)
         })
         .collect()
 }

@@ -2,6 +2,7 @@
 //! channels interpolated (STEP, LINEAR with slerp, CUBICSPLINE) into poses.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use glam::{Quat, Vec4};
 use gltf::json::animation::Interpolation;
@@ -13,9 +14,13 @@ use super::floats::{FloatPlan, MAX_FLOAT_VALUES};
 use super::skeleton::Rig;
 use super::Drive;
 use super::{Context, Target, MAX_TRANSFORMS};
-use crate::clip::{Transform, MIN_QUATERNION_LENGTH};
+use crate::clip::{
+    Clip, ClipError, FloatTrack, LengthUnit, RateReason, Resampling, Skeleton, Transform,
+    MIN_QUATERNION_LENGTH,
+};
 use crate::error::{Error, Result};
 use crate::import::DEFAULT_SAMPLE_RATE;
+use crate::metric::{vertex_error, worst_pose_error, DTransform, MetricSettings};
 
 /// Below this rate, in Hz, a key grid is sparse keys rather than a frame
 /// rate, and is sampled at a multiple of it.
@@ -37,17 +42,17 @@ const KEY_TIME_FRACTION: f64 = 1e-4;
 
 /// A channel ready to sample: keys and values (tangent triplets for cubic
 /// splines), vectors stored as `Vec4` with `w` unused for 3-vectors.
-struct Track<'t> {
+struct Track {
     /// The channel's index in its animation.
     channel: usize,
     bone: usize,
     target: Target,
     interpolation: Interpolation,
-    times: &'t [f32],
+    times: Arc<[f32]>,
     values: Vec<Vec4>,
 }
 
-impl Track<'_> {
+impl Track {
     /// The channel's value at `time` seconds, clamped to the first and last
     /// keys. A key within `tolerance` of `time` is taken as at `time`: f32
     /// key times rarely equal sample times exactly, and a STEP key must not
@@ -61,7 +66,7 @@ impl Track<'_> {
                 self.values[key]
             }
         };
-        let (key, u, span) = match locate(self.times, time, tolerance) {
+        let (key, u, span) = match locate(&self.times, time, tolerance) {
             Span::At(key) => return value(key),
             Span::Between { key, u, span } => (key, u, span),
         };
@@ -136,17 +141,17 @@ fn hermite(u: f32) -> [f32; 4] {
 /// mesh's targets, or one field of view), filling float tracks `slot` to
 /// `slot + width`. Cubic splines hold, per key, `width` in-tangents, then
 /// `width` values, then `width` out-tangents.
-struct FloatChannel<'t> {
+struct FloatChannel {
     /// The channel's index in its animation.
     channel: usize,
     slot: usize,
     width: usize,
     interpolation: Interpolation,
-    times: &'t [f32],
+    times: Arc<[f32]>,
     values: Vec<f32>,
 }
 
-impl FloatChannel<'_> {
+impl FloatChannel {
     /// Value `j` of the channel at `time` seconds (see [`locate`]).
     fn sample(&self, j: usize, time: f64, tolerance: f64) -> f32 {
         let w = self.width;
@@ -158,7 +163,7 @@ impl FloatChannel<'_> {
                 self.values[key * w + j]
             }
         };
-        let (key, u, span) = match locate(self.times, time, tolerance) {
+        let (key, u, span) = match locate(&self.times, time, tolerance) {
             Span::At(key) => return value(key),
             Span::Between { key, u, span } => (key, u, span),
         };
@@ -178,12 +183,94 @@ impl FloatChannel<'_> {
     }
 }
 
-/// One animation sampled: its rate, its poses (`poses[sample * bones +
-/// bone]`) and its float tracks' values (`floats[track][sample]`).
-pub(super) struct Sampled {
-    pub(super) rate: f32,
-    pub(super) poses: Vec<Transform>,
-    pub(super) floats: Vec<Vec<f32>>,
+/// An animation's channels, ready to evaluate at any time with their own
+/// interpolation: what its clip is sampled from, and what the clip's
+/// resampling error is measured against.
+pub(super) struct Curves {
+    tracks: Vec<Track>,
+    floats: Vec<FloatChannel>,
+    /// Every sampler's key times, those of skipped channels too (they set
+    /// the animation's end, as they always have).
+    times: Vec<Arc<[f32]>>,
+    /// Every bone's rest TRS, which no channel changes.
+    rest: Vec<Transform>,
+    /// Every float track's rest value, which no channel changes.
+    float_rest: Vec<f32>,
+}
+
+impl Curves {
+    /// Every sampler's key times.
+    fn keys(&self) -> Vec<&[f32]> {
+        self.times.iter().map(|t| &t[..]).collect()
+    }
+
+    /// The animation's last key time, in seconds (0 for keys before 0 alone).
+    pub(super) fn end(&self) -> f64 {
+        self.times
+            .iter()
+            .filter_map(|t| t.last())
+            .fold(0.0f64, |end, &t| end.max(f64::from(t)))
+    }
+
+    /// Every distinct key time of every sampler from 0 (where sampling
+    /// starts) on, ascending.
+    pub(super) fn key_times(&self) -> Vec<f64> {
+        let mut times: Vec<f64> = self
+            .times
+            .iter()
+            .flat_map(|t| t.iter())
+            .map(|&t| f64::from(t))
+            .filter(|&t| t >= 0.0)
+            .collect();
+        times.sort_unstable_by(f64::total_cmp);
+        times.dedup();
+        times
+    }
+
+    /// The number of bones of a pose.
+    pub(super) fn bones(&self) -> usize {
+        self.rest.len()
+    }
+
+    /// The number of float tracks.
+    pub(super) fn float_tracks(&self) -> usize {
+        self.float_rest.len()
+    }
+
+    /// Every bone's local transform at `time` seconds (rest where no
+    /// channel drives it) into `pose` (one per bone); `tolerance` as for
+    /// [`Track::sample`].
+    pub(super) fn pose_at(&self, time: f64, tolerance: f64, pose: &mut [Transform]) {
+        pose.copy_from_slice(&self.rest);
+        for track in &self.tracks {
+            let value = track.sample(time, tolerance);
+            let t = &mut pose[track.bone];
+            match track.target {
+                Target::Translation => t.translation = value.truncate(),
+                Target::Rotation => t.rotation = Quat::from_vec4(value),
+                Target::Scale => t.scale = value.truncate(),
+            }
+        }
+    }
+
+    /// Every float track's value at `time` seconds (rest where no channel
+    /// drives it) into `values` (one per track).
+    pub(super) fn floats_at(&self, time: f64, tolerance: f64, values: &mut [f32]) {
+        values.copy_from_slice(&self.float_rest);
+        for channel in &self.floats {
+            for j in 0..channel.width {
+                values[channel.slot + j] = channel.sample(j, time, tolerance);
+            }
+        }
+    }
+}
+
+/// How far from a key, in seconds, a time evaluated on the source's own
+/// curves is still that key: the tolerance of the finest grid the importer
+/// keeps ([`MAX_OWN_RATE`]), so that a key is where every sampling rate puts
+/// it.
+pub(super) fn source_tolerance(time: f64) -> f64 {
+    time_tolerance(time, 1.0 / MAX_OWN_RATE)
 }
 
 /// What the transform and float budgets have left for a document's
@@ -193,35 +280,62 @@ pub(super) struct Budget {
     pub(super) floats: usize,
 }
 
+/// What bounds an animation's resampling: the metric's threshold and shell,
+/// and each float track's precision.
+pub(super) struct Bound<'a> {
+    pub(super) threshold_cm: f64,
+    pub(super) shell_cm: f64,
+    pub(super) float_precisions: &'a [f32],
+}
+
+/// The share of the threshold irregular keys' resampling may take: the
+/// codec takes up to the whole threshold at the samples, and a key between
+/// two samples sees both errors, so the rate choice leaves it half.
+const RESAMPLING_SHARE: f64 = 0.5;
+
+/// The worst error between the source's curves and a clip played at
+/// some times.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct Worst {
+    /// Largest bone error, in cm.
+    pub(super) cm: f64,
+    /// Where it is, in seconds.
+    pub(super) time: f64,
+    /// The bone.
+    pub(super) bone: usize,
+    /// Largest float error over its track's precision.
+    pub(super) float_share: f64,
+}
+
+impl Worst {
+    /// Whether the bones are within `share` of `threshold_cm` and every
+    /// float track within `share` of its precision.
+    fn is_within(&self, share: f64, threshold_cm: f64) -> bool {
+        self.cm <= share * threshold_cm && self.float_share <= share
+    }
+}
+
 impl Context<'_> {
-    /// Samples animation `index` at `forced_rate` or the rate its keys say:
-    /// its bones into poses, and its morph weights and fields of view into
-    /// the float tracks `plan` lists (those it does not drive hold their
-    /// rest value), taking them from `budget`, what the document may still
-    /// use. `drives` says what each of its channels drives; `name` is the
-    /// clip's name, for warnings.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn resample(
+    /// Reads animation `index`'s channels into curves: its bones' TRS from
+    /// `rig` and the float tracks `plan` lists (those it does not drive
+    /// hold their rest value). `drives` says what each channel drives.
+    pub(super) fn curves(
         &self,
         root: &Root,
         buffers: &[Cow<'_, [u8]>],
         index: usize,
-        name: &str,
         rig: &Rig,
         drives: &[Drive],
         plan: &FloatPlan,
-        forced_rate: Option<f32>,
-        budget: &mut Budget,
-    ) -> Result<Sampled> {
-        let skeleton = &rig.skeleton;
+    ) -> Result<Curves> {
         let animation = &root.animations[index];
         let at = format!("animations[{index}]");
         let times = (0..animation.samplers.len())
-            .map(|sampler| self.read_times(root, buffers, index, sampler))
-            .collect::<Result<Vec<_>>>()?;
+            .map(|sampler| Ok(Arc::from(self.read_times(root, buffers, index, sampler)?)))
+            .collect::<Result<Vec<Arc<[f32]>>>>()?;
 
-        let mut tracks: Vec<Track<'_>> = Vec::new();
-        let mut float_channels: Vec<FloatChannel<'_>> = Vec::new();
+        let mut tracks: Vec<Track> = Vec::new();
+        let mut float_channels: Vec<FloatChannel> = Vec::new();
         for (k, channel) in animation.channels.iter().enumerate() {
             let channel_at = format!("{at}.channels[{k}]");
             let drive = drives.get(k).copied().unwrap_or(Drive::Skipped);
@@ -276,7 +390,7 @@ impl Context<'_> {
                         bone,
                         target,
                         interpolation,
-                        times: keys,
+                        times: keys.clone(),
                         values,
                     });
                     continue;
@@ -299,6 +413,13 @@ impl Context<'_> {
                 }
                 Drive::Skipped => continue,
             };
+            if slot.saturating_add(width) > plan.tracks.len() {
+                return Err(self.internal(format!(
+                    "{channel_at} fills float tracks {slot} to {}, past the {}",
+                    slot.saturating_add(width),
+                    plan.tracks.len()
+                )));
+            }
             // Weights may be normalized integers, as rotations may.
             let values =
                 self.read_scalars(&data, matches!(drive, Drive::Weights { .. }), &output_at)?;
@@ -333,15 +454,127 @@ impl Context<'_> {
                 slot,
                 width,
                 interpolation,
-                times: keys,
+                times: keys.clone(),
                 values,
             });
         }
+        Ok(Curves {
+            tracks,
+            floats: float_channels,
+            times,
+            rest: rig.skeleton.bones().iter().map(|b| b.bind).collect(),
+            float_rest: plan.tracks.iter().map(|t| t.rest).collect(),
+        })
+    }
 
-        let keys: Vec<&[f32]> = times.iter().map(Vec::as_slice).collect();
-        let timing = self.timing(&keys, forced_rate, &at, name);
+    /// Samples animation `index` (`curves`, named `name`) into a clip at
+    /// `forced_rate` or the rate its keys say (see the module docs),
+    /// measuring its resampling error against `bound` and taking its
+    /// samples from `budget`, what the document may still use. `tracks`
+    /// builds the float tracks from their sampled values.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn resample(
+        &self,
+        curves: &Curves,
+        index: usize,
+        name: &str,
+        skeleton: &Arc<Skeleton>,
+        forced_rate: Option<f32>,
+        bound: &Bound<'_>,
+        budget: &mut Budget,
+        tracks: &dyn Fn(Vec<Vec<f32>>) -> std::result::Result<Vec<FloatTrack>, ClipError>,
+    ) -> Result<Clip> {
+        let at = format!("animations[{index}]");
+        let keys = curves.keys();
+        let end = curves.end();
+        let sample = |timing: Timing, budget: &Budget| -> Result<(Clip, Worst)> {
+            self.check_budget(timing, curves, budget, &at)?;
+            let clip = sample_clip(curves, timing, name, skeleton, tracks)
+                .map_err(|e| self.invalid_clip(e))?;
+            let worst = resampling_error(curves, &clip, timing, bound);
+            Ok((clip, worst))
+        };
+        let grid = match forced_rate {
+            Some(rate) => Some((f64::from(rate), RateReason::Forced)),
+            None => key_grid(&keys)
+                .map(|rate| (rate, RateReason::KeyGrid))
+                .or_else(|| common_grid(&keys).map(|rate| (rate, RateReason::CommonGrid))),
+        };
+        let (timing, reason, clip, worst) = match grid {
+            Some((rate, reason)) => {
+                // Sparse keys: a multiple of their rate keeps each on a sample.
+                let rate = match reason {
+                    RateReason::Forced => rate,
+                    _ if rate < MIN_OWN_RATE => {
+                        rate * (f64::from(DEFAULT_SAMPLE_RATE) / rate).ceil().max(1.0)
+                    }
+                    _ => rate,
+                };
+                let timing = Timing::covering(rate, end);
+                let (clip, worst) = sample(timing, budget)?;
+                (timing, reason, clip, worst)
+            }
+            None => {
+                let mut tried = None;
+                for &nominal in &IRREGULAR_RATES {
+                    let timing = Timing::covering(ending_on_the_last_key(nominal, end), end);
+                    let (clip, worst) = sample(timing, budget)?;
+                    let within = worst.is_within(RESAMPLING_SHARE, bound.threshold_cm);
+                    tried = Some((timing, clip, worst));
+                    if within {
+                        break;
+                    }
+                }
+                let Some((timing, clip, worst)) = tried else {
+                    return Err(self.internal("no candidate rate".to_string()));
+                };
+                let within = worst.is_within(RESAMPLING_SHARE, bound.threshold_cm);
+                if !within && !self.lenient {
+                    return Err(self.error(
+                        at,
+                        format!(
+                            "'{name}': key times are on no common grid of {MAX_OWN_RATE} Hz or \
+                             less, and resampled at {} Hz the clip strays from the source's own \
+                             curves by {} (over {} cm, half the threshold); --rate forces a \
+                             rate, --lenient packs at {} Hz anyway",
+                            timing.rate,
+                            describe(&worst, skeleton),
+                            RESAMPLING_SHARE * bound.threshold_cm,
+                            timing.rate
+                        ),
+                    ));
+                }
+                let reason = match within {
+                    true => RateReason::WithinThreshold,
+                    false => RateReason::OverThreshold,
+                };
+                (timing, reason, clip, worst)
+            }
+        };
+        self.report_rate(&at, name, timing, reason, &worst, bound, skeleton);
+        budget.transforms -= (timing.steps as usize + 1) * curves.bones();
+        budget.floats -= (timing.steps as usize + 1) * curves.float_tracks();
+        Ok(clip.with_resampling(Resampling {
+            rate: timing.rate,
+            reason,
+            error_cm: worst.cm,
+            worst_time: worst.time,
+            float_error_share: worst.float_share,
+            threshold_cm: bound.threshold_cm,
+        }))
+    }
+
+    /// Refuses `timing` when its samples would take more transforms or
+    /// float values than `budget` has left.
+    fn check_budget(
+        &self,
+        timing: Timing,
+        curves: &Curves,
+        budget: &Budget,
+        at: &str,
+    ) -> Result<()> {
         let Timing { rate, end, steps } = timing;
-        let bones = skeleton.len();
+        let bones = curves.bones();
         let transforms = (steps as f64 + 1.0) * bones as f64;
         if transforms > budget.transforms as f64 {
             return Err(self.error(
@@ -355,7 +588,7 @@ impl Context<'_> {
                 ),
             ));
         }
-        let float_tracks = plan.tracks.len();
+        let float_tracks = curves.float_tracks();
         let float_values = (steps as f64 + 1.0) * float_tracks as f64;
         if float_values > budget.floats as f64 {
             return Err(self.error(
@@ -369,50 +602,77 @@ impl Context<'_> {
                 ),
             ));
         }
-        let samples = steps as usize + 1;
-        budget.transforms -= samples * bones;
-        budget.floats -= samples * float_tracks;
-        let mut poses = Vec::with_capacity(samples * bones);
-        for _ in 0..samples {
-            poses.extend(skeleton.bones().iter().map(|b| b.bind));
-        }
-        let sample_time = |sample: usize| {
-            let time = (sample as f64 / rate).min(end);
-            (time, time_tolerance(time, 1.0 / rate))
+        Ok(())
+    }
+
+    /// Says which rate an animation was sampled at, why, and its
+    /// resampling error: a warning when keys were not kept on their own
+    /// grid or the error is over the threshold, a debug line otherwise.
+    #[allow(clippy::too_many_arguments)]
+    fn report_rate(
+        &self,
+        at: &str,
+        name: &str,
+        timing: Timing,
+        reason: RateReason,
+        worst: &Worst,
+        bound: &Bound<'_>,
+        skeleton: &Skeleton,
+    ) {
+        let rate = timing.rate;
+        let samples = timing.steps + 1;
+        let error = describe(worst, skeleton);
+        let share = match reason {
+            RateReason::WithinThreshold | RateReason::OverThreshold => RESAMPLING_SHARE,
+            _ => 1.0,
         };
-        for track in &tracks {
-            for sample in 0..samples {
-                let (time, tolerance) = sample_time(sample);
-                let value = track.sample(time, tolerance);
-                let pose = &mut poses[sample * bones + track.bone];
-                match track.target {
-                    Target::Translation => pose.translation = value.truncate(),
-                    Target::Rotation => pose.rotation = Quat::from_vec4(value),
-                    Target::Scale => pose.scale = value.truncate(),
-                }
-            }
+        let threshold = share * bound.threshold_cm;
+        let within = worst.is_within(share, bound.threshold_cm);
+        let source = self.source_name;
+        let over = match within {
+            true => String::new(),
+            false => format!(", over the threshold of {threshold} cm"),
+        };
+        match reason {
+            RateReason::KeyGrid if within => tracing::debug!(
+                source,
+                "{at} '{name}': sampled at its keys' rate, {rate} Hz; resampling error {error}"
+            ),
+            RateReason::KeyGrid => tracing::warn!(
+                source,
+                "{at} '{name}': sampled at its keys' rate, {rate} Hz; resampling error \
+                 {error}{over} (between keys, played linearly where the source's curve is \
+                 not); --rate samples finer"
+            ),
+            RateReason::Forced if within => tracing::info!(
+                source,
+                "{at} '{name}': sampled at {rate} Hz (--rate); resampling error {error}"
+            ),
+            RateReason::Forced => tracing::warn!(
+                source,
+                "{at} '{name}': sampled at {rate} Hz (--rate); resampling error {error}{over}"
+            ),
+            RateReason::CommonGrid => tracing::warn!(
+                source,
+                "{at} '{name}': key times are not on one contiguous grid; sampled at {rate} Hz, \
+                 their lowest common grid, so every key is a sample ({samples} samples); \
+                 resampling error {error}{over}"
+            ),
+            RateReason::WithinThreshold => tracing::warn!(
+                source,
+                "{at} '{name}': key times are on no common grid of {MAX_OWN_RATE} Hz or less; \
+                 resampled at {rate} Hz, the lowest of {IRREGULAR_RATES:?} Hz (each lowered \
+                 so that the last key is a sample) within the threshold of {threshold} cm \
+                 ({samples} samples): resampling error {error}"
+            ),
+            RateReason::OverThreshold => tracing::warn!(
+                source,
+                "{at} '{name}': key times are on no common grid of {MAX_OWN_RATE} Hz or less, \
+                 and no rate up to {MAX_OWN_RATE} Hz keeps the clip within the threshold of \
+                 {threshold} cm; resampled at {rate} Hz anyway (--lenient): resampling error \
+                 {error}"
+            ),
         }
-        let mut floats: Vec<Vec<f32>> = plan.tracks.iter().map(|t| vec![t.rest; samples]).collect();
-        for channel in &float_channels {
-            for j in 0..channel.width {
-                let Some(values) = floats.get_mut(channel.slot + j) else {
-                    return Err(self.internal(format!(
-                        "{at}.channels[{}] fills float track {}, past the {float_tracks}",
-                        channel.channel,
-                        channel.slot + j
-                    )));
-                };
-                for (sample, value) in values.iter_mut().enumerate() {
-                    let (time, tolerance) = sample_time(sample);
-                    *value = channel.sample(j, time, tolerance);
-                }
-            }
-        }
-        Ok(Sampled {
-            rate: rate as f32,
-            poses,
-            floats,
-        })
     }
 
     /// The bone of a node a TRS channel drives.
@@ -508,40 +768,6 @@ impl Context<'_> {
             message: format!("{}: {message}", self.source_name),
         }
     }
-
-    /// Chooses an animation's rate and sample count from its samplers' key
-    /// times (see the module docs), warning when uneven keys are resampled.
-    /// `at` and `name` name the animation in the warning.
-    fn timing(&self, keys: &[&[f32]], forced_rate: Option<f32>, at: &str, name: &str) -> Timing {
-        let end = keys
-            .iter()
-            .filter_map(|t| t.last())
-            .fold(0.0f64, |end, &t| end.max(f64::from(t)));
-        if let Some(rate) = forced_rate {
-            return Timing::covering(f64::from(rate), end);
-        }
-        let fallback = f64::from(DEFAULT_SAMPLE_RATE);
-        match key_grid(keys) {
-            Some(rate) if rate < MIN_OWN_RATE => {
-                // Sparse keys: a multiple of their rate keeps each on a sample.
-                let rate = rate * (fallback / rate).ceil().max(1.0);
-                Timing::covering(rate, end)
-            }
-            Some(rate) => Timing::covering(rate, end),
-            None if on_grid(keys, fallback) => Timing::covering(fallback, end),
-            None => {
-                let timing = Timing::covering(fallback, end);
-                tracing::warn!(
-                    source = self.source_name,
-                    "{at} '{name}': key times are not on a uniform grid from 0 of \
-                     {MAX_OWN_RATE} Hz or less; resampled at {fallback} Hz ({} samples, the \
-                     last holding the last key at {end} s)",
-                    timing.steps + 1
-                );
-                timing
-            }
-        }
-    }
 }
 
 /// How an animation is sampled: `steps + 1` samples at `k / rate` seconds,
@@ -566,6 +792,243 @@ impl Timing {
             steps: steps as u64,
         }
     }
+
+    /// Sample `sample`'s time, `sample / rate` up to the end, and how far
+    /// from it a key is still on it.
+    fn sample_time(&self, sample: usize) -> (f64, f64) {
+        let time = (sample as f64 / self.rate).min(self.end);
+        (time, time_tolerance(time, 1.0 / self.rate))
+    }
+}
+
+/// The rates tried, lowest first, for keys on no common grid: the first
+/// whose resampling error is within the threshold is the clip's. The last
+/// is the limit, [`MAX_OWN_RATE`].
+const IRREGULAR_RATES: [f64; 6] = [30.0, 60.0, 90.0, 120.0, 180.0, 240.0];
+
+/// `nominal` lowered (by less than one sample over the whole clip) so that
+/// a whole number of intervals spans `end`: the last key is then a sample,
+/// where a grid running past it would play the clip's last moment late.
+fn ending_on_the_last_key(nominal: f64, end: f64) -> f64 {
+    if end <= 0.0 {
+        return nominal;
+    }
+    (nominal * end).floor().max(1.0) / end
+}
+
+/// The clip of `curves` sampled on `timing`, named `name`, its float
+/// tracks built by `tracks` from their values.
+fn sample_clip(
+    curves: &Curves,
+    timing: Timing,
+    name: &str,
+    skeleton: &Arc<Skeleton>,
+    tracks: &dyn Fn(Vec<Vec<f32>>) -> std::result::Result<Vec<FloatTrack>, ClipError>,
+) -> std::result::Result<Clip, ClipError> {
+    let bones = curves.bones();
+    let samples = timing.steps as usize + 1;
+    let mut poses = vec![Transform::IDENTITY; samples * bones];
+    let mut floats: Vec<Vec<f32>> = vec![Vec::with_capacity(samples); curves.float_tracks()];
+    let mut values = vec![0.0f32; curves.float_tracks()];
+    for (sample, pose) in poses.chunks_exact_mut(bones).enumerate() {
+        let (time, tolerance) = timing.sample_time(sample);
+        curves.pose_at(time, tolerance, pose);
+        curves.floats_at(time, tolerance, &mut values);
+        for (track, &value) in floats.iter_mut().zip(&values) {
+            track.push(value);
+        }
+    }
+    Clip::from_poses(
+        name,
+        skeleton.clone(),
+        timing.rate as f32,
+        LengthUnit::METRE,
+        poses,
+    )
+    .and_then(|clip| clip.with_float_tracks(tracks(floats)?))
+}
+
+/// The times a resampling error is measured at: every key time, halfway
+/// between consecutive keys, every sample, and halfway between consecutive
+/// samples (where the sampler's blend strays most), up to the clip's end.
+fn measured_times(key_times: &[f64], timing: Timing) -> impl Iterator<Item = f64> + '_ {
+    let keys = key_times.iter().copied();
+    let key_midpoints = key_times.windows(2).map(|w| 0.5 * (w[0] + w[1]));
+    let samples = (0..=timing.steps).map(move |k| timing.sample_time(k as usize).0);
+    let sample_midpoints = (0..timing.steps).map(move |k| {
+        let (a, _) = timing.sample_time(k as usize);
+        let (b, _) = timing.sample_time(k as usize + 1);
+        0.5 * (a + b)
+    });
+    keys.chain(key_midpoints)
+        .chain(samples)
+        .chain(sample_midpoints)
+}
+
+/// How far `clip`, as the sampler plays it, strays from `curves` at the
+/// [`measured_times`]: bones with the metric at `bound`'s shell, float
+/// tracks against their precision.
+fn resampling_error(curves: &Curves, clip: &Clip, timing: Timing, bound: &Bound<'_>) -> Worst {
+    let shells = MetricSettings::default()
+        .with_shell_distance_cm(bound.shell_cm)
+        .shell_distances(clip);
+    let key_times = curves.key_times();
+    let mut played = PlayedError::new(clip, &shells);
+    let bones = curves.bones();
+    let mut source = vec![Transform::IDENTITY; bones];
+    let mut source_floats = vec![0.0f32; curves.float_tracks()];
+    let mut played_floats = vec![0.0f32; curves.float_tracks()];
+    let mut worst = Worst::default();
+    for time in measured_times(&key_times, timing) {
+        curves.pose_at(time, source_tolerance(time), &mut source);
+        let (cm, bone) = played.at(time, &source);
+        if cm > worst.cm {
+            worst.cm = cm;
+            worst.time = time;
+            worst.bone = bone;
+        }
+        if !source_floats.is_empty() {
+            curves.floats_at(time, source_tolerance(time), &mut source_floats);
+            played_float_values(clip, time, &mut played_floats);
+            for ((&want, &got), &precision) in source_floats
+                .iter()
+                .zip(&played_floats)
+                .zip(bound.float_precisions)
+            {
+                let share = f64::from((want - got).abs()) / f64::from(precision);
+                worst.float_share = worst.float_share.max(share);
+            }
+        }
+    }
+    worst
+}
+
+/// Measures the error of a clip, as the sampler plays it, against poses
+/// given at any time, reusing its buffers.
+pub(super) struct PlayedError<'a> {
+    clip: &'a Clip,
+    shells: &'a [f64],
+    played: Vec<Transform>,
+    source_object: Vec<DTransform>,
+    played_object: Vec<DTransform>,
+}
+
+impl<'a> PlayedError<'a> {
+    pub(super) fn new(clip: &'a Clip, shells: &'a [f64]) -> PlayedError<'a> {
+        let bones = clip.num_bones();
+        let identity = DTransform::from_f32(&Transform::IDENTITY);
+        PlayedError {
+            clip,
+            shells,
+            played: vec![Transform::IDENTITY; bones],
+            source_object: vec![identity; bones],
+            played_object: vec![identity; bones],
+        }
+    }
+
+    /// The worst bone's error, in cm, between `source` and the clip played
+    /// at `time`, and that bone.
+    pub(super) fn at(&mut self, time: f64, source: &[Transform]) -> (f64, usize) {
+        played_pose(self.clip, time, &mut self.played);
+        pose_error(
+            self.clip,
+            self.shells,
+            source,
+            &self.played,
+            &mut self.source_object,
+            &mut self.played_object,
+        )
+    }
+}
+
+/// The worst bone's error between two poses of `clip`'s skeleton (in its
+/// unit), in cm, and that bone: the metric's [`worst_pose_error`], with the
+/// bone found again where it is. `NaN` counts as infinite.
+pub(super) fn pose_error(
+    clip: &Clip,
+    shells: &[f64],
+    a: &[Transform],
+    b: &[Transform],
+    a_object: &mut [DTransform],
+    b_object: &mut [DTransform],
+) -> (f64, usize) {
+    let worst = worst_pose_error(clip.skeleton(), shells, (a, b), a_object, b_object);
+    // The bone is for the report: the first whose vertices stray as far.
+    let bone = a_object
+        .iter()
+        .zip(b_object.iter())
+        .zip(shells)
+        .position(|((x, y), &shell)| {
+            let e = vertex_error(x, y, shell);
+            e.is_nan() || e >= worst
+        })
+        .unwrap_or(0);
+    (clip.unit().to_cm(worst), bone)
+}
+
+/// Where the sampler puts `time` among `clip`'s samples: the earlier
+/// sample, the later one and the blend, as [`crate::sample`] locates a
+/// clamped clip (a time within 1e-4 of a sample, plus its f32 rounding, is
+/// that sample).
+fn played_keys(clip: &Clip, time: f64) -> (usize, usize, f32) {
+    let rate = f64::from(clip.sample_rate());
+    let last = clip.num_samples() - 1;
+    let position = (time * rate).clamp(0.0, last as f64);
+    let snap = 1e-4 + 2.0 * time.abs() * f64::from(f32::EPSILON) * rate;
+    let nearest = position.round();
+    if (position - nearest).abs() < snap {
+        let a = nearest as usize;
+        return (a, a, 0.0);
+    }
+    let a = (position.floor() as usize).min(last);
+    (a, (a + 1).min(last), (position - a as f64) as f32)
+}
+
+/// `clip` played at `time` as the sampler plays it: translations and scales
+/// blended linearly between the two samples around it, rotations by
+/// normalized lerp along the shorter arc.
+pub(super) fn played_pose(clip: &Clip, time: f64, pose: &mut [Transform]) {
+    let (a, b, alpha) = played_keys(clip, time);
+    let (from, to) = (clip.pose(a), clip.pose(b));
+    for ((out, x), y) in pose.iter_mut().zip(from).zip(to) {
+        let mut y_rotation = y.rotation;
+        if x.rotation.dot(y_rotation) < 0.0 {
+            y_rotation = -y_rotation;
+        }
+        let rotation = x.rotation + (y_rotation - x.rotation) * alpha;
+        *out = Transform {
+            rotation: rotation.normalize(),
+            translation: x.translation + (y.translation - x.translation) * alpha,
+            scale: x.scale + (y.scale - x.scale) * alpha,
+        };
+    }
+}
+
+/// `clip`'s float tracks played at `time`, one value per track (the first
+/// component of each), blended linearly as the sampler blends them.
+fn played_float_values(clip: &Clip, time: f64, values: &mut [f32]) {
+    let (a, b, alpha) = played_keys(clip, time);
+    for (value, track) in values.iter_mut().zip(clip.float_tracks()) {
+        let (x, y) = (track.sample(a)[0], track.sample(b)[0]);
+        *value = x + (y - x) * alpha;
+    }
+}
+
+/// "0.00312 cm at 1.2083 s (bone 'head')", with the float tracks' worst
+/// share of their precision when there are any.
+pub(super) fn describe(worst: &Worst, skeleton: &Skeleton) -> String {
+    let bone = skeleton
+        .bones()
+        .get(worst.bone)
+        .map_or("?", |b| b.name.as_str());
+    let floats = match worst.float_share {
+        share if share > 0.0 => format!(", float tracks {share:.3} x their precision"),
+        _ => String::new(),
+    };
+    format!(
+        "{:.5} cm at {:.4} s (bone '{bone}'){floats}",
+        worst.cm, worst.time
+    )
 }
 
 /// How far apart a key time and a sample time near `time` may be and still
@@ -611,6 +1074,21 @@ fn key_grid(keys: &[&[f32]]) -> Option<f64> {
         .chain(std::iter::once(spanned))
         .filter(|&r| r > 0.0 && r <= MAX_OWN_RATE)
         .find(|&r| on_grid(keys, r))
+}
+
+/// The lowest rate up to [`MAX_OWN_RATE`] whose grid `k / R` from time 0
+/// holds every key (within the tolerance): whole numbers of hertz and NTSC
+/// rates (`n * 1000 / 1001` for `n` a multiple of 6: 23.976, 29.97, ...),
+/// lowest first (1 Hz for keys at 0 alone). `None` when no such grid
+/// holds them all.
+fn common_grid(keys: &[&[f32]]) -> Option<f64> {
+    let whole = (1..=MAX_OWN_RATE as u32).map(f64::from);
+    let ntsc = (6..=MAX_OWN_RATE as u32)
+        .step_by(6)
+        .map(|n| f64::from(n) * 1000.0 / 1001.0);
+    let mut rates: Vec<f64> = whole.chain(ntsc).collect();
+    rates.sort_unstable_by(f64::total_cmp);
+    rates.into_iter().find(|&rate| on_grid(keys, rate))
 }
 
 /// Whether every key time is within the tolerance of a multiple of `1 / rate`.
@@ -669,9 +1147,9 @@ mod tests {
     use serde_json::json;
 
     use super::super::test_doc::*;
-    use super::super::Context;
     use super::*;
     use crate::clip::LengthUnit;
+    use crate::import::ImportOptions;
 
     #[test]
     fn linear_translation_is_resampled_exactly() {
@@ -883,7 +1361,7 @@ mod tests {
             bone: 0,
             target: Target::Translation,
             interpolation: Interpolation::Step,
-            times: &times,
+            times: Arc::from(&times[..]),
             values: vec![Vec4::splat(0.0), Vec4::splat(1.0), Vec4::splat(2.0)],
         };
         let tolerance = |t: f64| time_tolerance(t, 1.0 / 30.0);
@@ -898,36 +1376,66 @@ mod tests {
         assert_eq!(track.sample(1.0 / 30.0, 0.0).x, 0.0);
     }
 
+    /// The rate, sample count and reason of one animation keyed at
+    /// `keys` (a constant translation, so no rate strays from it).
+    fn timing_of(keys: &[f32], rate: Option<f32>) -> (f64, usize, RateReason) {
+        let doc = one_channel(keys, &vec![0.0; 3 * keys.len()]);
+        let options = ImportOptions::default().with_gltf_sample_rate(rate);
+        let clip = doc.parse_with(&options).unwrap().remove(0);
+        let resampling = *clip.resampling().unwrap();
+        assert_eq!(resampling.rate as f32, clip.sample_rate());
+        (resampling.rate, clip.num_samples(), resampling.reason)
+    }
+
     #[test]
     fn timing_keeps_the_keys_rate_and_ends_on_the_last_key() {
-        let cx = Context {
-            source_name: "t.gltf",
-            lenient: false,
-        };
         let keys: Vec<f32> = (0..=50).map(|k| (k as f64 / 24.0) as f32).collect();
-        let timing = cx.timing(&[&keys], None, "animations[0]", "a");
-        assert_eq!((timing.rate, timing.steps), (24.0, 50));
+        assert_eq!(timing_of(&keys, None), (24.0, 51, RateReason::KeyGrid));
         // Two keys a second apart: sampled at 30 Hz, both on samples.
-        let timing = cx.timing(&[&[0.0, 1.0]], None, "animations[0]", "a");
-        assert_eq!((timing.rate, timing.steps), (30.0, 30));
+        assert_eq!(
+            timing_of(&[0.0, 1.0], None),
+            (30.0, 31, RateReason::KeyGrid)
+        );
         // Seven keys a second: 35 Hz keeps every key on a sample.
         let sevenths: Vec<f32> = (0..=7).map(|k| k as f32 / 7.0).collect();
-        let timing = cx.timing(&[&sevenths], None, "animations[0]", "a");
-        assert_eq!((timing.rate, timing.steps), (35.0, 35));
-        // Uneven keys that all lie on 30 Hz frames: 30 Hz, ending on the last.
-        let timing = cx.timing(
-            &[&[0.0, 2.0 / 30.0, 5.0 / 30.0]],
-            None,
-            "animations[0]",
-            "a",
+        assert_eq!(timing_of(&sevenths, None), (35.0, 36, RateReason::KeyGrid));
+        // Uneven keys that all lie on 30 Hz frames: their common grid,
+        // ending on the last.
+        assert_eq!(
+            timing_of(&[0.0, 2.0 / 30.0, 5.0 / 30.0], None),
+            (30.0, 6, RateReason::CommonGrid)
         );
-        assert_eq!((timing.rate, timing.steps), (30.0, 5));
-        // Uneven (0.01 would be a 100 Hz grid): 30 Hz, up to the first
-        // sample at or after the last key.
-        let timing = cx.timing(&[&[0.0, 0.013, 0.99]], None, "animations[0]", "a");
-        assert_eq!((timing.rate, timing.steps), (30.0, 30));
+        // Uneven (0.013 would be a 1000 Hz grid): the lowest candidate
+        // within the threshold, 30 Hz lowered to end on the last key.
+        assert_eq!(
+            timing_of(&[0.0, 0.013, 0.99], None),
+            (29.0 / 0.99f32 as f64, 30, RateReason::WithinThreshold)
+        );
         // A forced rate wins.
-        let timing = cx.timing(&[&keys], Some(30.0), "animations[0]", "a");
-        assert_eq!((timing.rate, timing.steps), (30.0, 63));
+        assert_eq!(timing_of(&keys, Some(30.0)), (30.0, 64, RateReason::Forced));
+    }
+
+    #[test]
+    fn common_grids_are_the_lowest_rate_holding_every_key() {
+        // 24 Hz keys with one 0.2 s gap: on 120 Hz.
+        let mut keys: Vec<f32> = (0..=12).map(|k| (k as f64 / 24.0) as f32).collect();
+        let resume = 0.5 + 0.2;
+        keys.extend((0..=12).map(|k| (resume + k as f64 / 24.0) as f32));
+        assert_eq!(key_grid(&[&keys]), None);
+        assert_eq!(common_grid(&[&keys]), Some(120.0));
+        // Two samplers on 24 and 30 Hz: 120 Hz holds both.
+        let a: Vec<f32> = (0..24).map(|k| (k as f64 / 24.0) as f32).collect();
+        let b: Vec<f32> = (0..30).map(|k| (k as f64 / 30.0) as f32).collect();
+        assert_eq!(common_grid(&[&a, &b]), Some(120.0));
+        // NTSC keys with a gap.
+        let ntsc = 24_000.0 / 1001.0;
+        let mut film: Vec<f32> = (0..48).map(|k| (k as f64 / ntsc) as f32).collect();
+        film.extend((53..100).map(|k| (k as f64 / ntsc) as f32));
+        let found = common_grid(&[&film]).unwrap();
+        assert!((found - ntsc).abs() < 1e-9, "{found}");
+        // Irregular keys: no grid up to 240 Hz. One time alone: the
+        // lowest grid it is on.
+        assert_eq!(common_grid(&[&[0.0, 0.013, 0.99]]), None);
+        assert_eq!(common_grid(&[&[0.25], &[0.25]]), Some(4.0));
     }
 }

@@ -12,7 +12,7 @@ use cinestream::compress::{
 use cinestream::import::{self, ImportOptions, InputFile, SkipReason};
 use cinestream::many::Skipped;
 use cinestream::warnings::Warning;
-use cinestream::{Clip, LengthUnit, TrackKind};
+use cinestream::{LengthUnit, TrackKind};
 use serde::Serialize;
 
 /// Compression settings every compressing subcommand accepts.
@@ -309,29 +309,6 @@ pub fn same_place(a: &Path, b: &Path) -> bool {
         (Some(x), Some(y)) => x == y,
         _ => a == b,
     }
-}
-
-/// Imports `path` and picks one clip: the only one, or `index` among several.
-pub fn load_one_clip(
-    path: &Path,
-    index: Option<usize>,
-    options: &ImportOptions,
-) -> anyhow::Result<Clip> {
-    let mut clips = import::import_file(path, options)?;
-    let picked: anyhow::Result<Clip> = match (index, clips.len()) {
-        (None, 1) => Ok(clips.remove(0)),
-        (None, n) => Err(anyhow::anyhow!(
-            "{}: holds {n} clips; pick one with --clip 0..{}",
-            path.display(),
-            n.saturating_sub(1)
-        )),
-        (Some(i), n) if i < n => Ok(clips.swap_remove(i)),
-        (Some(i), n) => Err(anyhow::anyhow!(
-            "{}: --clip {i}, but it holds {n} clips",
-            path.display()
-        )),
-    };
-    picked
 }
 
 /// Counts of animated, constant and default tracks for one channel kind.

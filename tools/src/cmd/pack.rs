@@ -10,7 +10,7 @@ use cinestream::container::{write_stream_with_preview, WriteOptions, WriteSummar
 use cinestream::import::{self, ImportOptions, InputFile};
 use cinestream::many::{self, refuse_clashes, safe_file_name, OnError, Planned, Prepared, Skipped};
 use cinestream::warnings::{self, Scope};
-use cinestream::{Clip, LengthUnit};
+use cinestream::{Clip, LengthUnit, RateReason, Resampling};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -142,6 +142,8 @@ struct Packed {
     sample_rate: f32,
     /// The length unit the source was read in.
     unit: LengthUnit,
+    /// How a glTF animation was sampled from its keys.
+    resampling: Option<Resampling>,
     stats: CompressStats,
     file: WriteSummary,
     /// Float tracks (morph weights, fields of view, curves).
@@ -185,6 +187,9 @@ impl Packed {
             samples: self.samples,
             sample_rate: self.sample_rate,
             source_unit: self.unit.to_string(),
+            resample_rate: self.resampling.map(|r| r.rate),
+            resample_reason: self.resampling.map(|r| r.reason.name()),
+            resample_error_cm: self.resampling.map(|r| r.error_cm),
             raw_bytes: self.stats.raw_bytes,
             file_bytes: self.file.file_bytes,
             ratio: self.ratio(),
@@ -213,6 +218,14 @@ struct PackedReport<'a> {
     samples: usize,
     sample_rate: f32,
     source_unit: String,
+    /// The rate a glTF animation was sampled at (null for other sources).
+    resample_rate: Option<f64>,
+    /// Why: "key grid", "common grid", "within threshold", "over
+    /// threshold" or "forced" (--rate).
+    resample_reason: Option<&'static str>,
+    /// The sampled clip, as the sampler plays it, against the source's own
+    /// curves at every key, sample and midpoint, in cm.
+    resample_error_cm: Option<f64>,
     raw_bytes: usize,
     file_bytes: usize,
     ratio: f64,
@@ -286,8 +299,12 @@ fn pack(args: Args) -> anyhow::Result<ExitCode> {
         // Fail before the work, not after it.
         plot::check_output(path)?;
     }
-    let options = args.import.options()?;
     args.codec.check()?;
+    // Uneven glTF keys are resampled within the codec's own bound.
+    let options = args
+        .import
+        .options()?
+        .with_resample_error(args.codec.threshold_cm, args.codec.shell_cm);
     if args.preview_cm != 0.0 {
         check_real(
             "--preview-cm",
@@ -649,6 +666,7 @@ fn write(
         samples: clip.num_samples(),
         sample_rate: clip.sample_rate(),
         unit: clip.unit(),
+        resampling: clip.resampling().copied(),
         stats,
         file,
     })
@@ -750,6 +768,24 @@ fn print_table(packed: &[Packed], many: bool) {
     }
     print_floats(packed);
     print_previews(packed);
+    print_resampling(packed);
+}
+
+/// A line for each glTF animation sampled other than at its keys' own
+/// rate: the rate, why, and the resampling error.
+fn print_resampling(packed: &[Packed]) {
+    for p in packed {
+        let Some(r) = p.resampling.filter(|r| r.reason != RateReason::KeyGrid) else {
+            continue;
+        };
+        println!(
+            "'{}': sampled at {} Hz ({}), resampling error {:.5} cm against the source's keys",
+            p.clip,
+            r.rate,
+            r.reason.name(),
+            r.error_cm
+        );
+    }
 }
 
 /// A line on the preview tiers after the table, when there are any.

@@ -2,17 +2,20 @@
 //! sources, its error.
 
 use std::ops::Range;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use cinestream::container::StreamReader;
 use cinestream::format::ClipMeta;
-use cinestream::import::{self, ImportOptions};
+use cinestream::import::gltf::{
+    check_against_source, load_gltf_sources, SourceAnimation, SourceCheck,
+};
+use cinestream::import::{self, ImportOptions, SourceFormat};
 use cinestream::metric::{measure_error, ErrorReport, MetricSettings};
 use cinestream::{Clip, FloatKind, Sampling};
 use serde::Serialize;
 
-use super::common::{load_one_clip, print_json, warnings_so_far, ImportArgs, WarningReport};
+use super::common::{print_json, warnings_so_far, ImportArgs, WarningReport};
 
 /// Check a .cine file's checksums and pages (and its error, with --against).
 ///
@@ -31,8 +34,17 @@ use super::common::{load_one_clip, print_json, warnings_so_far, ImportArgs, Warn
 /// against the threshold. A float track of the source the file lacks, or
 /// one of the file the source lacks, fails by name.
 ///
-/// Exit status 0 only when the file is sound and, with sources, every
-/// error is within the threshold and every float track within its precision.
+/// A glTF source is also checked as it defines itself: its channels' own
+/// curves (STEP, LINEAR, CUBICSPLINE) at every source key time and every
+/// sample time, against the source sampled at the file's rate as the
+/// sampler plays it (the resampling error) and against the decoded stream
+/// at those times (the error against the source). The codec's error
+/// (decoded against the resampled source at every sample) is reported
+/// apart.
+///
+/// Exit status 0 only when the file is sound and, with sources, the codec's
+/// error and the resampling error are within the threshold and every float
+/// track within its precision.
 ///
 /// Examples:
 ///   cinestream verify walk.cine --against walk.bvh --json
@@ -47,9 +59,11 @@ pub struct Args {
     /// packed from (files or directories), to measure the error against.
     #[arg(long, num_args = 1.., value_name = "SOURCE")]
     against: Vec<PathBuf>,
-    /// Which clip of the source, when the one source holds several.
-    #[arg(long, conflicts_with_all = ["sequence", "actors"])]
-    clip: Option<usize>,
+    /// Which clip of the source, by name or index, when the one source
+    /// holds several (default: the one named as the file's clip). A name
+    /// other than the file's clip's is an error.
+    #[arg(long, conflicts_with_all = ["sequence", "actors"], value_name = "NAME|INDEX")]
+    clip: Option<String>,
     /// The sources were packed one after the other (pack --sequence).
     #[arg(long, conflicts_with = "actors")]
     sequence: bool,
@@ -96,6 +110,8 @@ struct Sources {
     layout: Layout,
     clip: Clip,
     parts: Vec<Part>,
+    /// The one glTF source's animation, as its own curves.
+    curves: Option<SourceAnimation>,
 }
 
 /// A part's worst error, from the whole clip's measurement.
@@ -113,6 +129,17 @@ struct VerifyReport<'a> {
     corrupt_pages: usize,
     max_error_cm: Option<f64>,
     p99_error_cm: Option<f64>,
+    /// The codec's error: decoded against the source sampled at the file's
+    /// rate, at every sample (the same as max_error_cm).
+    codec_error_cm: Option<f64>,
+    /// glTF: the source sampled at the file's rate, as the sampler plays
+    /// it, against the source's own curves at every key and sample time.
+    resample_error_cm: Option<f64>,
+    /// glTF: the decoded stream against the source's own curves at every
+    /// key and sample time.
+    source_error_cm: Option<f64>,
+    /// glTF: how many source key times were checked.
+    source_key_times: Option<usize>,
     threshold_cm: f64,
     source_unit: Option<String>,
     layout: Option<&'static str>,
@@ -207,6 +234,7 @@ fn verify(args: Args) -> anyhow::Result<ExitCode> {
         args.file.display()
     );
     let options = args.import.options()?;
+    let mut source_check = None;
     let measured = match args.against.is_empty() {
         true => None,
         false => {
@@ -220,12 +248,17 @@ fn verify(args: Args) -> anyhow::Result<ExitCode> {
             let error = measure_error(&stored, &reader, &settings)?;
             let parts = part_errors(&sources, &error);
             let floats = check_floats(&stored, &reader, &args.file)?;
+            source_check = match &sources.curves {
+                Some(curves) => Some(check_against_source(&reader, &stored, curves, &settings)?),
+                None => None,
+            };
             Some((sources, error, parts, floats))
         }
     };
     let within = measured
         .as_ref()
-        .is_none_or(|(_, e, _, _)| e.max_cm <= threshold);
+        .is_none_or(|(_, e, _, _)| e.max_cm <= threshold)
+        && source_check.is_none_or(|c| c.resample_error_cm <= threshold);
     let floats_ok = measured.as_ref().map(|(_, _, _, f)| f.ok(meta, threshold));
     let ok = report.is_sound() && within && floats_ok.unwrap_or(true);
     if args.json {
@@ -272,6 +305,10 @@ fn verify(args: Args) -> anyhow::Result<ExitCode> {
             corrupt_pages: report.corrupt_pages.len(),
             max_error_cm: error.map(|e| e.max_cm),
             p99_error_cm: error.map(|e| e.percentiles_cm.p99),
+            codec_error_cm: error.map(|e| e.max_cm),
+            resample_error_cm: source_check.map(|c| c.resample_error_cm),
+            source_error_cm: source_check.map(|c| c.source_error_cm),
+            source_key_times: source_check.map(|c| c.key_times),
             threshold_cm: threshold,
             source_unit: measured
                 .as_ref()
@@ -310,7 +347,7 @@ fn verify(args: Args) -> anyhow::Result<ExitCode> {
                 .get(e.worst.0)
                 .map_or("?", |b| b.name.as_str());
             println!(
-                "  error against the source (read in {}): max {:.5} cm (bone {} '{bone}', sample {}), p99 {:.5} cm, p50 {:.5} cm; threshold {threshold} cm",
+                "  codec error against the source (read in {}): max {:.5} cm (bone {} '{bone}', sample {}), p99 {:.5} cm, p50 {:.5} cm; threshold {threshold} cm",
                 sources.clip.unit(),
                 e.max_cm,
                 e.worst.0,
@@ -318,6 +355,9 @@ fn verify(args: Args) -> anyhow::Result<ExitCode> {
                 p.p99,
                 p.p50
             );
+            if let Some(check) = &source_check {
+                print_source_check(check, meta, threshold);
+            }
             if parts.len() > 1 {
                 print_parts(sources.layout, parts, threshold);
             }
@@ -345,7 +385,17 @@ fn load_sources(args: &Args, options: &ImportOptions, meta: &ClipMeta) -> anyhow
         "--against: no .bvh, .gltf or .glb files in the given sources"
     );
     if files.len() == 1 && !args.sequence && !args.actors {
-        let clip = load_one_clip(&files[0], args.clip, options)?;
+        let gltf = SourceFormat::from_path(&files[0]) == Some(SourceFormat::Gltf);
+        // The source sampled as the file was: at its rate, unless --rate says.
+        let options = match (gltf, args.import.rate) {
+            (true, None) => options
+                .clone()
+                .with_gltf_sample_rate(Some(meta.sample_rate)),
+            _ => options.clone(),
+        };
+        let clips = import::import_file(&files[0], &options)?;
+        let index = pick_clip(&files[0], &clips, args.clip.as_deref(), &meta.name)?;
+        let clip = clips.into_iter().nth(index).expect("picked among them");
         anyhow::ensure!(
             clip.num_bones() == meta.num_bones(),
             "{}: {} bones, the file {} has {}; a file packed with --sequence or --actors \
@@ -355,7 +405,19 @@ fn load_sources(args: &Args, options: &ImportOptions, meta: &ClipMeta) -> anyhow
             args.file.display(),
             meta.num_bones()
         );
-        return Ok(one(clip));
+        let curves = match gltf {
+            true => Some(
+                load_gltf_sources(&files[0], &options)?
+                    .into_iter()
+                    .nth(index)
+                    .expect("one per clip"),
+            ),
+            false => None,
+        };
+        return Ok(Sources {
+            curves,
+            ..one(clip)
+        });
     }
     anyhow::ensure!(
         args.clip.is_none(),
@@ -427,6 +489,7 @@ fn load_sources(args: &Args, options: &ImportOptions, meta: &ClipMeta) -> anyhow
         layout,
         clip,
         parts,
+        curves: None,
     })
 }
 
@@ -440,7 +503,96 @@ fn one(clip: Clip) -> Sources {
         layout: Layout::One,
         clip,
         parts,
+        curves: None,
     }
+}
+
+/// The index of the source clip the file was packed from: `--clip` by
+/// index, or by name (which must be the file's clip's), else the only one,
+/// else the one named as the file's clip.
+fn pick_clip(
+    path: &Path,
+    clips: &[Clip],
+    pick: Option<&str>,
+    file_clip: &str,
+) -> anyhow::Result<usize> {
+    let names = || {
+        clips
+            .iter()
+            .map(|c| format!("'{}'", c.name()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let by_name = |name: &str| clips.iter().position(|c| c.name() == name);
+    match pick {
+        Some(index) if !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit()) => {
+            let i: usize = index.parse()?;
+            anyhow::ensure!(
+                i < clips.len(),
+                "{}: --clip {i}, but it holds {} clips",
+                path.display(),
+                clips.len()
+            );
+            Ok(i)
+        }
+        Some(name) => {
+            anyhow::ensure!(
+                name == file_clip,
+                "--clip '{name}', but the file's clip is '{file_clip}': the names must match \
+                 (or pick the source's clip by index)"
+            );
+            by_name(name).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}: no clip named '{name}'; it holds {}",
+                    path.display(),
+                    names()
+                )
+            })
+        }
+        None if clips.len() == 1 => Ok(0),
+        None => by_name(file_clip).ok_or_else(|| {
+            anyhow::anyhow!(
+                "{}: holds {} clips ({}), none named '{file_clip}' like the file's clip; pick \
+                 one with --clip NAME or INDEX",
+                path.display(),
+                clips.len(),
+                names()
+            )
+        }),
+    }
+}
+
+/// The resampling error and the error against the source's own curves.
+fn print_source_check(check: &SourceCheck, meta: &ClipMeta, threshold: f64) {
+    let bone = |b: usize| {
+        meta.skeleton
+            .bones()
+            .get(b)
+            .map_or("?", |b| b.name.as_str())
+            .to_string()
+    };
+    let (rb, rt) = check.resample_worst;
+    let (sb, st) = check.source_worst;
+    println!(
+        "  resampling error (the source at {} Hz against its own curves, {} key times and {} \
+         sample times): max {:.5} cm (bone '{}', {rt:.4} s){}",
+        meta.sample_rate,
+        check.key_times,
+        check.sample_times,
+        check.resample_error_cm,
+        bone(rb),
+        if check.resample_error_cm > threshold {
+            "  OVER"
+        } else {
+            ""
+        }
+    );
+    println!(
+        "  decoded against the source's own curves at those times: max {:.5} cm (bone '{}', \
+         {st:.4} s)",
+        check.source_error_cm,
+        bone(sb)
+    );
 }
 
 /// Sequence when the file has the sources' skeleton and their samples end to
