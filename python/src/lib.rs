@@ -22,6 +22,7 @@ use cinestream::compress::{
 use cinestream::container::{
     encode_stream, write_stream_with_preview, StreamReader, WriteOptions, WriteSummary,
 };
+use cinestream::import::gltf::{check_against_source, load_gltf_sources, SourceCheck};
 use cinestream::import::{self, ImportOptions};
 use cinestream::many::{self, OnError, Prepared, Skipped};
 use cinestream::metric::{measure_error, MetricSettings, Percentiles};
@@ -1086,7 +1087,13 @@ impl PyStream {
     /// error of every bone at every sample. Returns what
     /// ``cinestream verify --json`` prints: file, ok, pages, corrupt_pages,
     /// max_error_cm, p99_error_cm, threshold_cm, source_unit, layout and
-    /// parts (each source's worst error). The GIL is released meanwhile.
+    /// parts (each source's worst error). Against one glTF source it is
+    /// read at the file's rate (unless ``rate`` is given), the animation
+    /// named like the file's clip is picked (``clip=`` picks by index), and
+    /// its own curves are checked at every key and sample time:
+    /// codec_error_cm, resample_error_cm and source_error_cm (decoded against
+    /// the source's curves), source_key_times; ok needs the codec and the
+    /// resampling error within the threshold. The GIL is released meanwhile.
     #[pyo3(signature = (against=None, *, sequence=false, actors=false, threshold_cm=None, unit="cm", rate=None, lenient=false, clip=None))]
     #[allow(clippy::too_many_arguments)]
     fn verify<'py>(
@@ -1131,6 +1138,11 @@ impl PyStream {
         set(&d, "threshold_cm", report.threshold_cm)?;
         set(&d, "source_unit", report.source_unit)?;
         set(&d, "layout", report.layout)?;
+        set(&d, "codec_error_cm", report.max_error_cm)?;
+        let check = report.source_check.as_ref();
+        set(&d, "resample_error_cm", check.map(|c| c.resample_error_cm))?;
+        set(&d, "source_error_cm", check.map(|c| c.source_error_cm))?;
+        set(&d, "source_key_times", check.map(|c| c.key_times))?;
         let parts = PyList::empty(py);
         for (name, max) in report.parts {
             let p = PyDict::new(py);
@@ -1172,6 +1184,8 @@ struct Verified {
     source_unit: Option<String>,
     layout: Option<&'static str>,
     parts: Vec<(String, f64)>,
+    /// A glTF source checked against its own curves (`None` otherwise).
+    source_check: Option<SourceCheck>,
 }
 
 fn verify_file(
@@ -1203,15 +1217,41 @@ fn verify_file(
         source_unit: None,
         layout: None,
         parts: Vec::new(),
+        source_check: None,
     };
     let Some(sources) = sources else {
         return Ok(verified);
+    };
+    // One glTF source is sampled as the file was (at its rate, unless a
+    // rate is given) and its own curves are checked too, as the program's
+    // verify does.
+    let gltf = match sources.as_slice() {
+        [one]
+            if !sequence
+                && !actors
+                && import::SourceFormat::from_path(one) == Some(import::SourceFormat::Gltf) =>
+        {
+            Some(one.clone())
+        }
+        _ => None,
+    };
+    let options = &match (&gltf, options.gltf_sample_rate) {
+        (Some(_), None) => options
+            .clone()
+            .with_gltf_sample_rate(Some(meta.sample_rate)),
+        _ => options.clone(),
     };
     let mut clips: Vec<Clip> = import_all(&sources, false, options)
         .map_err(lib_err)?
         .into_iter()
         .flat_map(|(_, c)| c)
         .collect();
+    // Without clip=, a source of several clips gives the one named as the
+    // file's clip.
+    let clip = clip.or_else(|| match (sequence || actors, clips.len()) {
+        (false, n) if n > 1 => clips.iter().position(|c| c.name() == meta.name),
+        _ => None,
+    });
     if clips.is_empty() {
         return Err(value_err(
             "against: no .bvh, .gltf or .glb files in the given sources".into(),
@@ -1251,6 +1291,17 @@ fn verify_file(
         .with_threshold_cm(threshold)
         .with_decoded_unit(meta.unit);
     let error = measure_error(&stored, &reader, &settings).map_err(lib_err)?;
+    if let Some(file) = &gltf {
+        let index = clip.unwrap_or(0);
+        let curves = load_gltf_sources(file, options)
+            .map_err(lib_err)?
+            .into_iter()
+            .nth(index)
+            .ok_or_else(|| value_err(format!("{}: no clip {index}", file.display())))?;
+        let check = check_against_source(&reader, &stored, &curves, &settings).map_err(lib_err)?;
+        verified.ok = verified.ok && check.resample_error_cm <= threshold;
+        verified.source_check = Some(check);
+    }
     let worst = |values: &[f64], range: std::ops::Range<usize>| {
         values
             .get(range)

@@ -421,3 +421,51 @@ def test_keep_going_packs_the_rest_and_lists_the_bad_file(tmp_path):
         cinestream.pack(src, tmp_path / "take.cine", sequence=True, keep_going=True)
     code, _, err = cli_run("pack", "--sequence", src, "-o", tmp_path / "take.cine", "--keep-going")
     assert code == 1 and "--keep-going" in err and not (tmp_path / "take.cine").exists()
+
+
+def write_gapped_gltf(path):
+    """One bone, "root", whose x jumps about at 24 Hz keys with one 0.2 s
+    gap (every key on 120 Hz, none contiguous), LINEAR, metres."""
+    import struct as _struct
+
+    times = [k / 24.0 for k in range(13)] + [0.7 + k / 24.0 for k in range(25)]
+    times = [_struct.unpack("<f", _struct.pack("<f", t))[0] for t in times]
+    xs = [0.1 * math.sin(1.3 * k) for k in range(len(times))]
+    blob = _struct.pack("<%df" % len(times), *times)
+    values = _struct.pack("<%df" % (3 * len(xs)), *[c for x in xs for c in (x, 1.0, 0.0)])
+    doc = {
+        "asset": {"version": "2.0"},
+        "nodes": [{"name": "root"}],
+        "buffers": [{"byteLength": len(blob) + len(values), "uri": path.stem + ".bin"}],
+        "bufferViews": [{"buffer": 0, "byteOffset": 0, "byteLength": len(blob)},
+                        {"buffer": 0, "byteOffset": len(blob), "byteLength": len(values)}],
+        "accessors": [{"bufferView": 0, "componentType": 5126, "count": len(times), "type": "SCALAR",
+                       "min": [times[0]], "max": [times[-1]]},
+                      {"bufferView": 1, "componentType": 5126, "count": len(times), "type": "VEC3"}],
+        "animations": [{"name": "reach",
+                        "samplers": [{"input": 0, "output": 1, "interpolation": "LINEAR"}],
+                        "channels": [{"sampler": 0, "target": {"node": 0, "path": "translation"}}]}],
+    }
+    path.with_suffix(".bin").write_bytes(blob + values)
+    path.write_text(json.dumps(doc))
+
+
+def test_verify_checks_a_gltf_source_s_own_keys_like_the_cli(tmp_path):
+    source = tmp_path / "gapped.gltf"
+    write_gapped_gltf(source)
+    # Packed at the keys' common grid (120 Hz): within the threshold at every key.
+    good = tmp_path / "good.cine"
+    cinestream.pack(str(source), str(good))
+    report = cinestream.open(good).verify(against=str(source))
+    expected = json.loads(cli("verify", good, "--against", source, "--json"))
+    for key in ("ok", "codec_error_cm", "resample_error_cm", "source_error_cm", "source_key_times"):
+        assert report[key] == expected[key], key
+    assert report["ok"] and report["source_error_cm"] <= 0.01 and report["source_key_times"] == 38
+    # Forced to 30 Hz, the file misses the source's keys by centimetres: a
+    # re-import at 30 Hz alone would have said ok.
+    coarse = tmp_path / "coarse.cine"
+    cinestream.pack(str(source), str(coarse), rate=30)
+    report = cinestream.open(coarse).verify(against=str(source))
+    assert not report["ok"]
+    assert report["codec_error_cm"] <= 0.01
+    assert report["resample_error_cm"] > 1.0, report["resample_error_cm"]

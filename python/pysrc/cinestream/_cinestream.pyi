@@ -92,7 +92,10 @@ class Stream:
         """Checksums, and the error against the sources: the keys of
         ``cinestream verify --json`` (file, ok, pages, corrupt_pages,
         max_error_cm, p99_error_cm, threshold_cm, source_unit, layout,
-        parts) and ``corrupt``, a list of (page, message)."""
+        parts; against one glTF source also codec_error_cm,
+        resample_error_cm, source_error_cm and source_key_times, its own
+        curves checked at every key and sample time) and ``corrupt``, a list
+        of (page, message)."""
 
 def open(
     path: _Path,
