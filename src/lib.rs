@@ -68,8 +68,8 @@ pub mod sample;
 pub mod stream;
 
 pub use clip::{
-    Bone, Clip, ClipError, FloatKind, FloatTrack, LengthUnit, LoopMode, Skeleton, TrackKind,
-    Transform,
+    Bone, BoneSteps, Clip, ClipError, FloatKind, FloatTrack, LengthUnit, LoopMode, Skeleton,
+    TrackKind, Transform,
 };
 #[cfg(feature = "pipeline")]
 pub use compress::{compress, CompressSettings, CompressStats, LoopPolicy};
