@@ -239,7 +239,13 @@ pub fn parse_gltf(
             )?;
             let floats = plan
                 .tracks(sampled.floats, threshold_cm)
-                .map_err(|e| cx.invalid_clip(e))?;
+                .map_err(|e| cx.invalid_clip(e))?
+                .into_iter()
+                .zip(sampled.float_steps.iter().chain(std::iter::repeat(&false)))
+                .map(|(track, &stepped)| track.with_stepped(stepped))
+                .collect();
+            // STEP samplers hold between samples: their tracks are stepped.
+            let steps = sampled.steps.iter().enumerate();
             let clip = Clip::from_poses(
                 name,
                 skeleton.clone(),
@@ -248,6 +254,11 @@ pub fn parse_gltf(
                 sampled.poses,
             )
             .and_then(|clip| clip.with_float_tracks(floats))
+            .and_then(|clip| {
+                steps.fold(Ok(clip), |clip, (bone, &flags)| {
+                    clip?.with_bone_steps(bone, flags)
+                })
+            })
             .map_err(|e| cx.invalid_clip(e))?;
             tracing::debug!(
                 source = source_name,

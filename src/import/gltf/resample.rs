@@ -13,7 +13,7 @@ use super::floats::{FloatPlan, MAX_FLOAT_VALUES};
 use super::skeleton::Rig;
 use super::Drive;
 use super::{Context, Target, MAX_TRANSFORMS};
-use crate::clip::{Transform, MIN_QUATERNION_LENGTH};
+use crate::clip::{BoneSteps, Transform, MIN_QUATERNION_LENGTH};
 use crate::error::{Error, Result};
 use crate::import::DEFAULT_SAMPLE_RATE;
 
@@ -184,6 +184,10 @@ pub(super) struct Sampled {
     pub(super) rate: f32,
     pub(super) poses: Vec<Transform>,
     pub(super) floats: Vec<Vec<f32>>,
+    /// The bone tracks driven by STEP samplers, one per bone, and the
+    /// float tracks likewise: they hold between samples.
+    pub(super) steps: Vec<BoneSteps>,
+    pub(super) float_steps: Vec<bool>,
 }
 
 /// What the transform and float budgets have left for a document's
@@ -408,10 +412,30 @@ impl Context<'_> {
                 }
             }
         }
+        let mut steps = vec![BoneSteps::NONE; bones];
+        for track in tracks.iter().filter(|t| t.interpolation == Interpolation::Step) {
+            let flags = &mut steps[track.bone];
+            match track.target {
+                Target::Translation => flags.translation = true,
+                Target::Rotation => flags.rotation = true,
+                Target::Scale => flags.scale = true,
+            }
+        }
+        let mut float_steps = vec![false; float_tracks];
+        for channel in float_channels
+            .iter()
+            .filter(|c| c.interpolation == Interpolation::Step)
+        {
+            for held in float_steps.iter_mut().skip(channel.slot).take(channel.width) {
+                *held = true;
+            }
+        }
         Ok(Sampled {
             rate: rate as f32,
             poses,
             floats,
+            steps,
+            float_steps,
         })
     }
 
