@@ -413,7 +413,10 @@ impl Context<'_> {
             }
         }
         let mut steps = vec![BoneSteps::NONE; bones];
-        for track in tracks.iter().filter(|t| t.interpolation == Interpolation::Step) {
+        for track in tracks
+            .iter()
+            .filter(|t| t.interpolation == Interpolation::Step)
+        {
             let flags = &mut steps[track.bone];
             match track.target {
                 Target::Translation => flags.translation = true,
@@ -426,7 +429,11 @@ impl Context<'_> {
             .iter()
             .filter(|c| c.interpolation == Interpolation::Step)
         {
-            for held in float_steps.iter_mut().skip(channel.slot).take(channel.width) {
+            for held in float_steps
+                .iter_mut()
+                .skip(channel.slot)
+                .take(channel.width)
+            {
                 *held = true;
             }
         }
