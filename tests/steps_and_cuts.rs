@@ -19,6 +19,7 @@ use cinestream::clip::{
 };
 use cinestream::compress::{build_preview, compress, CompressSettings, LoopPolicy};
 use cinestream::container::{encode_stream_with_preview, StreamReader, WriteOptions};
+use cinestream::format::PreviewKeys;
 use cinestream::play::Player;
 use cinestream::sample::PoseWriter;
 use cinestream::stream::{MissingPage, Stream, StreamOptions};
@@ -620,4 +621,50 @@ fn cuts_and_steps_are_checked_where_they_are_set() {
     assert_eq!(scene.cuts(), &[2, 4, 7]);
     assert_eq!(scene.bone_steps()[1..4], [steps(0), steps(1), steps(2)]);
     assert!(scene.float_tracks()[0].is_stepped());
+}
+
+#[test]
+fn hostile_cuts_and_step_flags_are_refused_naming_the_field() {
+    let bytes = packed(&shots(), LoopPolicy::Clamp);
+    // The section ends the metadata: the cut count, two cuts, then
+    // ceil((3 x 3 bones + 2 floats) / 8) = 2 bytes of flags.
+    let metadata_end = 64 + u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let flags = metadata_end - 2;
+    let cuts = flags - 8;
+    let count = cuts - 4;
+    assert_eq!(bytes[count..count + 4], 2u32.to_le_bytes());
+    assert_eq!(bytes[cuts..cuts + 4], 13u32.to_le_bytes());
+    let refused = |patch: &dyn Fn(&mut Vec<u8>), expected: &str| {
+        let mut b = bytes.clone();
+        patch(&mut b);
+        cinestream::fuzzing::container::recompute_checksums(&mut b);
+        let message = StreamReader::open(&b[..]).err().unwrap().to_string();
+        assert!(message.contains(expected), "{expected}: {message}");
+        assert!(message.contains("metadata"), "{message}");
+    };
+    let put =
+        |at: usize, v: u32| move |b: &mut Vec<u8>| b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    refused(
+        &put(cuts + 4, SAMPLES as u32),
+        "cut 1 at sample 40: not in 1..=39",
+    );
+    refused(&put(cuts, 0), "cut 0 at sample 0");
+    refused(&put(cuts + 4, 13), "not after the cut before it");
+    refused(&put(cuts + 4, 5), "not after the cut before it");
+    refused(&put(count, u32::MAX), "cut count");
+    refused(&put(count, 3), "cut count 3 is impossible");
+    // Bit 11 is past the 9 bone flags and 2 float flags.
+    refused(
+        &|b: &mut Vec<u8>| b[flags + 1] |= 0x08,
+        "step flag 11 is set",
+    );
+    // A preview tier must key both sides of every cut (the reader checks
+    // each actor's keys so).
+    let keys = PreviewKeys::new(vec![0, 12, 13, 30, 39], SAMPLES, LoopMode::Clamp).unwrap();
+    assert!(keys.check_cuts(&[13]).is_ok());
+    let message = keys.check_cuts(&[13, 27]).unwrap_err();
+    assert!(
+        message.contains("cut at sample 27 (samples 26 and 27)"),
+        "{message}"
+    );
 }
