@@ -245,7 +245,7 @@ fn parse_steps(
 ) -> Result<Steps, ReadFault> {
     let at = c.offset();
     let count = c.u32("cut count")? as usize;
-    if count >= samples.max(1) + 1 || count * 4 > c.remaining() {
+    if count > samples || count * 4 > c.remaining() {
         return Err(ReadFault {
             offset: at,
             message: format!("cut count {count} is impossible for {samples} samples"),

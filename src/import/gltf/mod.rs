@@ -245,7 +245,7 @@ pub fn parse_gltf(
                 .map(|(track, &stepped)| track.with_stepped(stepped))
                 .collect();
             // STEP samplers hold between samples: their tracks are stepped.
-            let steps = sampled.steps.iter().enumerate();
+            let mut steps = sampled.steps.iter().enumerate();
             let clip = Clip::from_poses(
                 name,
                 skeleton.clone(),
@@ -255,8 +255,8 @@ pub fn parse_gltf(
             )
             .and_then(|clip| clip.with_float_tracks(floats))
             .and_then(|clip| {
-                steps.fold(Ok(clip), |clip, (bone, &flags)| {
-                    clip?.with_bone_steps(bone, flags)
+                steps.try_fold(clip, |clip, (bone, &flags)| {
+                    clip.with_bone_steps(bone, flags)
                 })
             })
             .map_err(|e| cx.invalid_clip(e))?;
