@@ -75,8 +75,8 @@ pub mod stream;
 pub mod warnings;
 
 pub use clip::{
-    Bone, Clip, ClipError, FloatKind, FloatTrack, LengthUnit, LoopMode, RateReason, Resampling,
-    Skeleton, TrackKind, Transform,
+    Bone, BoneSteps, Clip, ClipError, FloatKind, FloatTrack, LengthUnit, LoopMode, RateReason,
+    Resampling, Skeleton, TrackKind, Transform,
 };
 #[cfg(feature = "pipeline")]
 pub use compress::{compress, CompressSettings, CompressStats, LoopPolicy};

@@ -182,6 +182,19 @@ fn clip(actors: usize, seconds: f64, hold: usize) -> Clip {
         .expect("a held clip is valid")
 }
 
+/// `clip` with two cuts and some of its tracks stepped (format version 5).
+fn stepped_and_cut(clip: Clip) -> Clip {
+    let n = clip.num_samples();
+    let steps = cinestream::BoneSteps {
+        rotation: true,
+        ..cinestream::BoneSteps::NONE
+    };
+    clip.with_cuts(vec![n / 3, n / 2])
+        .and_then(|c| c.with_bone_steps(1, steps))
+        .and_then(|c| c.with_bone_steps(3, cinestream::BoneSteps::ALL))
+        .expect("cuts and steps inside the clip")
+}
+
 fn seed(name: &str, clip: Clip, loop_policy: LoopPolicy, options: WriteOptions) -> Seed {
     seed_of(name, clip, loop_policy, options, None)
 }
@@ -263,6 +276,14 @@ fn corpus() -> &'static [Seed] {
             seed_of(
                 "2actors-2s-preview-page512",
                 clip(2, 2.0, 0),
+                auto,
+                plain().with_page_bytes(512),
+                Some(3.0),
+            ),
+            // Format version 5: cuts and stepped tracks, with a tier.
+            seed_of(
+                "2actors-2s-steps-cuts-preview-page512",
+                stepped_and_cut(clip(2, 2.0, 0)),
                 auto,
                 plain().with_page_bytes(512),
                 Some(3.0),

@@ -360,6 +360,12 @@ typedef struct CsAdvance {
    The preview tier's bound in cm when `quality` is a preview, else 0.
    */
   float preview_bound_cm;
+  /*
+   Cuts of the clip the pose crossed since the previous ready update
+   (0 when not ready): when not 0 the picture jumped, and an engine
+   resets motion blur and temporal anti-aliasing history.
+   */
+  uint32_t cuts;
 } CsAdvance;
 
 /*

@@ -264,6 +264,10 @@ pub struct CsAdvance {
     pub quality: u32,
     /// The preview tier's bound in cm when `quality` is a preview, else 0.
     pub preview_bound_cm: f32,
+    /// Cuts of the clip the pose crossed since the previous ready update
+    /// (0 when not ready): when not 0 the picture jumped, and an engine
+    /// resets motion blur and temporal anti-aliasing history.
+    pub cuts: u32,
 }
 
 /// Where a player is.
@@ -1413,6 +1417,7 @@ pub unsafe extern "C" fn cs_player_advance(
             loops: a.loops,
             quality,
             preview_bound_cm: bound,
+            cuts: a.cuts,
         };
         Ok(())
     })

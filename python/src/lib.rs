@@ -29,7 +29,7 @@ use cinestream::metric::{measure_error, MetricSettings, Percentiles};
 use cinestream::sample::PoseWriter;
 use cinestream::stream::{MissingPage, Stream, StreamOptions};
 use cinestream::warnings::{self, Warning};
-use cinestream::{Clip, FloatKind, LengthUnit, LoopMode, Sampling};
+use cinestream::{Clip, FloatKind, LengthUnit, LoopMode, Resampling, Sampling};
 use numpy::ndarray::{Array2, Array3};
 use numpy::{PyArray1, PyArray2, PyArray3, PyReadonlyArray1};
 use pyo3::create_exception;
@@ -193,6 +193,8 @@ struct Packed {
     float_error_share: Option<f64>,
     /// Bytes, actors, keys, bound in cm, float bound.
     preview: Option<(usize, usize, usize, f64, f64)>,
+    /// How a glTF animation was sampled from its curves.
+    resampling: Option<Resampling>,
 }
 
 impl Packed {
@@ -205,6 +207,13 @@ impl Packed {
         set(&d, "samples", self.samples)?;
         set(&d, "sample_rate", self.sample_rate)?;
         set(&d, "source_unit", self.unit.to_string())?;
+        set(&d, "resample_rate", self.resampling.map(|r| r.rate))?;
+        set(
+            &d,
+            "resample_reason",
+            self.resampling.map(|r| r.reason.name()),
+        )?;
+        set(&d, "resample_error_cm", self.resampling.map(|r| r.error_cm))?;
         set(&d, "raw_bytes", self.stats.raw_bytes)?;
         set(&d, "file_bytes", self.file.file_bytes)?;
         set(
@@ -442,6 +451,7 @@ impl Packer {
             samples: clip.num_samples(),
             sample_rate: clip.sample_rate(),
             unit: clip.unit(),
+            resampling: clip.resampling().copied(),
             float_tracks: floats.len(),
             float_bytes: compressed.float_bytes(),
             float_error_share,

@@ -56,6 +56,9 @@ pub struct FloatTrack {
     kind: FloatKind,
     components: usize,
     precision: f32,
+    /// Whether the track holds each sample's value until the next sample
+    /// (a glTF STEP sampler) instead of blending toward it.
+    pub(super) stepped: bool,
     /// `values[sample * components + component]`.
     values: Vec<f32>,
 }
@@ -106,6 +109,7 @@ impl FloatTrack {
             kind,
             components,
             precision,
+            stepped: false,
             values,
         })
     }
@@ -185,6 +189,19 @@ impl FloatTrack {
             self.precision = precision;
         }
         self
+    }
+
+    /// The same track, stepped or not: a stepped track sampled between two
+    /// samples gives the earlier one's values exactly, never a blend.
+    pub fn with_stepped(mut self, stepped: bool) -> FloatTrack {
+        self.stepped = stepped;
+        self
+    }
+
+    /// Whether the track holds each sample until the next (see
+    /// [`FloatTrack::with_stepped`]).
+    pub fn is_stepped(&self) -> bool {
+        self.stepped
     }
 
     /// The first `samples` samples.

@@ -8,6 +8,12 @@
 //! [`Skeleton::new`] and [`Clip::from_poses`] / [`Clip::from_bone_tracks`],
 //! so everything downstream may assume a validated clip: finite values, unit
 //! quaternions, at least one sample and a positive sample rate.
+//!
+//! It also owns how a clip moves between two samples: every track blends
+//! unless it is *stepped* ([`BoneSteps`], [`FloatTrack::with_stepped`]: it
+//! holds a sample's value until the next sample) or the later sample is a
+//! *cut* ([`Clip::with_cuts`]: every track jumps there, as at a camera cut
+//! or the seam between two takes).
 
 mod float;
 mod resampling;
@@ -145,6 +151,64 @@ pub enum LoopMode {
     /// The clip repeats and the sample after the last is the first, which is
     /// not stored; duration is `n / rate`.
     Wrap,
+}
+
+/// Which of a bone's tracks are stepped: a stepped track sampled between
+/// samples `i` and `i + 1` gives sample `i` exactly (floor to the earlier
+/// key), as a glTF STEP sampler defines it, instead of blending.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct BoneSteps {
+    /// The rotation holds between samples.
+    pub rotation: bool,
+    /// The translation holds between samples.
+    pub translation: bool,
+    /// The scale holds between samples.
+    pub scale: bool,
+}
+
+impl BoneSteps {
+    /// Every track blends.
+    pub const NONE: BoneSteps = BoneSteps {
+        rotation: false,
+        translation: false,
+        scale: false,
+    };
+
+    /// Every track holds.
+    pub const ALL: BoneSteps = BoneSteps {
+        rotation: true,
+        translation: true,
+        scale: true,
+    };
+
+    /// Whether any of the three tracks is stepped.
+    pub fn any(self) -> bool {
+        self.rotation || self.translation || self.scale
+    }
+
+    /// The flags as rotation, translation, scale (the order of a bone's
+    /// tracks everywhere in the crate).
+    pub fn to_array(self) -> [bool; 3] {
+        [self.rotation, self.translation, self.scale]
+    }
+
+    /// The flags from rotation, translation, scale.
+    pub fn from_array([rotation, translation, scale]: [bool; 3]) -> BoneSteps {
+        BoneSteps {
+            rotation,
+            translation,
+            scale,
+        }
+    }
+
+    /// Each flag set where either has it.
+    pub fn union(self, other: BoneSteps) -> BoneSteps {
+        BoneSteps {
+            rotation: self.rotation || other.rotation,
+            translation: self.translation || other.translation,
+            scale: self.scale || other.scale,
+        }
+    }
 }
 
 /// One bone of a skeleton.
@@ -302,6 +366,24 @@ pub enum ClipError {
     /// Two float tracks of one clip share a name.
     #[error("two float tracks are named '{0}'")]
     DuplicateFloatTrack(String),
+    /// A cut outside the clip's samples, or the cuts out of order.
+    #[error("cut {index} at sample {sample}: {problem}")]
+    BadCut {
+        /// Position of the cut in the list given.
+        index: usize,
+        /// The sample it names.
+        sample: usize,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// Step flags for a bone the skeleton does not have.
+    #[error("step flags for bone {bone}, but there are only {bones} bones")]
+    StepBone {
+        /// The bone named.
+        bone: usize,
+        /// Number of bones.
+        bones: usize,
+    },
 }
 
 fn at_sample(sample: Option<usize>) -> String {
@@ -450,6 +532,10 @@ pub struct Clip {
     floats: Vec<FloatTrack>,
     /// How an importer sampled it from its source's curves, if it did.
     resampling: Option<Resampling>,
+    /// Which of each bone's tracks hold between samples, one per bone.
+    steps: Vec<BoneSteps>,
+    /// Samples where every track jumps, increasing (see [`Clip::with_cuts`]).
+    cuts: Vec<usize>,
 }
 
 impl Clip {
@@ -491,6 +577,8 @@ impl Clip {
             poses,
             floats: Vec::new(),
             resampling: None,
+            steps: vec![BoneSteps::NONE; bones],
+            cuts: Vec::new(),
         })
     }
 
@@ -532,9 +620,82 @@ impl Clip {
 
     /// The same clip with another loop mode. Switching to [`LoopMode::Wrap`]
     /// does not drop a repeated last sample; the caller decides what is stored.
+    /// A cut at the loop seam (sample `n`, see [`Clip::with_cuts`]) is
+    /// dropped when the clip stops wrapping.
     pub fn with_loop_mode(mut self, loop_mode: LoopMode) -> Clip {
         self.loop_mode = loop_mode;
+        if loop_mode == LoopMode::Clamp {
+            let n = self.num_samples;
+            self.cuts.retain(|&c| c < n);
+        }
         self
+    }
+
+    /// The same clip with `steps` as bone `bone`'s step flags (see
+    /// [`BoneSteps`]). Fails with [`ClipError::StepBone`] for a bone the
+    /// skeleton does not have.
+    pub fn with_bone_steps(mut self, bone: usize, steps: BoneSteps) -> Result<Clip, ClipError> {
+        let bones = self.steps.len();
+        let flags = self
+            .steps
+            .get_mut(bone)
+            .ok_or(ClipError::StepBone { bone, bones })?;
+        *flags = steps;
+        Ok(self)
+    }
+
+    /// Each bone's step flags, one per bone.
+    pub fn bone_steps(&self) -> &[BoneSteps] {
+        &self.steps
+    }
+
+    /// Whether any bone or float track is stepped.
+    pub fn has_steps(&self) -> bool {
+        self.steps.iter().any(|s| s.any()) || self.floats.iter().any(FloatTrack::is_stepped)
+    }
+
+    /// The same clip with `cuts` as its cuts (replacing any it had): sample
+    /// indices `k` where every track jumps, so that a time between samples
+    /// `k - 1` and `k` holds sample `k - 1` until `k` (a camera cut, the
+    /// seam between two takes). Each must lie in `1..n` (`n` the sample
+    /// count; a wrapping clip may also cut at `n`, its loop seam, where
+    /// the last sample holds until the first comes round), and they must
+    /// increase. Fails with [`ClipError::BadCut`] naming the first that
+    /// does not.
+    pub fn with_cuts(mut self, cuts: Vec<usize>) -> Result<Clip, ClipError> {
+        let end = match self.loop_mode {
+            LoopMode::Clamp => self.num_samples - 1,
+            LoopMode::Wrap => self.num_samples,
+        };
+        for (index, &sample) in cuts.iter().enumerate() {
+            let bad = |problem: String| ClipError::BadCut {
+                index,
+                sample,
+                problem,
+            };
+            if sample == 0 || sample > end {
+                return Err(bad(match end {
+                    0 => "a clip of one sample has nowhere to cut".to_string(),
+                    _ => format!(
+                        "not in 1..={end} (the clip has {} samples)",
+                        self.num_samples
+                    ),
+                }));
+            }
+            if index > 0 && cuts[index - 1] >= sample {
+                return Err(bad(format!(
+                    "not after the cut before it (sample {}): cuts must increase",
+                    cuts[index - 1]
+                )));
+            }
+        }
+        self.cuts = cuts;
+        Ok(self)
+    }
+
+    /// The cuts, increasing (see [`Clip::with_cuts`]).
+    pub fn cuts(&self) -> &[usize] {
+        &self.cuts
     }
 
     /// The same clip under another name.
@@ -591,6 +752,12 @@ impl Clip {
         for track in &mut clip.floats {
             track.truncate(samples);
         }
+        // A wrapping prefix keeps a cut at its end: its loop seam.
+        let end = match self.loop_mode {
+            LoopMode::Clamp => samples - 1,
+            LoopMode::Wrap => samples,
+        };
+        clip.cuts.retain(|&c| c <= end);
         clip.num_samples = samples;
         clip
     }
@@ -700,6 +867,11 @@ impl Clip {
     /// second. The result clamps ([`LoopMode::Clamp`]) whatever the sources'
     /// loop modes; a wrapping source contributes the samples it stores.
     ///
+    /// Every join is a cut ([`Clip::with_cuts`]): sampling between the last
+    /// sample of one clip and the first of the next holds the last, never
+    /// blends two takes. Each clip's own cuts are kept (shifted to where it
+    /// starts), and a track is stepped when it is stepped in any clip.
+    ///
     /// Fails with [`ClipError::Incompatible`] when
     /// `clips` is empty or a clip does not match the first; the message names
     /// the clip and what differs.
@@ -771,13 +943,32 @@ impl Clip {
         }
         let num_samples: usize = clips.iter().map(|c| c.num_samples).sum();
         let mut poses = Vec::with_capacity(num_samples * bones);
+        let mut cuts = Vec::new();
+        let mut steps = vec![BoneSteps::NONE; bones];
         for clip in clips {
+            let start = poses.len() / bones;
+            if start > 0 {
+                cuts.push(start);
+            }
+            // A clip's loop seam is the next join (or, for the last, not a
+            // sample of the result): only the cuts inside it move over.
+            cuts.extend(
+                clip.cuts
+                    .iter()
+                    .filter(|&&c| c < clip.num_samples)
+                    .map(|&c| start + c),
+            );
+            for (all, own) in steps.iter_mut().zip(&clip.steps) {
+                *all = all.union(*own);
+            }
             poses.extend_from_slice(&clip.poses);
         }
         let mut floats = first.floats.clone();
         for clip in &clips[1..] {
             for (track, more) in floats.iter_mut().zip(&clip.floats) {
+                let stepped = track.is_stepped() || more.is_stepped();
                 track.extend(more);
+                track.stepped = stepped;
             }
         }
         // Every source is validated and shares the skeleton's shape: the
@@ -793,6 +984,8 @@ impl Clip {
             floats,
             // Several sources: each has its own; the combined clip none.
             resampling: None,
+            steps,
+            cuts,
         })
     }
 
@@ -809,7 +1002,10 @@ impl Clip {
     /// All clips must share the sample rate (exactly) and the length unit.
     /// The result lasts as long as the longest clip; a shorter clip holds its
     /// last stored pose after it ends. The result clamps
-    /// ([`LoopMode::Clamp`]).
+    /// ([`LoopMode::Clamp`]). Step flags go with their bones and float
+    /// tracks; the cuts of every clip are the result's (a cut is a jump of
+    /// the whole scene, as a camera cut is), except those at or past the
+    /// end of a clip's samples, where it holds its last pose.
     ///
     /// Fails with [`ClipError::Incompatible`] when
     /// `clips` is empty or a clip's rate or unit differs from the first's,
@@ -852,6 +1048,14 @@ impl Clip {
                 poses.extend_from_slice(clip.pose(sample.min(clip.num_samples - 1)));
             }
         }
+        let mut steps = vec![BoneSteps::NONE];
+        let mut cuts = Vec::new();
+        for clip in clips {
+            steps.extend_from_slice(&clip.steps);
+            cuts.extend(clip.cuts.iter().filter(|&&c| c < clip.num_samples));
+        }
+        cuts.sort_unstable();
+        cuts.dedup();
         let mut floats = Vec::new();
         for (actor, clip) in clips.iter().enumerate() {
             for track in &clip.floats {
@@ -873,6 +1077,8 @@ impl Clip {
             floats,
             // Several sources: each has its own; the combined clip none.
             resampling: None,
+            steps,
+            cuts,
         })
     }
 }

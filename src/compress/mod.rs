@@ -391,6 +391,21 @@ pub fn compress(
     compress_with(clip, settings, false).map(|(compressed, stats, _)| (compressed, stats))
 }
 
+/// The cuts of `clip` that fall on its `samples` stored samples: those
+/// inside them and, when the stored clip wraps, one at `samples` (the loop
+/// seam, where a dropped repeat of the first sample stood).
+fn stored_cuts(clip: &Clip, samples: usize, loop_mode: LoopMode) -> Vec<u32> {
+    let end = match loop_mode {
+        LoopMode::Clamp => samples - 1,
+        LoopMode::Wrap => samples,
+    };
+    clip.cuts()
+        .iter()
+        .filter(|&&c| c <= end)
+        .map(|&c| c as u32)
+        .collect()
+}
+
 /// [`compress`], with the search's shortcuts off when `brute_force` (tests
 /// compare the two: the bytes must be the same); also tells how many object
 /// transforms the search composed (its work, which tests hold linear).
@@ -437,7 +452,12 @@ fn compress_with(
         settings.threshold_cm,
         settings.shell_cm,
     )
-    .with_floats(float_classes.meta);
+    .with_floats(float_classes.meta)
+    .with_steps(
+        clip.bone_steps().to_vec(),
+        clip.float_tracks().iter().map(|t| t.is_stepped()).collect(),
+    )
+    .with_cuts(stored_cuts(clip, samples, loop_mode));
     // The samples kept, which the measurement compares against: the clip
     // itself when it keeps them all (a copy of a long take is a serial pass
     // over every pose; the measurement reads poses only, not the loop mode).

@@ -7,7 +7,9 @@
 //! interval between two keys whose blend misses a sample in between by more
 //! than its share of the bound is split at its worst sample, until none
 //! does. Keys crowd where the clip moves fast and sit on both sides of a
-//! cut; a still stretch takes two. The kept samples are compressed by the
+//! cut (of the clip's own cuts always, where nothing blends); a still
+//! stretch takes two. A stepped track holds the earlier key between two,
+//! in the judging as in the sampler. The kept samples are compressed by the
 //! same codec at a coarse threshold.
 //!
 //! The bound is measured, not assumed: every bone, at every quarter of
@@ -28,7 +30,7 @@ use crate::compressed::CompressedClip;
 use crate::error::{Error, Result};
 use crate::format::{actor_ranges, PreviewKeys};
 use crate::metric::{worst_pose_error, DTransform};
-use crate::sample::{decode_keys_and_floats, preview_keys, KeyPair, SegmentSource};
+use crate::sample::{decode_keys_and_floats, hold_at_cut, preview_keys, KeyPair, SegmentSource};
 
 /// The default preview bound, in centimetres: on
 /// `../shared/data/bandai-namco-1` the tier is under a tenth of the file.
@@ -208,8 +210,8 @@ impl Actor<'_> {
             let quantize_cm = (preview_cm * (1.0 - BLEND_SHARE) * scale).max(settings.threshold_cm);
             let keys = choose_keys(
                 self.clip,
-                meta.num_samples(),
-                meta.loop_mode,
+                self.template,
+                meta.cuts(),
                 self.shells,
                 blend_cm,
                 relax * BLEND_SHARE * scale,
@@ -244,23 +246,33 @@ impl Actor<'_> {
     }
 }
 
-/// The key positions: from one every [`START_GAP`] samples, each interval
-/// split at its worst sample while the blend between its ends misses a
-/// sample by more than `blend_cm` (or a float value by more than
-/// `float_relax` times its precision).
+/// The key positions: from one every [`START_GAP`] samples and both sides
+/// of every cut (between which the full clip holds), each interval split
+/// at its worst sample while the blend between its ends (holding the
+/// stepped tracks, as the sampler does) misses a sample by more than
+/// `blend_cm` (or a float value by more than `float_relax` times its
+/// precision).
 fn choose_keys(
     clip: &Clip,
-    samples: usize,
-    loop_mode: crate::clip::LoopMode,
+    template: &crate::format::ClipMeta,
+    cuts: &[u32],
     shells: &[f64],
     blend_cm: f64,
     float_relax: f64,
 ) -> PreviewKeys {
-    let start = PreviewKeys::uniform(START_GAP, samples, loop_mode);
+    let (samples, loop_mode) = (template.num_samples(), template.loop_mode);
+    let uniform = PreviewKeys::uniform(START_GAP, samples, loop_mode);
+    let start = PreviewKeys::new(
+        PreviewKeys::with_cut_keys(uniform.positions(), cuts),
+        samples,
+        loop_mode,
+    )
+    .expect("more keys than a uniform layout, within the clip");
     let judge = Judge {
         clip,
         samples,
         shells,
+        steps: template.bone_steps(),
         to_cm: clip.unit().to_cm(1.0),
         blend_cm,
         float_relax,
@@ -285,6 +297,8 @@ struct Judge<'a> {
     /// Stored samples of the full clip (position `samples` is sample 0).
     samples: usize,
     shells: &'a [f64],
+    /// Each bone's step flags: a stepped track holds the first key.
+    steps: &'a [crate::clip::BoneSteps],
     to_cm: f64,
     blend_cm: f64,
     float_relax: f64,
@@ -306,7 +320,8 @@ impl Judge<'_> {
         for i in a + 1..b {
             let t = (i - a) as f32 / (b - a) as f32;
             for (bone, out) in local.iter_mut().enumerate() {
-                *out = blend(&pose_a[bone], &pose_b[bone], t);
+                let steps = self.steps.get(bone).copied().unwrap_or_default();
+                *out = blend(&pose_a[bone], &pose_b[bone], t, steps);
             }
             let pair = (self.pose(i), &local[..]);
             let bones_cm = worst_pose_error(
@@ -319,6 +334,7 @@ impl Judge<'_> {
             let mut ratio = bones_cm / self.blend_cm;
             for track in self.clip.float_tracks() {
                 let limit = f64::from(track.precision()) * self.float_relax;
+                let t = if track.is_stepped() { 0.0 } else { t };
                 let (va, vb, vi) = (
                     track.sample(a % self.samples),
                     track.sample(b % self.samples),
@@ -348,18 +364,20 @@ impl Judge<'_> {
 }
 
 /// The blend of two local transforms as the sampler blends keys: lerp, and
-/// a normalized lerp along the shorter arc.
-fn blend(a: &Transform, b: &Transform, t: f32) -> Transform {
+/// a normalized lerp along the shorter arc; a stepped track holds `a`.
+fn blend(a: &Transform, b: &Transform, t: f32, steps: crate::clip::BoneSteps) -> Transform {
     let rb = if a.rotation.dot(b.rotation) < 0.0 {
         -b.rotation
     } else {
         b.rotation
     };
-    let r = a.rotation * (1.0 - t) + rb * t;
+    let held = |stepped: bool| if stepped { 0.0 } else { t };
+    let tr = held(steps.rotation);
+    let r = a.rotation * (1.0 - tr) + rb * tr;
     Transform {
         rotation: Quat::from_vec4(glam::Vec4::from(r)).normalize(),
-        translation: a.translation.lerp(b.translation, t),
-        scale: a.scale.lerp(b.scale, t),
+        translation: a.translation.lerp(b.translation, held(steps.translation)),
+        scale: a.scale.lerp(b.scale, held(steps.scale)),
     }
 }
 
@@ -453,6 +471,7 @@ impl Actor<'_> {
                 for step in c * chunk..((c + 1) * chunk).min(positions) {
                     let a = step / STEPS_PER_SAMPLE;
                     let alpha = (step % STEPS_PER_SAMPLE) as f32 / STEPS_PER_SAMPLE as f32;
+                    // Across a cut the full clip holds, as the sampler locates it.
                     let keys = match (alpha == 0.0, a + 1 < n) {
                         (true, _) => KeyPair {
                             a: a % n,
@@ -462,6 +481,7 @@ impl Actor<'_> {
                         (false, true) => KeyPair { a, b: a + 1, alpha },
                         (false, false) => KeyPair { a, b: 0, alpha },
                     };
+                    let keys = hold_at_cut(meta, keys);
                     decode_keys_and_floats(
                         meta,
                         full.decode_plan(),

@@ -1,7 +1,8 @@
 //! The metadata section, right after the header: the clip's name, timing,
 //! length unit and error settings, the skeleton with its bind pose, every
 //! track's kind, the constant tracks' values and the animated tracks' clip
-//! ranges; from version 2, the float tracks and their slots. Its parse, and
+//! ranges; from version 2, the float tracks and their slots; in version 5,
+//! the cuts and the stepped tracks. Its parse, and
 //! (with the `pipeline` feature) its encode.
 
 use std::sync::Arc;
@@ -11,9 +12,12 @@ use glam::Quat;
 #[cfg(feature = "pipeline")]
 use super::bytes::{to_u32, too_big, Writer};
 use super::bytes::{Cursor, ReadFault};
-use super::{BIND_ROTATION, BIND_SCALE, BIND_TRANSLATION, COMPACT_FORMAT_VERSION, NO_PARENT};
+use super::{
+    BIND_ROTATION, BIND_SCALE, BIND_TRANSLATION, COMPACT_FORMAT_VERSION, NO_PARENT,
+    STEPS_FORMAT_VERSION,
+};
 use crate::clip::{
-    Bone, FloatKind, LengthUnit, LoopMode, Skeleton, TrackKind, Transform, MAX_BONES,
+    Bone, BoneSteps, FloatKind, LengthUnit, LoopMode, Skeleton, TrackKind, Transform, MAX_BONES,
     MAX_FLOAT_COMPONENTS,
 };
 #[cfg(feature = "pipeline")]
@@ -187,13 +191,23 @@ pub(crate) fn parse_metadata(bytes: &[u8], version: u16) -> Result<ClipMeta, Rea
         1 => Vec::new(),
         _ => parse_floats(&mut c, &mut constants, &mut animated, compact)?,
     };
+    let steps = match version >= STEPS_FORMAT_VERSION {
+        true => Some(parse_steps(
+            &mut c,
+            layout.num_samples(),
+            loop_mode,
+            bone_count,
+            floats.len(),
+        )?),
+        false => None,
+    };
     if c.remaining() != 0 {
         return Err(c.fault(format!(
             "{} unexpected bytes after the metadata",
             c.remaining()
         )));
     }
-    Ok(ClipMeta::new(
+    let meta = ClipMeta::new(
         name,
         Arc::new(skeleton),
         sample_rate,
@@ -206,7 +220,75 @@ pub(crate) fn parse_metadata(bytes: &[u8], version: u16) -> Result<ClipMeta, Rea
         threshold_cm,
         shell_cm,
     )
-    .with_floats(floats))
+    .with_floats(floats);
+    Ok(match steps {
+        Some((bone_steps, float_steps, cuts)) => {
+            meta.with_steps(bone_steps, float_steps).with_cuts(cuts)
+        }
+        None => meta,
+    })
+}
+
+/// A bone's and a float track's step flags and the cuts, as
+/// [`parse_steps`] returns them.
+type Steps = (Vec<BoneSteps>, Vec<bool>, Vec<u32>);
+
+/// The section of version 5 after the float tracks: the cuts (increasing,
+/// in `1..n`, or `1..=n` when wrapping) and one step flag per bone track
+/// and per float track, whose unused bits must be zero.
+fn parse_steps(
+    c: &mut Cursor<'_>,
+    samples: usize,
+    loop_mode: LoopMode,
+    bones: usize,
+    floats: usize,
+) -> Result<Steps, ReadFault> {
+    let at = c.offset();
+    let count = c.u32("cut count")? as usize;
+    if count > samples || count * 4 > c.remaining() {
+        return Err(ReadFault {
+            offset: at,
+            message: format!("cut count {count} is impossible for {samples} samples"),
+        });
+    }
+    let end = match loop_mode {
+        LoopMode::Clamp => samples - 1,
+        LoopMode::Wrap => samples,
+    };
+    let mut cuts = Vec::with_capacity(count);
+    for index in 0..count {
+        let at = c.offset();
+        let cut = c.u32("cut")?;
+        let fault = |why: String| ReadFault {
+            offset: at,
+            message: format!("cut {index} at sample {cut}: {why}"),
+        };
+        if cut == 0 || cut as usize > end {
+            return Err(fault(format!("not in 1..={end}")));
+        }
+        if cuts.last().is_some_and(|&last| last >= cut) {
+            return Err(fault("not after the cut before it".into()));
+        }
+        cuts.push(cut);
+    }
+    let flags = 3 * bones + floats;
+    let at = c.offset();
+    let bytes = c.take(flags.div_ceil(8), "step flags")?;
+    let bit = |i: usize| bytes[i / 8] >> (i % 8) & 1 == 1;
+    if let Some(extra) = (flags..bytes.len() * 8).find(|&i| bit(i)) {
+        return Err(ReadFault {
+            offset: at + extra / 8,
+            message: format!(
+                "step flag {extra} is set, but there are {bones} bones and {floats} float tracks \
+                 ({flags} flags)"
+            ),
+        });
+    }
+    let bone_steps = (0..bones)
+        .map(|b| BoneSteps::from_array([bit(3 * b), bit(3 * b + 1), bit(3 * b + 2)]))
+        .collect();
+    let float_steps = (0..floats).map(|f| bit(3 * bones + f)).collect();
+    Ok((bone_steps, float_steps, cuts))
 }
 
 /// A rotation track of version 4: its clip range and reference on the
@@ -465,7 +547,28 @@ pub(crate) fn encode_metadata(meta: &ClipMeta, version: u16) -> crate::error::Re
     if version >= 2 {
         encode_floats(meta, &mut w)?;
     }
+    if version >= STEPS_FORMAT_VERSION {
+        encode_steps(meta, &mut w)?;
+    }
     Ok(w.bytes)
+}
+
+/// The cuts and step flags (version 5): what [`parse_steps`] reads back.
+#[cfg(feature = "pipeline")]
+fn encode_steps(meta: &ClipMeta, w: &mut Writer) -> crate::error::Result<()> {
+    w.u32(to_u32(meta.cuts().len(), "cut count")?);
+    for &cut in meta.cuts() {
+        w.u32(cut);
+    }
+    let bones = meta.num_bones();
+    let mut flags = vec![0u8; (3 * bones + meta.floats.len()).div_ceil(8)];
+    let bone_flags = meta.bone_steps().iter().flat_map(|s| s.to_array());
+    let float_flags = meta.float_steps().iter().copied();
+    for (i, set) in bone_flags.chain(float_flags).enumerate() {
+        flags[i / 8] |= u8::from(set) << (i % 8);
+    }
+    w.bytes.extend_from_slice(&flags);
+    Ok(())
 }
 
 /// A rotation track of version 4: what [`parse_grid_rotation`] reads back.

@@ -49,9 +49,14 @@ pub use write::{
 /// The first eight bytes of every file.
 pub const MAGIC: [u8; 8] = *b"CINESTRM";
 
-/// The newest format version: what this build writes. See "Version
-/// policy" above.
-pub const FORMAT_VERSION: u16 = 4;
+/// The newest format version: what this build reads up to and writes for
+/// a clip with stepped tracks or cuts. See "Version policy" above.
+pub const FORMAT_VERSION: u16 = 5;
+
+/// The version that added the cuts and the stepped tracks. A clip without
+/// either is written as [`COMPACT_FORMAT_VERSION`], byte for byte as
+/// before.
+pub const STEPS_FORMAT_VERSION: u16 = 5;
 
 /// The version that made the metadata and index compact (rotation ranges
 /// and references on a 16-bit grid, varint skeleton fields and segment

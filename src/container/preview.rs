@@ -189,6 +189,7 @@ impl PreviewTier {
                 positions.push(positions[positions.len() - 1].saturating_add(gap));
             }
             let keys = PreviewKeys::new(positions, full.num_samples(), full.loop_mode)
+                .and_then(|keys| keys.check_cuts(full.cuts()).map(|()| keys))
                 .map_err(|problem| c.fault(format!("actor {actor}: {problem}")))?;
             let layout = SegmentLayout::from_parts(key_count as u32, segment_count as u32)
                 .ok_or_else(|| {

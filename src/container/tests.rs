@@ -137,7 +137,7 @@ fn float_tracks_round_trip_through_the_file_bit_for_bit() {
     ] {
         let bytes = encoded(&compressed, &options);
         let reader = StreamReader::open(&bytes[..]).unwrap();
-        assert_eq!(reader.index().header().version(), FORMAT_VERSION);
+        assert_eq!(reader.index().header().version(), COMPACT_FORMAT_VERSION);
         assert_eq!(reader.meta(), compressed.meta());
         assert!(reader.index().pages().len() > 2);
         assert!(reader.verify().is_sound());
@@ -191,7 +191,7 @@ fn segment_views_and_header_checksums_match_what_was_written() {
         let reader = StreamReader::open(&bytes[..]).unwrap();
         let header = reader.index().header();
         // What the compressor makes is written as the newest version.
-        assert_eq!(header.version(), FORMAT_VERSION);
+        assert_eq!(header.version(), COMPACT_FORMAT_VERSION);
         let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
         assert_eq!(header.header_checksum(), u32_at(60));
         assert_eq!(header.metadata_checksum(), u32_at(36));
@@ -530,7 +530,7 @@ fn compact_file_and_lengths() -> (Vec<u8>, usize) {
     let clip = compressed(&cinematic(&CinematicSpec::default().with_seconds(3.0)));
     let bytes = encoded(&clip, &WriteOptions::default().with_page_bytes(1200));
     let reader = StreamReader::open(&bytes[..]).unwrap();
-    assert_eq!(reader.index().header().version(), FORMAT_VERSION);
+    assert_eq!(reader.index().header().version(), COMPACT_FORMAT_VERSION);
     assert!(reader.pages().len() > 2);
     let index = reader.index().header().index_offset as usize;
     let lengths = index + 8 + reader.pages().len() * PAGE_ENTRY_LEN;

@@ -14,8 +14,9 @@ use super::metadata::encode_metadata;
 use super::page::{encode_page, EncodedPage};
 use super::preview::{PreviewActor, PreviewSection};
 use super::{
-    align, crc32, ALIGN, COMPRESSION_LZ4, FIRST_FORMAT_VERSION, FLAG_LZ4_PAGES,
-    FLOAT_FORMAT_VERSION, FORMAT_VERSION, HEADER_LEN, MAX_PAGE_LEN, PREVIEW_FORMAT_VERSION,
+    align, crc32, ALIGN, COMPACT_FORMAT_VERSION, COMPRESSION_LZ4, FIRST_FORMAT_VERSION,
+    FLAG_LZ4_PAGES, FLOAT_FORMAT_VERSION, HEADER_LEN, MAX_PAGE_LEN, PREVIEW_FORMAT_VERSION,
+    STEPS_FORMAT_VERSION,
 };
 use crate::compress::Preview;
 use crate::compressed::CompressedClip;
@@ -126,7 +127,8 @@ pub fn encode_stream_with_preview(
         });
     }
     let meta = clip.meta();
-    // The compressor's clips are version 4. A clip read from an older file
+    // The compressor's clips are version 4, or 5 when they have steps or
+    // cuts (so a clip without them keeps the bytes it always had). A clip read from an older file
     // (its spans ranked coarsely) is written in the lowest version that
     // holds it, byte for byte what earlier builds wrote.
     let version = match (
@@ -134,7 +136,10 @@ pub fn encode_stream_with_preview(
         preview.is_some(),
         meta.floats.is_empty(),
     ) {
-        (SegmentEncoding::Compact, ..) => FORMAT_VERSION,
+        (SegmentEncoding::Compact, ..) if meta.has_steps() || !meta.cuts().is_empty() => {
+            STEPS_FORMAT_VERSION
+        }
+        (SegmentEncoding::Compact, ..) => COMPACT_FORMAT_VERSION,
         (SegmentEncoding::Original, true, _) => PREVIEW_FORMAT_VERSION,
         (SegmentEncoding::Original, false, true) => FIRST_FORMAT_VERSION,
         (SegmentEncoding::Original, false, false) => FLOAT_FORMAT_VERSION,

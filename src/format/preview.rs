@@ -72,6 +72,33 @@ impl PreviewKeys {
         Ok(keys)
     }
 
+    /// An error naming the first cut (see
+    /// [`ClipMeta::cuts`]) without a key on both sides, at `k - 1` and `k`:
+    /// between those the full clip holds, so the keys must too.
+    pub fn check_cuts(&self, cuts: &[u32]) -> Result<(), String> {
+        let has = |p: u32| self.positions.binary_search(&p).is_ok();
+        match cuts.iter().find(|&&k| !(has(k - 1) && has(k))) {
+            Some(k) => Err(format!(
+                "no keys at both sides of the cut at sample {k} (samples {} and {k})",
+                k - 1
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Keys at `positions` and at both sides of every cut, in order, once
+    /// each (the first and last position stay the ends).
+    pub fn with_cut_keys(positions: &[u32], cuts: &[u32]) -> Vec<u32> {
+        let mut all: Vec<u32> = positions
+            .iter()
+            .copied()
+            .chain(cuts.iter().flat_map(|&k| [k - 1, k]))
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+
     /// One key every `stride` samples and one at the end.
     pub fn uniform(stride: usize, full_samples: usize, loop_mode: LoopMode) -> PreviewKeys {
         let stride = stride.clamp(1, MAX_PREVIEW_GAP as usize);

@@ -8,7 +8,7 @@ use glam::Vec3;
 use super::values::{
     finish_rotation, rotation_from_xyz, segment_header_len, ClipRange, SegmentEncoding,
 };
-use crate::clip::{FloatKind, LengthUnit, LoopMode, Skeleton, TrackKind, Transform};
+use crate::clip::{BoneSteps, FloatKind, LengthUnit, LoopMode, Skeleton, TrackKind, Transform};
 
 /// Which part of a bone's transform a track animates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -362,6 +362,16 @@ pub struct ClipMeta {
     base_floats: Vec<f32>,
     /// Bind pose with constant tracks applied: the pose before animated tracks are decoded.
     base_pose: Vec<Transform>,
+    /// Which of each bone's tracks hold between samples, one per bone.
+    bone_steps: Vec<BoneSteps>,
+    /// Whether each float track holds between samples, one per track.
+    float_steps: Vec<bool>,
+    /// Samples where every track jumps, increasing: in `1..n`, or `1..=n`
+    /// when wrapping (`n` is the loop seam).
+    cuts: Vec<u32>,
+    /// The stepped tracks among [`ClipMeta::animated`], by index,
+    /// increasing: what a decode between two samples holds at the first.
+    stepped: Vec<u32>,
 }
 
 impl ClipMeta {
@@ -399,6 +409,7 @@ impl ClipMeta {
             .iter()
             .take_while(|t| t.channel != Channel::Float)
             .count();
+        let skeleton_len = skeleton.len();
         ClipMeta {
             bone_tracks,
             name,
@@ -417,6 +428,10 @@ impl ClipMeta {
             float_offsets: Vec::new(),
             base_floats: Vec::new(),
             base_pose,
+            bone_steps: vec![BoneSteps::NONE; skeleton_len],
+            float_steps: Vec::new(),
+            cuts: Vec::new(),
+            stepped: Vec::new(),
         }
     }
 
@@ -474,17 +489,25 @@ impl ClipMeta {
             self.sample_rate,
             self.loop_mode,
             self.unit,
-            self.kinds[range].to_vec(),
+            self.kinds[range.clone()].to_vec(),
             constants,
             animated,
             self.segments,
             self.threshold_cm,
             self.shell_cm,
         );
-        Some(match floats {
+        // The steps go with their tracks; the cuts stay with the full
+        // clip, whose sample positions they name (a part's keys are other
+        // positions).
+        let float_steps = match floats {
+            true => self.float_steps.clone(),
+            false => Vec::new(),
+        };
+        let meta = match floats {
             true => meta.with_floats(self.floats.clone()),
             false => meta,
-        })
+        };
+        Some(meta.with_steps(self.bone_steps[range].to_vec(), float_steps))
     }
 
     /// The same metadata with float tracks: their constant slots are taken
@@ -515,8 +538,87 @@ impl ClipMeta {
                     .copy_from_slice(&v[..slot.count as usize]);
             }
         }
+        self.float_steps.resize(floats.len(), false);
         self.floats = floats;
+        self.refresh_stepped();
         self
+    }
+
+    /// The same metadata with these step flags: one per bone (missing ones
+    /// blend) and one per float track (likewise). Call after
+    /// [`ClipMeta::with_floats`].
+    pub fn with_steps(
+        mut self,
+        mut bone_steps: Vec<BoneSteps>,
+        mut float_steps: Vec<bool>,
+    ) -> ClipMeta {
+        bone_steps.resize(self.skeleton.len(), BoneSteps::NONE);
+        float_steps.resize(self.floats.len(), false);
+        self.bone_steps = bone_steps;
+        self.float_steps = float_steps;
+        self.refresh_stepped();
+        self
+    }
+
+    /// The same metadata with these cuts. The caller guarantees that they
+    /// increase and lie in `1..n` (`1..=n` when wrapping), as
+    /// [`Clip::with_cuts`](crate::clip::Clip::with_cuts) checks and the
+    /// container reader checks for files.
+    pub fn with_cuts(mut self, cuts: Vec<u32>) -> ClipMeta {
+        self.cuts = cuts;
+        self
+    }
+
+    /// Lists the animated tracks whose flags say they hold.
+    fn refresh_stepped(&mut self) {
+        let stepped = self.animated.iter().enumerate().filter(|(_, t)| {
+            let bone = t.bone as usize;
+            match t.channel {
+                Channel::Rotation => self.bone_steps.get(bone).is_some_and(|s| s.rotation),
+                Channel::Translation => self.bone_steps.get(bone).is_some_and(|s| s.translation),
+                Channel::Scale => self.bone_steps.get(bone).is_some_and(|s| s.scale),
+                Channel::Float => self
+                    .float_slots
+                    .get(bone)
+                    .and_then(|slot| self.float_steps.get(slot.track as usize))
+                    .is_some_and(|&s| s),
+            }
+        });
+        self.stepped = stepped.map(|(t, _)| t as u32).collect();
+    }
+
+    /// Each bone's step flags, one per bone.
+    pub fn bone_steps(&self) -> &[BoneSteps] {
+        &self.bone_steps
+    }
+
+    /// Whether each float track is stepped, one per track.
+    pub fn float_steps(&self) -> &[bool] {
+        &self.float_steps
+    }
+
+    /// Whether any bone or float track is stepped (animated or not).
+    pub fn has_steps(&self) -> bool {
+        self.bone_steps.iter().any(|s| s.any()) || self.float_steps.iter().any(|&s| s)
+    }
+
+    /// The cuts, increasing: samples where every track jumps.
+    #[inline]
+    pub fn cuts(&self) -> &[u32] {
+        &self.cuts
+    }
+
+    /// The animated tracks that hold between samples (indices into
+    /// [`ClipMeta::animated`], increasing); empty on a clip without steps.
+    #[inline]
+    pub fn stepped_tracks(&self) -> &[u32] {
+        &self.stepped
+    }
+
+    /// Whether animated track `track` holds between samples.
+    #[inline]
+    pub fn is_stepped(&self, track: usize) -> bool {
+        !self.stepped.is_empty() && self.stepped.binary_search(&(track as u32)).is_ok()
     }
 
     /// How many of [`ClipMeta::animated`] are the bones' tracks, in bone

@@ -42,6 +42,13 @@ pub struct Advance {
     /// its page is on its way, the preview tier's (the last pose's when not
     /// ready).
     pub quality: Quality,
+    /// Cuts of the clip (see [`ClipMeta::cuts`](crate::format::ClipMeta::cuts))
+    /// the pose crossed since the previous ready update, in either
+    /// direction and across loops: when not 0, the picture jumped, and an
+    /// engine resets what it carries from frame to frame (motion blur,
+    /// temporal anti-aliasing history). Landing on a cut crosses it;
+    /// staying on it, or a seek, does not. 0 when not ready.
+    pub cuts: u32,
 }
 
 /// A playhead over a stream.
@@ -287,6 +294,7 @@ impl Player {
             loops,
             ready: false,
             quality: self.quality,
+            cuts: 0,
         };
         let ends = match self.pending_loops {
             0 => None,
@@ -298,6 +306,8 @@ impl Player {
         };
         let (previous_time, previous_quality) = (self.ready_time, self.quality);
         let anchored = self.anchor.is_some();
+        // From the pose last shown (or where a seek put the playhead).
+        let shown_from = self.anchor.unwrap_or(previous_time);
         let previous = match self.anchor {
             None => self.root_now,
             Some(t) => match self.stream.sample_bone(self.root_bone, t) {
@@ -322,6 +332,7 @@ impl Player {
         self.warm_next(dt);
         let current = self.root_now;
         let k = std::mem::take(&mut self.pending_loops);
+        let cuts = self.cuts_crossed(shown_from, time, k);
         let root_delta = match ends {
             Some((first, last)) if k > 0 => {
                 (last - previous) + (current - first) + (last - first) * (k - 1) as f32
@@ -338,7 +349,25 @@ impl Player {
             loops,
             ready: true,
             quality: self.quality,
+            cuts,
         })
+    }
+
+    /// How many cuts lie between playhead `from` and `to`, `loops` loop
+    /// boundaries apart: every cut of the clip once per loop, plus those
+    /// between the two places in the clip.
+    fn cuts_crossed(&self, from: f64, to: f64, loops: i64) -> u32 {
+        let meta = self.stream.meta();
+        let all = meta.cuts().len() as i64;
+        if all == 0 {
+            return 0;
+        }
+        let (before, after) = (
+            crate::sample::cuts_reached(meta, from) as i64,
+            crate::sample::cuts_reached(meta, to) as i64,
+        );
+        let crossed = (after - before).saturating_add(loops.saturating_mul(all));
+        u32::try_from(crossed.unsigned_abs()).unwrap_or(u32::MAX)
     }
 
     /// The root's translation at `time` from the tier this update's pose

@@ -178,7 +178,49 @@ pub(crate) fn locate(meta: &ClipMeta, time: f64, rounding: SampleRounding) -> Ke
         }
         locate_outside(meta.loop_mode, position, n)
     };
-    finish_locate(a, b, alpha, rounding)
+    hold_at_cut(meta, finish_locate(a, b, alpha, rounding))
+}
+
+/// How many of the clip's cuts lie at or before `time` (seconds, inside
+/// the clip), a time within the snap of a cut counting as on it, as
+/// [`locate`] has it: on a cut, the pose is the one after it.
+pub(crate) fn cuts_reached(meta: &ClipMeta, time: f64) -> usize {
+    if meta.cuts().is_empty() || !time.is_finite() {
+        return 0;
+    }
+    let rate = f64::from(meta.sample_rate);
+    let position = time * rate;
+    let snap = SNAP + 2.0 * time.abs() * f64::from(f32::EPSILON) * rate;
+    meta.cuts()
+        .partition_point(|&cut| f64::from(cut) <= position + snap)
+}
+
+/// `keys` unless they blend across a cut, which holds the earlier sample
+/// instead: on a clip without cuts, one test of a length per call.
+#[inline(always)]
+pub(crate) fn hold_at_cut(meta: &ClipMeta, keys: KeyPair) -> KeyPair {
+    if meta.cuts().is_empty() || keys.alpha == 0.0 {
+        return keys;
+    }
+    hold_if_cut(meta, keys)
+}
+
+/// [`hold_at_cut`] on a clip with cuts: the later key is a cut (the
+/// first sample, come round, stands at position `n`, the loop seam).
+#[inline(never)]
+fn hold_if_cut(meta: &ClipMeta, keys: KeyPair) -> KeyPair {
+    let later = match keys.b {
+        0 => meta.num_samples(),
+        b => b,
+    };
+    match meta.cuts().binary_search(&(later as u32)) {
+        Ok(_) => KeyPair {
+            a: keys.a,
+            b: keys.a,
+            alpha: 0.0,
+        },
+        Err(_) => keys,
+    }
 }
 
 /// [`locate`] for a position (in samples) before the first sample, at or
@@ -651,24 +693,17 @@ fn decode_with<S: SegmentSource, W: PoseWriter + ?Sized>(
         check_tables(plan, bracket.segment_a, &a, &b)?;
         prefetch_keys_of(&a, bit_a, handle_b.is_some().then_some(&b), bit_b);
         start(writer);
-        if writer.wants_bones() {
-            decode_bones_fastest(meta, plan, &a, bit_a, &b, bit_b, keys.alpha, writer);
-        }
-        if writer.wants_floats() {
-            let bones = plan.bone_vectors();
-            let slots = plan.vector_tracks().iter().zip(a.vectors).zip(b.vectors);
-            for ((&t, vector_a), vector_b) in slots.skip(bones) {
-                let track = &meta.animated[t as usize];
-                let Some(slot) = meta.float_slots().get(track.bone as usize) else {
-                    continue;
-                };
-                let va = vector_a.read(a.keys, bit_a);
-                let vb = vector_b.read(b.keys, bit_b);
-                let v = lerp_vector(va, vb, keys.alpha).to_array();
-                for (c, &value) in v[..slot.count as usize].iter().enumerate() {
-                    writer.float(slot.track as usize, (slot.first as usize) + c, value);
-                }
-            }
+        // Once per call: a clip without stepped tracks (or a time on a
+        // key) decodes as if steps did not exist.
+        if keys.alpha != 0.0 && !meta.stepped_tracks().is_empty() {
+            let mut blended = BlendedOnly {
+                writer: &mut *writer,
+                meta,
+            };
+            decode_animated(meta, plan, &a, bit_a, &b, bit_b, keys.alpha, &mut blended);
+            write_stepped(meta, plan, &a, bit_a, writer);
+        } else {
+            decode_animated(meta, plan, &a, bit_a, &b, bit_b, keys.alpha, writer);
         }
     }
     if !writer.wants_still_channels() {
@@ -694,6 +729,150 @@ fn decode_with<S: SegmentSource, W: PoseWriter + ?Sized>(
         }
     }
     Ok(())
+}
+
+/// The animated channels (bones, then float slots) between two keys,
+/// into `writer`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn decode_animated<W: PoseWriter + ?Sized>(
+    meta: &ClipMeta,
+    plan: &DecodePlan,
+    a: &SegmentRef<'_>,
+    bit_a: usize,
+    b: &SegmentRef<'_>,
+    bit_b: usize,
+    alpha: f32,
+    writer: &mut W,
+) {
+    if writer.wants_bones() {
+        decode_bones_fastest(meta, plan, a, bit_a, b, bit_b, alpha, writer);
+    }
+    if writer.wants_floats() {
+        let bones = plan.bone_vectors();
+        let slots = plan.vector_tracks().iter().zip(a.vectors).zip(b.vectors);
+        for ((&t, vector_a), vector_b) in slots.skip(bones) {
+            let track = &meta.animated[t as usize];
+            let Some(slot) = meta.float_slots().get(track.bone as usize) else {
+                continue;
+            };
+            let va = vector_a.read(a.keys, bit_a);
+            let vb = vector_b.read(b.keys, bit_b);
+            let v = lerp_vector(va, vb, alpha).to_array();
+            for (c, &value) in v[..slot.count as usize].iter().enumerate() {
+                writer.float(slot.track as usize, (slot.first as usize) + c, value);
+            }
+        }
+    }
+}
+
+/// A writer that passes on every channel but the stepped ones: the blend
+/// between two keys of a clip with steps, which [`write_stepped`] then
+/// completes, so that each channel is still written once.
+struct BlendedOnly<'a, W: ?Sized> {
+    writer: &'a mut W,
+    meta: &'a ClipMeta,
+}
+
+impl<W: PoseWriter + ?Sized> PoseWriter for BlendedOnly<'_, W> {
+    #[inline(always)]
+    fn wants(&self, bone: usize) -> bool {
+        self.writer.wants(bone)
+    }
+
+    #[inline(always)]
+    fn wants_still_channels(&self) -> bool {
+        self.writer.wants_still_channels()
+    }
+
+    #[inline(always)]
+    fn wants_bones(&self) -> bool {
+        self.writer.wants_bones()
+    }
+
+    #[inline(always)]
+    fn wants_floats(&self) -> bool {
+        self.writer.wants_floats()
+    }
+
+    #[inline(always)]
+    fn float(&mut self, track: usize, component: usize, value: f32) {
+        if !self.meta.float_steps().get(track).is_some_and(|&s| s) {
+            self.writer.float(track, component, value);
+        }
+    }
+
+    #[inline(always)]
+    fn rotation(&mut self, bone: usize, rotation: glam::Quat) {
+        if !self.meta.bone_steps().get(bone).is_some_and(|s| s.rotation) {
+            self.writer.rotation(bone, rotation);
+        }
+    }
+
+    #[inline(always)]
+    fn translation(&mut self, bone: usize, translation: glam::Vec3) {
+        if !self
+            .meta
+            .bone_steps()
+            .get(bone)
+            .is_some_and(|s| s.translation)
+        {
+            self.writer.translation(bone, translation);
+        }
+    }
+
+    #[inline(always)]
+    fn scale(&mut self, bone: usize, scale: glam::Vec3) {
+        if !self.meta.bone_steps().get(bone).is_some_and(|s| s.scale) {
+            self.writer.scale(bone, scale);
+        }
+    }
+}
+
+/// The stepped animated tracks at key `a` alone, into `writer`: what they
+/// hold between `a` and the next key. The arithmetic of a decode at a key
+/// (both keys `a`, blend 0), so a held value is the key's own, bit for bit.
+#[inline(never)]
+fn write_stepped<W: PoseWriter + ?Sized>(
+    meta: &ClipMeta,
+    plan: &DecodePlan,
+    a: &SegmentRef<'_>,
+    bit_a: usize,
+    writer: &mut W,
+) {
+    let (bones, floats) = (writer.wants_bones(), writer.wants_floats());
+    for &t in meta.stepped_tracks() {
+        let track = &meta.animated[t as usize];
+        let bone = track.bone as usize;
+        match (plan.track_slot(t as usize), track.channel) {
+            (TrackSlot::Rotation { group, lane }, _) => {
+                if bones && writer.wants(bone) {
+                    let key = a.groups[group as usize].key(a.keys, bit_a, lane as usize);
+                    writer.rotation(bone, blend_one(key, key, 0.0, track.reference()));
+                }
+            }
+            (TrackSlot::Vector { index }, Channel::Float) => {
+                let Some(slot) = meta.float_slots().get(bone).filter(|_| floats) else {
+                    continue;
+                };
+                let v = a.vectors[index as usize].read(a.keys, bit_a);
+                let v = lerp_vector(v, v, 0.0).to_array();
+                for (c, &value) in v[..slot.count as usize].iter().enumerate() {
+                    writer.float(slot.track as usize, (slot.first as usize) + c, value);
+                }
+            }
+            (TrackSlot::Vector { index }, channel) => {
+                if bones && writer.wants(bone) {
+                    let v = a.vectors[index as usize].read(a.keys, bit_a);
+                    match channel {
+                        Channel::Translation => writer.translation(bone, lerp_vector(v, v, 0.0)),
+                        Channel::Scale => writer.scale(bone, lerp_vector(v, v, 0.0)),
+                        Channel::Rotation | Channel::Float => {}
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// [`decode_bones`] on the fastest path this CPU has (see [`GroupReader`]).
@@ -923,19 +1102,28 @@ pub(crate) fn sample_bone_keys<S: SegmentSource>(
     let (a, bit_a, b, bit_b) = bracket.resolve(&handle_a, &handle_b);
     check_tables(plan, bracket.segment_a, &a, &b)?;
     for (t, track) in (first..end).zip(&meta.animated[first..end]) {
+        // A stepped track decodes as at key a alone (both keys a, blend 0).
+        let held = meta.is_stepped(t);
+        let alpha = if held { 0.0 } else { keys.alpha };
         match plan.track_slot(t) {
             TrackSlot::Rotation { group, lane } => {
                 // The pose kernel's arithmetic in one lane, so one bone
                 // decodes exactly as in a pose.
                 let (group, lane) = (group as usize, lane as usize);
                 let key_a = a.groups[group].key(a.keys, bit_a, lane);
-                let key_b = b.groups[group].key(b.keys, bit_b, lane);
-                out.rotation = blend_one(key_a, key_b, keys.alpha, track.reference());
+                let key_b = match held {
+                    true => key_a,
+                    false => b.groups[group].key(b.keys, bit_b, lane),
+                };
+                out.rotation = blend_one(key_a, key_b, alpha, track.reference());
             }
             TrackSlot::Vector { index } => {
                 let va = a.vectors[index as usize].read(a.keys, bit_a);
-                let vb = b.vectors[index as usize].read(b.keys, bit_b);
-                blend_vector(&mut out, track.channel, va, vb, keys.alpha);
+                let vb = match held {
+                    true => va,
+                    false => b.vectors[index as usize].read(b.keys, bit_b),
+                };
+                blend_vector(&mut out, track.channel, va, vb, alpha);
             }
         }
     }
@@ -992,9 +1180,13 @@ pub(crate) fn sample_float_keys<S: SegmentSource>(
             continue;
         };
         let va = a.vectors[index as usize].read(a.keys, bit_a);
-        let vb = b.vectors[index as usize].read(b.keys, bit_b);
+        // A stepped track decodes as at key a alone (both keys a, blend 0).
+        let (vb, alpha) = match meta.is_stepped(t) {
+            true => (va, 0.0),
+            false => (b.vectors[index as usize].read(b.keys, bit_b), keys.alpha),
+        };
         // The arithmetic of the pose's float loop, so the values are its own.
-        let v = lerp_vector(va, vb, keys.alpha).to_array();
+        let v = lerp_vector(va, vb, alpha).to_array();
         let at = slot.first as usize;
         out[at..at + slot.count as usize].copy_from_slice(&v[..slot.count as usize]);
     }

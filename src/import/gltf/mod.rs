@@ -609,4 +609,90 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn step_samplers_import_as_stepped_tracks_that_play_back_held() {
+        use crate::sample::Sampling;
+        let mut doc = morph_scene();
+        let times = [0.0, 0.5, 1.0];
+        // An animation of its own, after the scene's.
+        let new = doc.animations.len();
+        // The hips' translation and Ann's weights and the camera's field of
+        // view jump; the head turns smoothly.
+        doc.channel(
+            new,
+            2,
+            "translation",
+            "STEP",
+            &times,
+            &[0.0, 1.0, 0.0, 0.3, 1.0, 0.0, 0.6, 1.0, 0.0],
+        );
+        let head = [0.0, 0.0, 0.0, 1.0, 0.0, 0.3826834, 0.0, 0.9238795];
+        doc.channel(new, 3, "rotation", "LINEAR", &[0.0, 1.0], &head);
+        let weights: Vec<f32> = (0..24).map(|i| ((i / 8) % 2) as f32).collect();
+        doc.channel(new, 4, "weights", "STEP", &times, &weights);
+        doc.pointer_channel(
+            new,
+            "/cameras/0/perspective/yfov",
+            "STEP",
+            &times,
+            &[0.7, 0.4, 0.9],
+        );
+        let clips = doc.parse().unwrap();
+        let clip = &clips[new];
+        // The first armature's hips (node 2), whatever the import names it.
+        let names: Vec<&str> = clip
+            .skeleton()
+            .bones()
+            .iter()
+            .map(|b| b.name.as_str())
+            .collect();
+        let hips = names
+            .iter()
+            .position(|n| n.contains("hips"))
+            .unwrap_or_else(|| panic!("{names:?}"));
+        assert_eq!(
+            clip.bone_steps()[hips],
+            crate::clip::BoneSteps {
+                translation: true,
+                ..crate::clip::BoneSteps::NONE
+            }
+        );
+        assert!(!clip.bone_steps().iter().any(|s| s.rotation));
+        let stepped: Vec<&str> = clip
+            .float_tracks()
+            .iter()
+            .filter(|t| t.is_stepped())
+            .map(|t| t.name())
+            .collect();
+        // Ann's eight weights and the camera's field of view; not Bob's.
+        assert_eq!(stepped.len(), 9, "{stepped:?}");
+        let fov = clip
+            .float_tracks()
+            .iter()
+            .position(|t| t.kind() == crate::clip::FloatKind::FieldOfView)
+            .unwrap();
+        assert!(clip.float_tracks()[fov].is_stepped());
+        // Packed, a time between two samples gives the earlier one.
+        let (packed, _) =
+            crate::compress::compress(clip, &crate::compress::CompressSettings::default()).unwrap();
+        let rate = f64::from(clip.sample_rate());
+        for sample in 0..clip.num_samples() - 1 {
+            let key = packed.sample_bone(hips, sample as f64 / rate).unwrap();
+            let key_fov = packed.sample_float(fov, sample as f64 / rate).unwrap();
+            for f in [0.1, 0.5, 0.9] {
+                let time = (sample as f64 + f) / rate;
+                let at = packed.sample_bone(hips, time).unwrap();
+                assert_eq!(at.translation, key.translation, "hips at {time}");
+                assert_eq!(
+                    packed.sample_float(fov, time).unwrap(),
+                    key_fov,
+                    "fov at {time}"
+                );
+            }
+        }
+        // The jump itself: half way between the keys of 0.5 s, still 0.3.
+        let held = packed.sample_bone(hips, 0.999 - 0.5 / rate).unwrap();
+        assert!((held.translation.x - 0.3).abs() < 1e-4, "{held:?}");
+    }
 }

@@ -15,8 +15,8 @@ use super::skeleton::Rig;
 use super::Drive;
 use super::{Context, Target, MAX_TRANSFORMS};
 use crate::clip::{
-    Clip, ClipError, FloatTrack, LengthUnit, RateReason, Resampling, Skeleton, Transform,
-    MIN_QUATERNION_LENGTH,
+    BoneSteps, Clip, ClipError, FloatTrack, LengthUnit, RateReason, Resampling, Skeleton,
+    Transform, MIN_QUATERNION_LENGTH,
 };
 use crate::error::{Error, Result};
 use crate::import::DEFAULT_SAMPLE_RATE;
@@ -251,6 +251,40 @@ impl Curves {
                 Target::Scale => t.scale = value.truncate(),
             }
         }
+    }
+
+    /// Which of each bone's tracks STEP samplers drive, one per bone: they
+    /// hold between samples.
+    pub(super) fn steps(&self) -> Vec<BoneSteps> {
+        let mut steps = vec![BoneSteps::NONE; self.bones()];
+        for track in self
+            .tracks
+            .iter()
+            .filter(|t| t.interpolation == Interpolation::Step)
+        {
+            let flags = &mut steps[track.bone];
+            match track.target {
+                Target::Translation => flags.translation = true,
+                Target::Rotation => flags.rotation = true,
+                Target::Scale => flags.scale = true,
+            }
+        }
+        steps
+    }
+
+    /// Which float tracks STEP samplers drive, one per track.
+    pub(super) fn float_steps(&self) -> Vec<bool> {
+        let mut steps = vec![false; self.float_tracks()];
+        for channel in self
+            .floats
+            .iter()
+            .filter(|c| c.interpolation == Interpolation::Step)
+        {
+            for held in steps.iter_mut().skip(channel.slot).take(channel.width) {
+                *held = true;
+            }
+        }
+        steps
     }
 
     /// Every float track's value at `time` seconds (rest where no channel
@@ -845,7 +879,24 @@ fn sample_clip(
         LengthUnit::METRE,
         poses,
     )
-    .and_then(|clip| clip.with_float_tracks(tracks(floats)?))
+    .and_then(|clip| {
+        // STEP samplers hold between samples: their tracks are stepped.
+        let floats = tracks(floats)?
+            .into_iter()
+            .zip(curves.float_steps())
+            .map(|(track, stepped)| track.with_stepped(stepped))
+            .collect();
+        clip.with_float_tracks(floats)
+    })
+    .and_then(|clip| {
+        curves
+            .steps()
+            .into_iter()
+            .enumerate()
+            .try_fold(clip, |clip, (bone, steps)| {
+                clip.with_bone_steps(bone, steps)
+            })
+    })
 }
 
 /// The times a resampling error is measured at: every key time, halfway
@@ -981,6 +1032,10 @@ fn played_keys(clip: &Clip, time: f64) -> (usize, usize, f32) {
         return (a, a, 0.0);
     }
     let a = (position.floor() as usize).min(last);
+    if clip.cuts().binary_search(&(a + 1)).is_ok() {
+        // Never blended across a cut: the earlier sample holds.
+        return (a, a, 0.0);
+    }
     (a, (a + 1).min(last), (position - a as f64) as f32)
 }
 
@@ -990,16 +1045,19 @@ fn played_keys(clip: &Clip, time: f64) -> (usize, usize, f32) {
 pub(super) fn played_pose(clip: &Clip, time: f64, pose: &mut [Transform]) {
     let (a, b, alpha) = played_keys(clip, time);
     let (from, to) = (clip.pose(a), clip.pose(b));
-    for ((out, x), y) in pose.iter_mut().zip(from).zip(to) {
+    let steps = clip.bone_steps();
+    for (((out, x), y), held) in pose.iter_mut().zip(from).zip(to).zip(steps) {
+        // A stepped track holds the earlier sample.
+        let blend = |stepped: bool| if stepped { 0.0 } else { alpha };
         let mut y_rotation = y.rotation;
         if x.rotation.dot(y_rotation) < 0.0 {
             y_rotation = -y_rotation;
         }
-        let rotation = x.rotation + (y_rotation - x.rotation) * alpha;
+        let rotation = x.rotation + (y_rotation - x.rotation) * blend(held.rotation);
         *out = Transform {
             rotation: rotation.normalize(),
-            translation: x.translation + (y.translation - x.translation) * alpha,
-            scale: x.scale + (y.scale - x.scale) * alpha,
+            translation: x.translation + (y.translation - x.translation) * blend(held.translation),
+            scale: x.scale + (y.scale - x.scale) * blend(held.scale),
         };
     }
 }
@@ -1010,6 +1068,7 @@ fn played_float_values(clip: &Clip, time: f64, values: &mut [f32]) {
     let (a, b, alpha) = played_keys(clip, time);
     for (value, track) in values.iter_mut().zip(clip.float_tracks()) {
         let (x, y) = (track.sample(a)[0], track.sample(b)[0]);
+        let alpha = if track.is_stepped() { 0.0 } else { alpha };
         *value = x + (y - x) * alpha;
     }
 }

@@ -128,6 +128,7 @@ struct JsonReport<'a> {
     skeleton: Vec<BoneReport<'a>>,
     tracks: TracksReport<'a>,
     floats: FloatsReport<'a>,
+    steps: StepsReport<'a>,
     segments: Vec<SegmentReport>,
     pages: Vec<PageReport>,
     bit_rates: BitRatesReport<'a>,
@@ -167,6 +168,27 @@ struct ClipReport<'a> {
     threshold_cm: f64,
     shell_cm: f64,
     bones: usize,
+    /// Samples where every track jumps (playback holds the one before).
+    cuts: &'a [u32],
+}
+
+/// The tracks that hold between samples (format version 5).
+#[derive(Serialize)]
+struct StepsReport<'a> {
+    /// Stepped tracks in all: a bone's rotation, translation and scale
+    /// count one each, a float track one.
+    tracks: usize,
+    bones: Vec<SteppedBoneReport<'a>>,
+    floats: Vec<&'a str>,
+}
+
+#[derive(Serialize)]
+struct SteppedBoneReport<'a> {
+    bone: usize,
+    name: &'a str,
+    rotation: bool,
+    translation: bool,
+    scale: bool,
 }
 
 #[derive(Serialize)]
@@ -585,6 +607,43 @@ fn gather<D: AsRef<[u8]>>(file: String, reader: &StreamReader<D>) -> anyhow::Res
     })
 }
 
+/// Cuts and stepped tracks the text report lists before "... more".
+const LISTED: usize = 8;
+
+/// The stepped tracks of `meta`, bone by bone, then the float tracks.
+fn steps_report(meta: &ClipMeta) -> StepsReport<'_> {
+    let bones: Vec<SteppedBoneReport<'_>> = meta
+        .bone_steps()
+        .iter()
+        .zip(meta.skeleton.bones())
+        .enumerate()
+        .filter(|(_, (s, _))| s.any())
+        .map(|(bone, (s, b))| SteppedBoneReport {
+            bone,
+            name: &b.name,
+            rotation: s.rotation,
+            translation: s.translation,
+            scale: s.scale,
+        })
+        .collect();
+    let floats: Vec<&str> = meta
+        .floats
+        .iter()
+        .zip(meta.float_steps())
+        .filter(|(_, &s)| s)
+        .map(|(f, _)| f.name.as_str())
+        .collect();
+    let bone_tracks: usize = bones
+        .iter()
+        .map(|b| usize::from(b.rotation) + usize::from(b.translation) + usize::from(b.scale))
+        .sum();
+    StepsReport {
+        tracks: bone_tracks + floats.len(),
+        bones,
+        floats,
+    }
+}
+
 fn loop_name(mode: LoopMode) -> &'static str {
     match mode {
         LoopMode::Clamp => "clamp",
@@ -643,7 +702,9 @@ impl Report<'_> {
                 threshold_cm: meta.threshold_cm,
                 shell_cm: meta.shell_cm,
                 bones: meta.num_bones(),
+                cuts: meta.cuts(),
             },
+            steps: steps_report(meta),
             skeleton: meta
                 .skeleton
                 .bones()
@@ -784,6 +845,10 @@ impl Report<'_> {
 
     fn print_text(&self, args: &Args) {
         self.print_header();
+        let meta = self.index.meta();
+        if !meta.cuts().is_empty() || meta.has_steps() {
+            self.print_steps();
+        }
         println!();
         self.print_skeleton(args.bones);
         println!();
@@ -865,6 +930,56 @@ impl Report<'_> {
             meta.num_bones(),
             meta.segments.count()
         );
+    }
+
+    /// The cuts and the stepped tracks, when the clip has any.
+    fn print_steps(&self) {
+        let meta = self.index.meta();
+        let steps = steps_report(meta);
+        if !meta.cuts().is_empty() {
+            let at: Vec<String> = meta
+                .cuts()
+                .iter()
+                .take(LISTED)
+                .map(|&c| format!("{c} ({:.3} s)", f64::from(c) / f64::from(meta.sample_rate)))
+                .collect();
+            let more = match meta.cuts().len().saturating_sub(LISTED) {
+                0 => String::new(),
+                n => format!(", ... {n} more (--json lists all)"),
+            };
+            println!(
+                "cuts        {}: at samples {}{more}",
+                meta.cuts().len(),
+                at.join(", ")
+            );
+        }
+        if steps.tracks > 0 {
+            let names: Vec<String> = steps
+                .bones
+                .iter()
+                .flat_map(|b| {
+                    let channels = [
+                        (b.rotation, "rotation"),
+                        (b.translation, "translation"),
+                        (b.scale, "scale"),
+                    ];
+                    channels
+                        .into_iter()
+                        .filter(|(on, _)| *on)
+                        .map(move |(_, channel)| format!("'{}' {channel}", b.name))
+                })
+                .chain(steps.floats.iter().map(|name| format!("float '{name}'")))
+                .collect();
+            let more = match names.len().saturating_sub(LISTED) {
+                0 => String::new(),
+                n => format!(", ... {n} more (--json lists all)"),
+            };
+            println!(
+                "stepped     {} tracks hold between samples: {}{more}",
+                steps.tracks,
+                names[..names.len().min(LISTED)].join(", ")
+            );
+        }
     }
 
     fn print_skeleton(&self, all: bool) {

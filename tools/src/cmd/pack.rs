@@ -50,6 +50,8 @@ use crate::{plot, progress};
 /// the other (same skeleton, rate and unit), --actors puts them side by side
 /// under a "Scene" root bone, bones named actor0/..., actor1/..., each
 /// holding its last pose until the longest ends (same rate and unit).
+/// Every join of --sequence is a cut: playback holds the last pose of a
+/// take until the next begins, never blends the two; --cuts adds others.
 ///
 /// Directories contribute their .bvh, .gltf and .glb files, sorted by name
 /// (--recursive: their subdirectories' too; links to directories are not
@@ -76,6 +78,7 @@ use crate::{plot, progress};
 ///   cinestream pack takes/ -o packed/ --recursive --lenient
 ///   cinestream pack --sequence takes/ -o long.cine
 ///   cinestream pack --actors hero.bvh villain.bvh -o duel.cine
+///   cinestream pack shots.glb --clip 0 --cuts 240,611 -o shots.cine
 // The comment above is pack's --help text: <file> and <animation> are
 // placeholders for the user, not HTML.
 #[allow(rustdoc::invalid_html_tags)]
@@ -116,6 +119,12 @@ pub struct Args {
     /// others; list each skipped one with its error and exit with status 1.
     #[arg(long)]
     keep_going: bool,
+    /// Cuts: sample indices (comma-separated, counting from 0) where every
+    /// track jumps, as at a camera cut. Playback never blends across one:
+    /// it holds the sample before until the cut's sample. --sequence adds
+    /// one at every join by itself. Each must lie in 1..samples.
+    #[arg(long, value_delimiter = ',', value_name = "SAMPLES")]
+    cuts: Vec<usize>,
     #[command(flatten)]
     import: ImportArgs,
     /// Worker threads (default: every core).
@@ -620,8 +629,23 @@ fn pack_clip(args: &Args, clip: &Clip, output: PathBuf, sources: usize) -> anyho
     write(args, clip, prepare(args, clip)?, output, sources)
 }
 
-/// Compresses `clip` (and builds its preview tier) in memory.
+/// Compresses `clip` (and builds its preview tier) in memory, with the
+/// `--cuts` added to its own.
 fn prepare(args: &Args, clip: &Clip) -> anyhow::Result<Prepared> {
+    let with_cuts;
+    let clip = match args.cuts.is_empty() {
+        true => clip,
+        false => {
+            let mut cuts: Vec<usize> = clip.cuts().iter().chain(&args.cuts).copied().collect();
+            cuts.sort_unstable();
+            cuts.dedup();
+            with_cuts = clip
+                .clone()
+                .with_cuts(cuts)
+                .with_context(|| format!("--cuts on '{}'", clip.name()))?;
+            &with_cuts
+        }
+    };
     Ok(Prepared::new(
         clip,
         &args.codec.settings(),
