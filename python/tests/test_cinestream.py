@@ -469,3 +469,23 @@ def test_verify_checks_a_gltf_source_s_own_keys_like_the_cli(tmp_path):
     assert not report["ok"]
     assert report["codec_error_cm"] <= 0.01
     assert report["resample_error_cm"] > 1.0, report["resample_error_cm"]
+
+
+def test_a_sequence_seam_holds_the_first_take_until_the_second_begins(tmp_path):
+    # Two takes that differ: between the last sample of the first and the
+    # first of the second, nothing blends (a cut at the seam); elsewhere
+    # the sampler still blends.
+    a = write_bvh(tmp_path / "a.bvh", frames=40)
+    b = write_bvh(tmp_path / "b.bvh", frames=25, phase=2.0)
+    cinestream.pack([a, b], tmp_path / "take.cine", sequence=True)
+    s = cinestream.open(tmp_path / "take.cine")
+    last, first = s.sample(39 / 30.0), s.sample(40 / 30.0)
+    assert not np.array_equal(last, first)
+    for u in (0.01, 0.25, 0.5, 0.75, 0.99):
+        assert np.array_equal(s.sample((39 + u) / 30.0), last), u
+    many = s.sample_many([(39 + u) / 30.0 for u in (0.1, 0.5, 0.9)])
+    assert all(np.array_equal(pose, last) for pose in many)
+    # Within a take, halfway is neither neighbour.
+    between = s.sample(10.5 / 30.0)
+    assert not np.array_equal(between, s.sample(10 / 30.0))
+    assert not np.array_equal(between, s.sample(11 / 30.0))
