@@ -693,6 +693,16 @@ impl Clip {
         Ok(self)
     }
 
+    /// The same clip with `extra` cuts added to its own, in any order (a
+    /// cut it already has is kept once): what a front end's list of cuts
+    /// (`pack --cuts`) asks for. Fails as [`Clip::with_cuts`] does.
+    pub fn with_added_cuts(self, extra: &[usize]) -> Result<Clip, ClipError> {
+        let mut cuts: Vec<usize> = self.cuts.iter().chain(extra).copied().collect();
+        cuts.sort_unstable();
+        cuts.dedup();
+        self.with_cuts(cuts)
+    }
+
     /// The cuts, increasing (see [`Clip::with_cuts`]).
     pub fn cuts(&self) -> &[usize] {
         &self.cuts

@@ -453,3 +453,15 @@ fn float_tracks_follow_the_clip_through_prefix_sequence_and_actors() {
     // The shorter actor holds its last value.
     assert_eq!(cast.float_tracks()[0].values(), &[0.0, 0.5, 0.5]);
 }
+
+#[test]
+fn added_cuts_merge_with_the_clip_s_own_and_are_checked() {
+    let clip = tagged("a", chain(2), 10, 0.0).with_cuts(vec![4]).unwrap();
+    // Any order, repeats and the clip's own cut kept once.
+    let more = clip.clone().with_added_cuts(&[7, 2, 4, 7]).unwrap();
+    assert_eq!(more.cuts(), &[2, 4, 7]);
+    assert_eq!(clip.clone().with_added_cuts(&[]).unwrap().cuts(), &[4]);
+    // Out of range: refused, naming the sample.
+    let error = clip.with_added_cuts(&[10]).unwrap_err().to_string();
+    assert!(error.contains("10"), "{error}");
+}

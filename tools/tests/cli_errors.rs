@@ -123,3 +123,25 @@ fn every_subcommand_has_help_with_an_example() {
         );
     }
 }
+
+#[test]
+fn pack_cuts_are_stored_and_shown_and_out_of_range_ones_refused() {
+    // The walk has 4 samples: cuts may lie in 1..=3.
+    let dir = common::packed_walk("inspect-cuts", &["--cuts", "2,1,2"]);
+    let out = common::cinestream(&["inspect", "walk.cine", "--json"], &dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["clip"]["cuts"], serde_json::json!([1, 2]), "{json}");
+    let refused = common::cinestream(&["pack", "walk.bvh", "-o", "bad.cine", "--cuts", "4"], &dir);
+    assert_eq!(refused.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        message.contains("--cuts") && message.contains('4'),
+        "{message}"
+    );
+    assert!(!dir.join("bad.cine").exists());
+}

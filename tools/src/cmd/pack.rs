@@ -636,12 +636,9 @@ fn prepare(args: &Args, clip: &Clip) -> anyhow::Result<Prepared> {
     let clip = match args.cuts.is_empty() {
         true => clip,
         false => {
-            let mut cuts: Vec<usize> = clip.cuts().iter().chain(&args.cuts).copied().collect();
-            cuts.sort_unstable();
-            cuts.dedup();
             with_cuts = clip
                 .clone()
-                .with_cuts(cuts)
+                .with_added_cuts(&args.cuts)
                 .with_context(|| format!("--cuts on '{}'", clip.name()))?;
             &with_cuts
         }
