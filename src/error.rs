@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use crate::clip::ClipError;
+use crate::display::escaped;
 use crate::format::SegmentFault;
 
 /// Result with the crate's [`Error`].
@@ -14,12 +15,15 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 ///
 /// Messages start with the component (`bvh:`, `gltf:`, ...) and name the
 /// source and the place in it (a line, a JSON path, a page), so a user can
-/// find the problem without a debugger.
+/// find the problem without a debugger. Names and paths from files can hold
+/// anything: the displayed message has every control character escaped
+/// ([`escaped`]), so an escape sequence in a bone name or a buffer URI never
+/// reaches a terminal; the fields keep the text as it was.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// Reading or writing a file failed.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {}", escaped(&path.display().to_string()), escaped(&source.to_string()))]
     Io {
         /// The file.
         path: PathBuf,
@@ -27,7 +31,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A BVH file is malformed.
-    #[error("bvh: {source_name} line {line}: {message}")]
+    #[error("bvh: {} line {line}: {}", escaped(source_name), escaped(message))]
     Bvh {
         /// File name or label of the text.
         source_name: String,
@@ -37,7 +41,12 @@ pub enum Error {
         message: String,
     },
     /// A glTF file is malformed or unsupported.
-    #[error("gltf: {source_name} at {location}: {message}")]
+    #[error(
+        "gltf: {} at {}: {}",
+        escaped(source_name),
+        escaped(location),
+        escaped(message)
+    )]
     Gltf {
         /// File name or label of the document.
         source_name: String,
@@ -47,7 +56,7 @@ pub enum Error {
         message: String,
     },
     /// The imported data does not make a valid clip.
-    #[error("{source_name}: {source}")]
+    #[error("{}: {}", escaped(source_name), escaped(&source.to_string()))]
     InvalidClip {
         /// File name or label.
         source_name: String,
@@ -55,26 +64,26 @@ pub enum Error {
         source: ClipError,
     },
     /// A file whose extension is none of `.bvh`, `.gltf`, `.glb`.
-    #[error("{}: unknown clip format (expected .bvh, .gltf or .glb)", path.display())]
+    #[error("{}: unknown clip format (expected .bvh, .gltf or .glb)", escaped(&path.display().to_string()))]
     UnknownFormat {
         /// The file.
         path: PathBuf,
     },
     /// Two inputs that must match (a raw and a decoded clip) do not.
-    #[error("incompatible inputs: {message}")]
+    #[error("incompatible inputs: {}", escaped(message))]
     Incompatible {
         /// What differs.
         message: String,
     },
     /// Settings out of their valid range.
-    #[error("invalid settings: {message}")]
+    #[error("invalid settings: {}", escaped(message))]
     InvalidSettings {
         /// Which setting and what it must be.
         message: String,
     },
     /// A clip cannot be written in the format asked for (BVH holds no
     /// scale, a joint name must fit on one line, ...).
-    #[error("export {format}: {message}")]
+    #[error("export {format}: {}", escaped(message))]
     Export {
         /// The format being written: `"bvh"`, `"json"` or `"gltf"`.
         format: &'static str,
@@ -90,7 +99,7 @@ pub enum Error {
         page: usize,
     },
     /// A broken internal invariant: a bug in cinestream, reported instead of hidden.
-    #[error("internal error (please report): {message}")]
+    #[error("internal error (please report): {}", escaped(message))]
     Internal {
         /// What went wrong.
         message: String,
@@ -98,10 +107,10 @@ pub enum Error {
     /// A container file is malformed, corrupt or of another version.
     // Not a `#[source]`: the message already includes it, and error
     // reporters that print the chain would repeat it.
-    #[error("container: {0}")]
+    #[error("container: {}", escaped(&.0.to_string()))]
     Container(ContainerError),
     /// A pose could not be sampled.
-    #[error("sample: {0}")]
+    #[error("sample: {}", escaped(&.0.to_string()))]
     Sample(SampleError),
 }
 

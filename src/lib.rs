@@ -53,6 +53,7 @@ pub mod compress;
 #[cfg(feature = "pipeline")]
 pub mod compressed;
 pub mod container;
+pub mod display;
 pub mod error;
 #[cfg(feature = "pipeline")]
 pub mod export;

@@ -243,3 +243,132 @@ fn data_uris_are_bounded_by_their_byte_length() {
         "{message}"
     );
 }
+
+/// `<root>/outside/take.bin` holds other bytes than `<doc>/data/take.bin`:
+/// a pose at 15 says which file was read.
+#[cfg(unix)]
+fn outside_and_inside(layout: &Layout) -> PathBuf {
+    let outside = layout.root.0.join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    let far: Vec<u8> = [0.0f32, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 600.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    std::fs::write(outside.join("take.bin"), far).unwrap();
+    std::fs::create_dir(layout.doc_dir.join("data")).unwrap();
+    std::fs::write(layout.doc_dir.join("data").join("take.bin"), bin()).unwrap();
+    outside
+}
+
+#[cfg(unix)]
+#[test]
+fn a_directory_component_linked_outside_is_refused_and_links_inside_followed() {
+    let layout = Layout::new("component");
+    let outside = outside_and_inside(&layout);
+    // A directory component that is a link to outside.
+    std::os::unix::fs::symlink(&outside, layout.doc_dir.join("elsewhere")).unwrap();
+    let message = refused(layout.load("elsewhere/take.bin", 32), "elsewhere/take.bin");
+    assert!(
+        message.contains("outside the document's directory"),
+        "{message}"
+    );
+    // The same link spelled relative, through a directory inside.
+    std::os::unix::fs::symlink("../../outside", layout.doc_dir.join("data").join("up")).unwrap();
+    let message = refused(layout.load("data/up/take.bin", 32), "data/up/take.bin");
+    assert!(message.contains("outside"), "{message}");
+    // Links that stay beneath the directory are followed.
+    std::os::unix::fs::symlink("data", layout.doc_dir.join("takes")).unwrap();
+    let clips = layout.load("takes/take.bin", 32).unwrap();
+    assert_eq!(clips[0].pose(15)[0].translation.z, 3.0);
+}
+
+/// The race the check-then-reopen lost: a thread swaps `data` (inside)
+/// for a link to a directory outside and back while documents are
+/// imported. Every import reads the inside file or is refused; no import
+/// ever reads the outside file's bytes. Bounded: a fixed number of
+/// imports, however the threads interleave.
+#[cfg(unix)]
+#[test]
+fn a_component_swapped_for_a_link_while_importing_never_reads_outside() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let layout = Layout::new("race");
+    let outside = outside_and_inside(&layout);
+    let data = layout.doc_dir.join("data");
+    let parked = layout.doc_dir.join("data.real");
+    let stop = AtomicBool::new(false);
+    let (mut inside, mut outside_reads, mut refused_count) = (0, 0, 0);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                std::fs::rename(&data, &parked).unwrap();
+                std::os::unix::fs::symlink(&outside, &data).unwrap();
+                std::thread::yield_now();
+                std::fs::remove_file(&data).unwrap();
+                std::fs::rename(&parked, &data).unwrap();
+                std::thread::yield_now();
+            }
+        });
+        // Counted, not asserted, in here: the swapper stops before any
+        // assertion can fail.
+        for _ in 0..400 {
+            match layout.load("data/take.bin", 32) {
+                Ok(clips) if clips[0].pose(15)[0].translation.z == 3.0 => inside += 1,
+                Ok(_) => outside_reads += 1,
+                Err(_) => refused_count += 1,
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    eprintln!(
+        "{inside} imports read the inside file, {refused_count} were refused, \
+         {outside_reads} read outside"
+    );
+    assert_eq!(
+        outside_reads, 0,
+        "imports read a file outside the document's directory"
+    );
+    assert_eq!(inside + refused_count, 400);
+}
+
+#[test]
+fn a_uri_with_escape_sequences_is_shown_escaped() {
+    let layout = Layout::new("escapes");
+    for uri in ["%1B]0;title%07%1B[2J.bin", "%1B[2J/../../secret.bin"] {
+        let error = layout.load(uri, 32).unwrap_err();
+        let shown = error.to_string();
+        assert!(
+            !shown.contains('\x1b') && !shown.contains('\x07'),
+            "{shown:?}"
+        );
+        assert!(shown.contains("\\u{1b}"), "{shown}");
+    }
+}
+
+#[test]
+fn referenced_files_lists_each_buffer_file_of_a_document() {
+    use cinestream::import::gltf::referenced_files;
+    let layout = Layout::new("referenced");
+    std::fs::write(layout.doc_dir.join("take 1.bin"), bin()).unwrap();
+    let path = layout.doc_dir.join("shot.gltf");
+    let mut json = document("take%201.bin", 32);
+    let payload = base64::engine::general_purpose::STANDARD.encode(bin());
+    json["buffers"].as_array_mut().unwrap().push(
+        json!({"byteLength": 32, "uri": format!("data:application/octet-stream;base64,{payload}")}),
+    );
+    json["buffers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"byteLength": 32, "uri": "missing.bin"}));
+    std::fs::write(&path, serde_json::to_vec(&json).unwrap()).unwrap();
+    let files = referenced_files(&path).unwrap();
+    let dir = layout.doc_dir.canonicalize().unwrap();
+    assert_eq!(
+        files,
+        [dir.join("take 1.bin"), layout.doc_dir.join("missing.bin")]
+    );
+    // Another scheme is refused, as the import refuses it.
+    json["buffers"][0]["uri"] = json!("https://example.com/take.bin");
+    std::fs::write(&path, serde_json::to_vec(&json).unwrap()).unwrap();
+    assert!(referenced_files(&path).is_err());
+}

@@ -100,11 +100,13 @@ impl Context<'_> {
     }
 
     /// Reads the first `declared` bytes of the external buffer `uri`
-    /// (`relative` is its decoded path), confined to `dir`, the document's
-    /// directory: the path must be relative and, once every link and `..` is
-    /// resolved, inside `dir` as resolved; only a regular file is opened
-    /// (never a FIFO, device or directory, which could block or never end),
-    /// and one shorter than `declared` is refused before it is read.
+    /// (`relative` is its decoded path), opened beneath `dir`, the
+    /// document's directory, by file descriptor (see [`super::beneath`]):
+    /// the path must be relative and stay beneath `dir` through every `..`
+    /// and link. Then the opened file itself is checked, never its path
+    /// again: only a regular file is read (never a FIFO, device or
+    /// directory, which could block or never end), and one shorter than
+    /// `declared` is refused before it is read.
     pub(super) fn read_buffer_file(
         &self,
         dir: &Path,
@@ -115,6 +117,7 @@ impl Context<'_> {
     ) -> Result<Vec<u8>> {
         use std::io::Read as _;
 
+        let shown = crate::display::escaped(uri);
         let refuse = |message: String| self.error(uri_location(), message);
         let relative_path = Path::new(relative);
         if relative_path.has_root()
@@ -123,7 +126,7 @@ impl Context<'_> {
                 .any(|c| matches!(c, std::path::Component::Prefix(_)))
         {
             return Err(refuse(format!(
-                "URI '{uri}' is an absolute path: buffer URIs must be relative to the \
+                "URI '{shown}' is an absolute path: buffer URIs must be relative to the \
                  document's directory"
             )));
         }
@@ -133,42 +136,49 @@ impl Context<'_> {
             dir
         };
         let joined = dir.join(relative_path);
-        let io_error = |path: &Path| {
-            let path = path.to_path_buf();
-            move |source| Error::Io { path, source }
+        let io_error = |source| Error::Io {
+            path: joined.clone(),
+            source,
         };
-        let base = dir.canonicalize().map_err(io_error(dir))?;
-        let resolved = joined.canonicalize().map_err(io_error(&joined))?;
-        if !resolved.starts_with(&base) {
-            return Err(refuse(format!(
-                "URI '{uri}' resolves to {}, outside the document's directory {}: buffer \
+        let file = super::beneath::open(dir, relative_path).map_err(|e| match e {
+            super::beneath::Beneath::Outside(why) => refuse(format!(
+                "URI '{shown}' leads outside the document's directory {}: {why}; buffer \
                  files must be inside the directory of the document (after following \
                  '..' and links)",
-                resolved.display(),
-                base.display()
+                crate::display::escaped(&dir.display().to_string())
+            )),
+            super::beneath::Beneath::Io(source) => io_error(source),
+        })?;
+        let metadata = file.metadata().map_err(io_error)?;
+        if !metadata.is_file() {
+            return Err(refuse(format!(
+                "URI '{shown}' is {}, not a regular file: only regular files are read as \
+                 buffers",
+                crate::files::kind_name(metadata.file_type())
             )));
         }
-        let (file, length) = crate::files::open_regular(&resolved).map_err(|e| match e {
-            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::InvalidInput => {
-                refuse(format!(
-                    "URI '{uri}' {source}: only regular files are read as buffers"
-                ))
-            }
-            other => other,
-        })?;
+        let length = metadata.len();
         if length < declared {
-            return Err(self.error(
-                uri_location(),
-                format!(
-                    "URI '{uri}' holds {length} bytes, fewer than its buffer's byteLength {declared}"
-                ),
-            ));
+            return Err(refuse(format!(
+                "URI '{shown}' holds {length} bytes, fewer than its buffer's byteLength {declared}"
+            )));
         }
-        // `declared` is at most MAX_BUFFER_BYTES, checked by the caller.
-        let mut bytes = Vec::with_capacity(usize::try_from(declared).unwrap_or(0));
+        // `declared` is at most MAX_BUFFER_BYTES, checked by the caller;
+        // still, memory the system cannot give is an error, not an abort.
+        let mut bytes = Vec::new();
+        usize::try_from(declared)
+            .ok()
+            .and_then(|n| bytes.try_reserve_exact(n).ok())
+            .ok_or_else(|| {
+                refuse(format!(
+                    "URI '{shown}': cannot allocate the {declared} bytes of its byteLength"
+                ))
+            })?;
+        // A file cut short meanwhile gives fewer bytes: the caller refuses
+        // it against the byteLength.
         file.take(declared)
             .read_to_end(&mut bytes)
-            .map_err(io_error(&resolved))?;
+            .map_err(io_error)?;
         Ok(bytes)
     }
 
@@ -553,7 +563,7 @@ fn decode_data_uri(uri: &str, declared: u64) -> std::result::Result<Vec<u8>, Str
 
 /// Turns a relative URI reference into a path: percent escapes are decoded,
 /// other schemes (`http:` and the like) refused.
-fn relative_path(uri: &str) -> std::result::Result<String, String> {
+pub(super) fn relative_path(uri: &str) -> std::result::Result<String, String> {
     let scheme_end = uri.find(':');
     let path_start = uri.find(['/', '\\', '?', '#']);
     if let Some(colon) = scheme_end {

@@ -137,18 +137,25 @@
 //!   actually present before anything is read or allocated, and every error
 //!   names the JSON path of the offending element.
 //! - **Buffers are confined.** A buffer URI is percent-decoded, then must be
-//!   a relative path that stays inside the document's directory once `..`
-//!   and every link are resolved (absolute paths, `..` escapes and links to
-//!   outside are refused), and must name a regular file (never a FIFO,
-//!   device or directory, opened non-blocking on Linux so nothing can
-//!   block). A `byteLength` over [`MAX_BUFFER_BYTES`] is refused, a file
-//!   shorter than its `byteLength` is refused before it is read, only
-//!   `byteLength` bytes of a longer one are read, and a `data:` URI whose
-//!   payload encodes more than its `byteLength` is refused before it is
-//!   decoded. Images are never read.
+//!   a relative path that stays beneath the document's directory: the
+//!   directory is opened once and the buffer opened from that descriptor
+//!   (`openat2` with `RESOLVE_BENEATH` on Linux, else one component at a
+//!   time with `O_NOFOLLOW`), so a directory swapped for a link while the
+//!   import runs cannot make it read outside. Absolute paths, a `..` that
+//!   climbs above the directory, links to absolute paths and links that
+//!   lead outside are refused; a link that stays beneath the directory is
+//!   followed. The opened file itself must be a regular file (never a FIFO,
+//!   device or directory, opened non-blocking so nothing can block), and
+//!   is never reopened by path. A `byteLength` over [`MAX_BUFFER_BYTES`] is
+//!   refused, a file shorter than its `byteLength` is refused before it is
+//!   read, only `byteLength` bytes of a longer one are read, and a `data:`
+//!   URI whose payload encodes more than its `byteLength` is refused before
+//!   it is decoded. [`referenced_files`] lists the files a document reads.
+//!   Images are never read.
 //!
 //! [`DEFAULT_SAMPLE_RATE`]: super::DEFAULT_SAMPLE_RATE
 
+mod beneath;
 mod buffers;
 mod document;
 mod floats;
@@ -158,7 +165,7 @@ mod source;
 #[cfg(test)]
 mod test_doc;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use floats::FIELD_OF_VIEW_PRECISION;
@@ -360,6 +367,38 @@ pub fn load_gltf(path: &Path, options: &ImportOptions) -> Result<Vec<Clip>> {
         &super::source_name(path),
         options,
     )
+}
+
+/// The files a `.gltf` or `.glb` document at `path` reads besides itself:
+/// each buffer whose URI names a file (not a `data:` URI, not the GLB's
+/// `BIN` chunk), as the document's directory joined with the decoded URI,
+/// resolved ([`Path::canonicalize`]) when the file exists. For a writer to
+/// refuse an output that is one of a document's inputs (`pack model.gltf
+/// -o model.bin`); whether each may be read is [`load_gltf`]'s to decide
+/// (a URI that leaves the directory is listed here all the same, resolved
+/// to where it leads, and refused there). A URI that is not a relative
+/// path at all (another scheme) is refused, as the import refuses it.
+pub fn referenced_files(path: &Path) -> Result<Vec<PathBuf>> {
+    let bytes = read_file(path)?;
+    let source_name = super::source_name(path);
+    let cx = Context {
+        source_name: &source_name,
+        lenient: true,
+    };
+    let (document, _) = cx.parse_document(&bytes)?;
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let mut files = Vec::new();
+    for (index, buffer) in document.document.as_json().buffers.iter().enumerate() {
+        let uri = match buffer.uri.as_deref() {
+            Some(uri) if !uri.starts_with("data:") => uri,
+            _ => continue,
+        };
+        let relative = buffers::relative_path(uri)
+            .map_err(|message| cx.error(format!("buffers[{index}].uri"), message))?;
+        let joined = dir.join(relative);
+        files.push(joined.canonicalize().unwrap_or(joined));
+    }
+    Ok(files)
 }
 
 /// The source label every error carries, and whether known exporter faults
