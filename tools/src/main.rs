@@ -57,7 +57,8 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {}", one_line(&error));
+            // Names from files are in it: shown escaped, never raw.
+            eprintln!("error: {}", cinestream::display::escaped(&one_line(&error)));
             ExitCode::FAILURE
         }
     }
@@ -125,8 +126,13 @@ where
             true => write!(writer, "\x1b[1;33m{level}\x1b[0m: ")?,
             false => write!(writer, "{level}: ")?,
         }
-        ctx.field_format().format_fields(writer.by_ref(), event)?;
-        writeln!(writer)
+        // The fields name bones, clips and files: escaped, never raw.
+        let mut fields = String::new();
+        ctx.field_format().format_fields(
+            tracing_subscriber::fmt::format::Writer::new(&mut fields),
+            event,
+        )?;
+        writeln!(writer, "{}", cinestream::display::escaped(&fields))
     }
 }
 

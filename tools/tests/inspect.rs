@@ -313,3 +313,82 @@ fn broken_files_fail_with_an_error_line() {
     assert_fails(&bad_padding, &format!("padding after page {gap_page} "));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A BVH whose one joint is named with escape sequences that set a
+/// terminal's title and clear its screen; `second_offset` makes it
+/// malformed, with an error that names the joint.
+fn hostile_bvh(second_offset: bool) -> String {
+    let name = "\x1b]0;title\x07\x1b[2J";
+    let offset = if second_offset {
+        "  OFFSET 0 0 0\n  OFFSET 0 0 0\n"
+    } else {
+        "  OFFSET 0 0 0\n"
+    };
+    format!(
+        "HIERARCHY\nROOT {name}\n{{\n{offset}  CHANNELS 6 Xposition Yposition Zposition \
+         Zrotation Xrotation Yrotation\n  End Site\n  {{\n    OFFSET 0 1 0\n  }}\n}}\n\
+         MOTION\nFrames: 2\nFrame Time: 0.0333333\n0 0 0 0 0 0\n1 0 0 0 0 0\n"
+    )
+}
+
+#[test]
+fn escape_sequences_in_names_never_reach_the_terminal() {
+    let dir = temp_dir("escapes");
+    let bvh = dir.join("hostile.bvh");
+    let cine = dir.join("hostile.cine");
+    std::fs::write(&bvh, hostile_bvh(false)).unwrap();
+    let exe = env!("CARGO_BIN_EXE_cinestream");
+    let run = |args: &[&std::ffi::OsStr]| {
+        Command::new(exe)
+            .args(args)
+            .output()
+            .expect("running cinestream")
+    };
+    let out = run(&[
+        "pack".as_ref(),
+        bvh.as_os_str(),
+        "-o".as_ref(),
+        cine.as_os_str(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Stored byte for byte.
+    let reader = StreamReader::open_file(&cine).unwrap();
+    assert_eq!(
+        reader.meta().skeleton.bones()[0].name,
+        "\x1b]0;title\x07\x1b[2J"
+    );
+    for flags in [&["--bones"][..], &["--tracks"][..], &[][..]] {
+        let out = inspect(&cine, flags);
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            !out.stdout.contains(&0x1b) && !out.stdout.contains(&0x07),
+            "{text:?}"
+        );
+        if flags == ["--bones"] {
+            assert!(text.contains("\\u{1b}]0;title\\u{7}\\u{1b}[2J"), "{text}");
+        }
+    }
+    let out = run(&["stats".as_ref(), bvh.as_os_str()]);
+    assert!(out.status.success());
+    assert!(
+        !out.stdout.contains(&0x1b),
+        "{:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // An error that names the joint shows it escaped.
+    std::fs::write(&bvh, hostile_bvh(true)).unwrap();
+    let out = run(&["stats".as_ref(), bvh.as_os_str()]);
+    assert!(!out.status.success());
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("second OFFSET"), "{text}");
+    assert!(
+        !out.stderr.contains(&0x1b) && !out.stderr.contains(&0x07),
+        "{text:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

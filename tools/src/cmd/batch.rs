@@ -7,6 +7,7 @@ use std::time::Instant;
 use anyhow::Context as _;
 use cinestream::compress::{compress, CompressSettings, CompressStats};
 use cinestream::container::{encode_stream, WriteOptions, WriteSummary};
+use cinestream::display::escaped;
 use cinestream::many::{self, OnError, Skipped};
 use cinestream::metric::Percentiles;
 use cinestream::warnings::{self, Scope};
@@ -339,7 +340,7 @@ fn batch(args: Args) -> anyhow::Result<ExitCode> {
         for ((clip, s), z) in clips.iter().zip(&results).zip(&sizes) {
             println!(
                 "{:<44} {:>7} {:>7} {:>4} {:>10} {:>9}{} {:>7.2} {:>10.5} {:>10.5}",
-                clip.name(),
+                escaped(clip.name()),
                 clip.num_samples(),
                 format!("{}", clip.sample_rate()),
                 clip.unit().to_string(),

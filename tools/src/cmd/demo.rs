@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use cinestream::clip::Clip;
 use cinestream::compress::{build_preview, compress, CompressSettings, DEFAULT_PREVIEW_CM};
 use cinestream::container::{write_stream_with_preview, StreamReader, WriteOptions};
+use cinestream::display::escaped;
 use cinestream::format::BIT_RATES;
 use cinestream::play::harness::{self, Pattern, PlayConfig};
 use cinestream::procedural::{cinematic, CinematicSpec};
@@ -136,7 +137,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             floats.len(),
             compressed.float_bytes(),
             stats.compressed_bytes,
-            track.name,
+            escaped(&track.name),
             error,
             track.precision
         );

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use cinestream::container::StreamReader;
+use cinestream::display::escaped;
 use cinestream::export::{export_file, ExportFormat};
 
 /// Decode every stored sample of a .cine file and write it as BVH, JSON or glTF.
@@ -69,8 +70,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     println!(
         "{}: '{}', {} bones x {} samples at {} Hz -> {} ({}, {} bytes, lengths in {})",
-        args.file.display(),
-        meta.name,
+        escaped(&args.file.display().to_string()),
+        escaped(&meta.name),
         summary.bones,
         summary.samples,
         meta.sample_rate,

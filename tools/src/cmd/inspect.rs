@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use cinestream::container::{
     ContainerIndex, StreamReader, COMPRESSION_LZ4, FLAG_LZ4_PAGES, HEADER_LEN,
 };
+use cinestream::display::escaped;
 use cinestream::format::{
     encoding_of, key_bits, segment_header_len, ClipMeta, BIT_RATES, NUM_RATES,
 };
@@ -916,7 +917,7 @@ impl Report<'_> {
         );
         println!(
             "clip        '{}': {} samples at {} Hz, {:.3} s, {}, unit {}",
-            meta.name,
+            escaped(&meta.name),
             meta.num_samples(),
             meta.sample_rate,
             meta.duration(),
@@ -966,9 +967,14 @@ impl Report<'_> {
                     channels
                         .into_iter()
                         .filter(|(on, _)| *on)
-                        .map(move |(_, channel)| format!("'{}' {channel}", b.name))
+                        .map(move |(_, channel)| format!("'{}' {channel}", escaped(&b.name)))
                 })
-                .chain(steps.floats.iter().map(|name| format!("float '{name}'")))
+                .chain(
+                    steps
+                        .floats
+                        .iter()
+                        .map(|name| format!("float '{}'", escaped(name))),
+                )
                 .collect();
             let more = match names.len().saturating_sub(LISTED) {
                 0 => String::new(),
@@ -1005,7 +1011,7 @@ impl Report<'_> {
             println!(
                 "  {i:>5} {parent:>6}  {}{}",
                 "  ".repeat(depth[i]),
-                bone.name
+                escaped(&bone.name)
             );
         }
         if shown < bones.len() {
@@ -1037,7 +1043,7 @@ impl Report<'_> {
             for (i, (bone, k)) in meta.skeleton.bones().iter().zip(&meta.kinds).enumerate() {
                 println!(
                     "  {i:>5}  {:<32} {:<9} {:<11} {:<9}",
-                    bone.name,
+                    escaped(&bone.name),
                     k[0].name(),
                     k[1].name(),
                     k[2].name()
@@ -1071,7 +1077,7 @@ impl Report<'_> {
             });
             println!(
                 "  {i:>5}  {:<28} {:<13} {:>4} {:>10.3e} {:>9} {:>9}  {:<7} {bits}",
-                f.name,
+                escaped(&f.name),
                 f.kind.name(),
                 f.components,
                 f.precision,

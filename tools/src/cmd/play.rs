@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use cinestream::container::StreamReader;
+use cinestream::display::escaped;
 use cinestream::play::harness::{self, Pattern, PlayConfig};
 use cinestream::stream::{
     drop_from_os_cache, slow_read_time, FileSource, MissingPage, SlowSource, Stream, StreamOptions,
@@ -297,8 +298,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let file = format!(
         "{}: '{}', {} bones{floats}, {:.1} s, {} pages",
-        args.file.display(),
-        meta.name,
+        escaped(&args.file.display().to_string()),
+        escaped(&meta.name),
         meta.num_bones(),
         duration,
         probe.index().pages().len(),

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use cinestream::display::escaped;
 use cinestream::import;
 use serde::Serialize;
 
@@ -88,7 +89,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             } else {
                 println!(
                     "{:<40} {:>5} {:>7} {:>7} {:>9.3} {:>4}  {:>9} {:>9} {:>9}",
-                    clip.name(),
+                    escaped(clip.name()),
                     clip.num_bones(),
                     clip.num_samples(),
                     clip.sample_rate(),
