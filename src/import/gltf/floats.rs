@@ -23,6 +23,35 @@ pub use crate::clip::FIELD_OF_VIEW_PRECISION;
 /// animations may expand to together: 400 MB, as much as the transforms.
 pub(super) const MAX_FLOAT_VALUES: usize = 100_000_000;
 
+/// The smallest vertical field of view imported, in radians (0.057°): ten
+/// times the tracks' precision ([`FIELD_OF_VIEW_PRECISION`]), so that a
+/// decoded value stays positive; far under any real lens (a 2000 mm lens on
+/// 35 mm film sees 0.012 rad).
+pub const MIN_FIELD_OF_VIEW: f32 = 1.0e-3;
+
+/// The largest vertical field of view imported, in radians: short of π by
+/// as much as [`MIN_FIELD_OF_VIEW`] is above 0, so that a decoded value
+/// stays under π.
+pub const MAX_FIELD_OF_VIEW: f32 = std::f32::consts::PI - MIN_FIELD_OF_VIEW;
+
+/// Why `yfov` radians is not a field of view to import (see
+/// [`MIN_FIELD_OF_VIEW`] and [`MAX_FIELD_OF_VIEW`]): not finite, or outside
+/// the open interval (0, π) with those margins.
+pub(super) fn field_of_view_problem(yfov: f32) -> Option<String> {
+    if !yfov.is_finite() {
+        return Some(format!("yfov {yfov} is not a finite number of radians"));
+    }
+    if !(MIN_FIELD_OF_VIEW..=MAX_FIELD_OF_VIEW).contains(&yfov) {
+        return Some(format!(
+            "yfov {yfov} rad ({:.4}°) is outside the range a vertical field of view may have, \
+             {MIN_FIELD_OF_VIEW} to {MAX_FIELD_OF_VIEW:.4} rad (0 and π excluded, with a margin \
+             for the stored precision)",
+            yfov.to_degrees()
+        ));
+    }
+    None
+}
+
 /// The one pointer imported: a camera's vertical field of view.
 const CAMERAS_PREFIX: &str = "/cameras/";
 const YFOV_SUFFIX: &str = "/perspective/yfov";
@@ -451,6 +480,13 @@ impl Context<'_> {
                 .get(camera)
                 .and_then(|c| c.perspective.as_ref())
                 .map_or(0.0, |p| p.yfov);
+            // Animations that do not drive the camera hold this value.
+            if let Some(problem) = field_of_view_problem(rest) {
+                return Err(self.error(
+                    format!("cameras[{camera}].perspective.yfov"),
+                    format!("camera {camera} ('{label}'): {problem}"),
+                ));
+            }
             plan.fields_of_view.insert(camera, plan.tracks.len());
             plan.tracks.push(PlannedFloat {
                 name: format!("{label}/yfov"),
@@ -855,6 +891,86 @@ mod tests {
         doc.channel(0, 0, "translation", "LINEAR", &[0.0], &[0.0; 3]);
         let clips = doc.parse().unwrap();
         assert_eq!(float_names(&clips[0]), ["camera0/yfov"]);
+    }
+
+    /// A camera held by node 1 whose `yfov` is `rest`, zoomed by `keys`.
+    fn zoom(rest: f32, interpolation: &str, keys: &[f32]) -> Doc {
+        let mut doc = Doc::with_nodes(json!([
+            {"name": "Rig", "children": [1]},
+            {"name": "Lens", "camera": 0}
+        ]));
+        doc.cameras
+            .push(json!({"type": "perspective", "perspective": {"yfov": rest, "znear": 0.1}}));
+        let times: Vec<f32> = (0..keys.len() / if interpolation == "CUBICSPLINE" { 3 } else { 1 })
+            .map(|k| k as f32)
+            .collect();
+        doc.pointer_channel(
+            0,
+            "/cameras/0/perspective/yfov",
+            interpolation,
+            &times,
+            keys,
+        );
+        doc
+    }
+
+    #[test]
+    fn fields_of_view_outside_zero_to_pi_are_refused_naming_the_camera() {
+        let output_at = "animations[0].samplers[0].output";
+        for bad in [
+            -1.0,
+            0.0,
+            1e-45,
+            4.0,
+            1e30,
+            f32::NAN,
+            f32::INFINITY,
+            5e-4,
+            3.1415,
+        ] {
+            // Animated: the key is named.
+            let (at, message) = gltf_error(zoom(0.5, "LINEAR", &[0.5, bad]).parse());
+            assert_eq!(at, output_at, "{bad}: {message}");
+            if bad.is_finite() {
+                assert!(
+                    message.contains("camera 0, key 1") && message.contains("outside the range"),
+                    "{bad}: {message}"
+                );
+            } else {
+                // Refused as any non-finite value is, before the range.
+                assert!(message.contains("not finite"), "{bad}: {message}");
+            }
+            // The camera's own value, which other animations hold (JSON
+            // has no NaN or infinity: those are not even JSON numbers).
+            if !bad.is_finite() {
+                continue;
+            }
+            let (at, message) = gltf_error(zoom(bad, "LINEAR", &[0.5, 0.6]).parse());
+            assert_eq!(at, "cameras[0].perspective.yfov", "{bad}: {message}");
+            assert!(message.contains("camera 0 ('Lens')"), "{bad}: {message}");
+        }
+        // The bounds themselves, and a wide and a narrow lens, import.
+        for good in [MIN_FIELD_OF_VIEW, MAX_FIELD_OF_VIEW, 0.012, 2.5] {
+            let clips = zoom(good, "LINEAR", &[good, 0.5]).parse().unwrap();
+            assert_eq!(track(&clips[0], "Lens/yfov").sample(0)[0], good);
+        }
+        // CUBICSPLINE: the tangents may be anything, the keys may not, and
+        // an overshoot between keys in range is refused at its sample.
+        let clips = zoom(0.5, "CUBICSPLINE", &[0.0, 0.5, 9.0, -9.0, 0.6, 0.0])
+            .parse()
+            .unwrap();
+        assert_near(track(&clips[0], "Lens/yfov").sample(30)[0], 0.6, "last key");
+        let (at, message) =
+            gltf_error(zoom(0.5, "CUBICSPLINE", &[0.0, 0.5, 0.0, 0.0, 4.0, 0.0]).parse());
+        assert_eq!(at, output_at, "{message}");
+        assert!(message.contains("key 1"), "{message}");
+        let (at, message) =
+            gltf_error(zoom(0.5, "CUBICSPLINE", &[0.0, 0.01, -60.0, 0.0, 0.01, 0.0]).parse());
+        assert_eq!(at, "animations[0]", "{message}");
+        assert!(
+            message.contains("'Lens/yfov' at sample") && message.contains("between its keys"),
+            "{message}"
+        );
     }
 
     #[test]

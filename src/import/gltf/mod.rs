@@ -109,6 +109,10 @@
 //!   `pointer`) on `/cameras/{i}/perspective/yfov` becomes a float track of
 //!   kind [`FloatKind::FieldOfView`](crate::clip::FloatKind::FieldOfView),
 //!   in radians, precision [`FIELD_OF_VIEW_PRECISION`] (1e-4 rad, 0.006°),
+//!   every key, every sample and the camera's own `yfov` finite and within
+//!   [`MIN_FIELD_OF_VIEW`] (1e-3 rad) to [`MAX_FIELD_OF_VIEW`] (π - 1e-3)
+//!   or refused, naming the camera and the value (`aspectRatio`, `znear`
+//!   and `zfar` are not imported),
 //!   named `{node}/yfov` after the lowest-index node that holds the camera
 //!   (`camera{i}/yfov` when none does). These come after the weights, in
 //!   camera order.
@@ -168,8 +172,8 @@ mod test_doc;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use floats::FIELD_OF_VIEW_PRECISION;
 use floats::{FloatPlan, MAX_FLOAT_VALUES};
+pub use floats::{FIELD_OF_VIEW_PRECISION, MAX_FIELD_OF_VIEW, MIN_FIELD_OF_VIEW};
 use resample::{Bound, Budget, Curves};
 pub use source::{
     check_against_source, load_gltf_sources, parse_gltf_sources, SourceAnimation, SourceCheck,
@@ -264,6 +268,26 @@ pub fn parse_gltf(
             &mut budget,
             &tracks,
         )?;
+        // Keys in range can still overshoot between them (CUBICSPLINE).
+        for track in clip.float_tracks() {
+            if track.kind() != crate::clip::FloatKind::FieldOfView {
+                continue;
+            }
+            let bad = track
+                .values()
+                .iter()
+                .enumerate()
+                .find_map(|(sample, &v)| floats::field_of_view_problem(v).map(|p| (sample, p)));
+            if let Some((sample, problem)) = bad {
+                return Err(cx.error(
+                    format!("animations[{}]", animation.index),
+                    format!(
+                        "float track '{}' at sample {sample} (between its keys): {problem}",
+                        track.name()
+                    ),
+                ));
+            }
+        }
         tracing::debug!(
             source = source_name,
             animation = clip.name(),

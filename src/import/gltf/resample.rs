@@ -478,6 +478,18 @@ impl Context<'_> {
             if let Some(bad) = values.iter().position(|v| !v.is_finite()) {
                 return Err(self.error(output_at, format!("value {bad} is not finite")));
             }
+            if let Drive::FieldOfView { camera } = drive {
+                // Each key's value; a CUBICSPLINE key's tangents may be anything.
+                let at_value = if per_key == 3 { 1 } else { 0 };
+                for (key, chunk) in values.chunks_exact(per_key).enumerate() {
+                    if let Some(problem) = super::floats::field_of_view_problem(chunk[at_value]) {
+                        return Err(self.error(
+                            output_at,
+                            format!("camera {camera}, key {key} at {} s: {problem}", keys[key]),
+                        ));
+                    }
+                }
+            }
             if let Some(first) = float_channels.iter().position(|c| c.slot == slot) {
                 let other = format!("{at}.channels[{}]", float_channels[first].channel);
                 self.second_channel(&channel_at, &other, &what)?;
