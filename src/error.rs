@@ -98,6 +98,16 @@ pub enum Error {
         /// The page.
         page: usize,
     },
+    /// The system would not start a thread the library needs (a stream's
+    /// prefetch thread): too many threads, or no memory for its stack.
+    /// Not the settings' fault: the same settings may work later.
+    #[error("cannot start {what}: {}", escaped(&source.to_string()))]
+    ThreadSpawn {
+        /// Which thread.
+        what: &'static str,
+        /// What the system said.
+        source: std::io::Error,
+    },
     /// A broken internal invariant: a bug in cinestream, reported instead of hidden.
     #[error("internal error (please report): {}", escaped(message))]
     Internal {

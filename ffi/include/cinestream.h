@@ -127,6 +127,12 @@ typedef enum CsStatus {
    Any other library error; the message says which.
    */
   CS_STATUS_OTHER = 12,
+  /*
+   The system would not start a thread the stream needs (its prefetch
+   thread): too many threads, or no memory for its stack. The options
+   are fine; try again later, or open the stream with prefetch off.
+   */
+  CS_STATUS_THREAD_SPAWN = 13,
 } CsStatus;
 
 /*

@@ -13,7 +13,9 @@
 //!   handles with their kind, never reused: a handle is looked up there
 //!   before anything is done with it, so a freed handle (a double free
 //!   too), a handle of the other kind, or any made-up value is an error,
-//!   never a dereference;
+//!   never a dereference. Handles are not sequential: each is a counter
+//!   scrambled by a bijection keyed with a per-process random key, so a
+//!   value guessed near a live handle names nothing;
 //! - every pointer argument is checked for NULL before it is read or
 //!   written, and every array comes with its length, checked against what
 //!   will be written;
@@ -36,7 +38,7 @@ use std::collections::BTreeMap;
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
@@ -81,6 +83,10 @@ pub enum CsStatus {
     Panic = 11,
     /// Any other library error; the message says which.
     Other = 12,
+    /// The system would not start a thread the stream needs (its prefetch
+    /// thread): too many threads, or no memory for its stack. The options
+    /// are fine; try again later, or open the stream with prefetch off.
+    ThreadSpawn = 13,
 }
 
 /// An open `.cine` stream (opaque; made by `cs_stream_open_*`, freed by
@@ -311,6 +317,7 @@ fn from_error(error: Error) -> Fail {
         Error::Container(_) => CsStatus::BadFile,
         Error::PageNotReady { .. } => CsStatus::NotReady,
         Error::InvalidSettings { .. } => CsStatus::InvalidOptions,
+        Error::ThreadSpawn { .. } => CsStatus::ThreadSpawn,
         Error::Sample(_) => CsStatus::InvalidArgument,
         _ => CsStatus::Other,
     };
@@ -376,10 +383,43 @@ impl Object {
 static REGISTRY: LazyLock<RwLock<BTreeMap<usize, Object>>> =
     LazyLock::new(|| RwLock::new(BTreeMap::new()));
 
-/// The next handle number. Numbers are never reused, so a freed handle
-/// stays invalid for the life of the process. They step by 8 from a
-/// nonzero start so that a handle looks like an aligned pointer to C tools.
-static NEXT_HANDLE: AtomicUsize = AtomicUsize::new(0x1000);
+/// How many handles were ever made: the counter each handle scrambles.
+/// Never reset, and the scramble is a bijection, so a freed handle stays
+/// invalid for the life of the process.
+static HANDLES_MADE: AtomicU64 = AtomicU64::new(0);
+
+/// Bits of a handle below its scrambled part: zero, so that a handle
+/// looks like an aligned pointer to C tools.
+const HANDLE_ALIGN_BITS: u32 = 3;
+
+/// The per-process keys of the scramble: random, from the standard
+/// library's randomly seeded hasher.
+static HANDLE_KEYS: LazyLock<[u64; 3]> = LazyLock::new(|| {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let state = std::collections::hash_map::RandomState::new();
+    [1u64, 2, 3].map(|i| {
+        let mut hasher = state.build_hasher();
+        hasher.write_u64(i);
+        hasher.finish()
+    })
+});
+
+/// Handle number `n` (from 1): a bijection of the handle's bits (a keyed
+/// xor, two odd multiplications and xor-shifts, all modulo the width),
+/// shifted to keep the alignment bits zero. Distinct `n` give distinct
+/// handles; 0 (NULL) is skipped by the caller.
+fn scramble(n: u64) -> usize {
+    let width = usize::BITS - HANDLE_ALIGN_BITS;
+    let mask = u64::MAX >> (64 - width);
+    let [k0, k1, k2] = *HANDLE_KEYS;
+    let mut x = (n ^ k0) & mask;
+    x = x.wrapping_mul(k1 | 1) & mask;
+    x ^= x >> (width / 2);
+    x = x.wrapping_mul(k2 | 1) & mask;
+    x ^= x >> (width / 2);
+    // `x` fits in `width` bits, so the shifted value fits in usize.
+    (x as usize) << HANDLE_ALIGN_BITS
+}
 
 fn registry_read() -> std::sync::RwLockReadGuard<'static, BTreeMap<usize, Object>> {
     // A panic never happens while the lock is held (inserts and removes
@@ -392,9 +432,16 @@ fn registry_write() -> std::sync::RwLockWriteGuard<'static, BTreeMap<usize, Obje
 }
 
 fn register(object: Object) -> usize {
-    let id = NEXT_HANDLE.fetch_add(8, Ordering::Relaxed);
-    registry_write().insert(id, object);
-    id
+    let mut registry = registry_write();
+    loop {
+        let id = scramble(HANDLES_MADE.fetch_add(1, Ordering::Relaxed) + 1);
+        // 0 is NULL; a live id cannot repeat (a bijection of a counter),
+        // checked all the same.
+        if id != 0 && !registry.contains_key(&id) {
+            registry.insert(id, object);
+            return id;
+        }
+    }
 }
 
 /// The live object behind `handle`, by value (a clone of its shared
@@ -489,6 +536,18 @@ unsafe fn in_ref<'a, T>(input: *const T, what: &str) -> Outcome<&'a T> {
     unsafe { input.as_ref() }.ok_or_else(|| fail(CsStatus::Null, format!("{what} is NULL")))
 }
 
+/// Refuses a length no array of `T` can have (over `isize::MAX` bytes),
+/// which a slice must not be made with: a lying length, caught before use.
+fn possible_len<T>(len: usize, what: &str) -> Outcome {
+    match len.checked_mul(std::mem::size_of::<T>()) {
+        Some(bytes) if isize::try_from(bytes).is_ok() => Ok(()),
+        _ => Err(fail(
+            CsStatus::InvalidArgument,
+            format!("{what} has a length of {len}, more than any array can hold"),
+        )),
+    }
+}
+
 /// `len` elements at `ptr` as a writable slice; NULL is an error.
 ///
 /// # Safety
@@ -498,6 +557,7 @@ unsafe fn out_slice<'a, T>(ptr: *mut T, len: usize, what: &str) -> Outcome<&'a m
     if ptr.is_null() {
         return Err(fail(CsStatus::Null, format!("{what} is NULL")));
     }
+    possible_len::<T>(len, what)?;
     // SAFETY: non-null (checked above); the caller guarantees `len`
     // writable, aligned, unaliased elements at `ptr`.
     Ok(unsafe { std::slice::from_raw_parts_mut(ptr, len) })
@@ -511,6 +571,7 @@ unsafe fn in_slice<'a, T>(ptr: *const T, len: usize, what: &str) -> Outcome<&'a 
     if ptr.is_null() {
         return Err(fail(CsStatus::Null, format!("{what} is NULL")));
     }
+    possible_len::<T>(len, what)?;
     // SAFETY: non-null (checked above); the caller guarantees `len` valid,
     // aligned elements at `ptr`.
     Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
@@ -572,23 +633,22 @@ fn check_remap(map: Option<&[i32]>, bones: usize, out_len: usize) -> Outcome {
             ),
         ));
     }
-    // Duplicates would have two clip bones write one transform.
-    let mut taken = vec![false; out_len];
+    // Duplicates would have two clip bones write one transform. Found by
+    // sorting the targets: memory follows the clip's bones, never
+    // `out_len`, which only the caller vouches for.
+    let mut targets = Vec::new();
+    targets.try_reserve_exact(map.len()).map_err(|_| {
+        fail(
+            CsStatus::Other,
+            format!("cannot allocate the {} entries of a remap check", map.len()),
+        )
+    })?;
     for (bone, &to) in map.iter().enumerate() {
         if to == -1 {
             continue;
         }
-        let slot = usize::try_from(to)
-            .ok()
-            .and_then(|i| taken.get_mut(i).map(|t| (i, t)));
-        match slot {
-            Some((_, t)) if !*t => *t = true,
-            Some((i, _)) => {
-                return Err(fail(
-                    CsStatus::BadRemap,
-                    format!("remap[{bone}] = {i}: another clip bone maps there too"),
-                ))
-            }
+        match usize::try_from(to).ok().filter(|&i| i < out_len) {
+            Some(i) => targets.push((i, bone)),
             None => {
                 return Err(fail(
                     CsStatus::BadRemap,
@@ -596,6 +656,14 @@ fn check_remap(map: Option<&[i32]>, bones: usize, out_len: usize) -> Outcome {
                 ))
             }
         }
+    }
+    targets.sort_unstable();
+    if let Some(pair) = targets.windows(2).find(|pair| pair[0].0 == pair[1].0) {
+        let (i, bone) = pair[1];
+        return Err(fail(
+            CsStatus::BadRemap,
+            format!("remap[{bone}] = {i}: another clip bone maps there too"),
+        ));
     }
     Ok(())
 }

@@ -455,8 +455,8 @@ fn every_function_refuses_null_freed_wrong_typed_and_made_up_handles() {
         refused_with(status, &message, CsStatus::Null, name, "stream is NULL");
     }
     // Made up: never dereferenced (these would crash if they were).
-    // Live handles are multiples of 8 from 0x1000 (other tests make them
-    // meanwhile); these never are.
+    // Live handles are multiples of 8 (other tests make them meanwhile);
+    // these never are.
     for fake in [0xdead_beef_usize, 1, usize::MAX, 0x1004] {
         for (name, status, message) in stream_calls(fake as *mut CsStream) {
             refused_with(
@@ -1590,5 +1590,196 @@ fn stepped_tracks_and_cuts_hold_the_earlier_sample_through_the_abi() {
     }
     // Elsewhere the sampler still blends (the test can tell).
     assert!(blended >= 6, "{blended}");
+    assert_eq!(cs_stream_free(s), CsStatus::Ok);
+}
+
+#[test]
+fn a_lying_out_len_with_a_remap_allocates_nothing_of_its_size() {
+    let bytes = packed();
+    let s = open(&bytes);
+    let bones = bone_count(s);
+    let n = bones as i32;
+    // Reversed into the first `bones` entries of a real array of that size.
+    let map: Vec<i32> = (0..n).rev().collect();
+    let mut out = vec![CsTransform::default(); bones];
+    let mut q = 0;
+    // A claimed length of 2^40 transforms (44 TB): the old check allocated
+    // a flag per claimed entry and aborted. The remap only names entries
+    // that exist, so nothing past `out`'s real end is touched.
+    let lying = 1usize << 40;
+    // SAFETY: `out` holds `bones` transforms and the map writes only there;
+    // the length is a lie the ABI must not act on; `map` and `q` are live.
+    let status = unsafe {
+        cs_stream_sample(
+            s,
+            0.3,
+            out.as_mut_ptr(),
+            lying,
+            map.as_ptr(),
+            map.len(),
+            &mut q,
+        )
+    };
+    assert_eq!(status, CsStatus::Ok, "{}", last_error());
+    let mut expected = vec![CsTransform::default(); bones];
+    // SAFETY: `expected` holds `bones` transforms; no remap; `q` is live.
+    let status =
+        unsafe { cs_stream_sample(s, 0.3, expected.as_mut_ptr(), bones, null(), 0, &mut q) };
+    assert_eq!(status, CsStatus::Ok);
+    expected.reverse();
+    assert_eq!(out, expected);
+    // A length no array can have is refused before a slice is made of it.
+    // SAFETY: refused before `out` is read or written.
+    let status = unsafe {
+        cs_stream_sample(
+            s,
+            0.3,
+            out.as_mut_ptr(),
+            usize::MAX / 8,
+            map.as_ptr(),
+            map.len(),
+            &mut q,
+        )
+    };
+    refused(
+        status,
+        CsStatus::InvalidArgument,
+        "cs_stream_sample",
+        "more than any array can hold",
+    );
+    assert_eq!(cs_stream_free(s), CsStatus::Ok);
+}
+
+#[test]
+fn handles_near_a_live_handle_name_nothing() {
+    let bytes = packed();
+    let a = open(&bytes);
+    let b = open(&bytes);
+    let p = player(a);
+    let live = [a as usize, b as usize, p as usize];
+    for &handle in &live {
+        assert_eq!(handle % 8, 0, "{handle:#x}");
+        for k in 1..=512usize {
+            for guess in [handle.wrapping_add(8 * k), handle.wrapping_sub(8 * k)] {
+                if live.contains(&guess) {
+                    panic!("{guess:#x} is a live handle {k} steps from {handle:#x}");
+                }
+                let mut info = std::mem::MaybeUninit::<CsClipInfo>::uninit();
+                // SAFETY: `info` is writable; the made-up handle is checked
+                // by the ABI before anything is done with it.
+                let status = unsafe { cs_stream_info(guess as *const CsStream, info.as_mut_ptr()) };
+                // Another test's live stream may happen to be there only by
+                // a 1 in 2^61 chance.
+                assert_eq!(
+                    status,
+                    CsStatus::InvalidHandle,
+                    "{guess:#x}: {}",
+                    last_error()
+                );
+            }
+        }
+    }
+    assert_eq!(cs_player_free(p), CsStatus::Ok);
+    assert_eq!(cs_stream_free(a), CsStatus::Ok);
+    assert_eq!(cs_stream_free(b), CsStatus::Ok);
+}
+
+/// Run by `a_prefetch_thread_that_cannot_start_is_its_own_error` in a child
+/// process whose threads cannot get a stack; does nothing otherwise.
+#[test]
+fn prefetch_thread_refused_child() {
+    // The file the parent packed: packing here would need threads too.
+    let Some(path) = std::env::var_os("CINESTREAM_SPAWN_CHILD") else {
+        return;
+    };
+    let bytes = std::fs::read(path).unwrap();
+    let mut o = options();
+    o.prefetch = 1;
+    let mut s = null_mut();
+    // SAFETY: `bytes` is a live slice of its length, `o` and `s` live locals.
+    let status = unsafe { cs_stream_open_memory(bytes.as_ptr(), bytes.len(), &o, &mut s) };
+    refused(
+        status,
+        CsStatus::ThreadSpawn,
+        "cs_stream_open_memory",
+        "cannot start the prefetch thread",
+    );
+    assert!(s.is_null());
+    // Without prefetch the same options open.
+    o.prefetch = 0;
+    // SAFETY: as above.
+    let status = unsafe { cs_stream_open_memory(bytes.as_ptr(), bytes.len(), &o, &mut s) };
+    assert_eq!(status, CsStatus::Ok, "{}", last_error());
+    assert_eq!(cs_stream_free(s), CsStatus::Ok);
+}
+
+#[test]
+fn a_prefetch_thread_that_cannot_start_is_its_own_error() {
+    // Every new thread asks for a 120 TB stack, more than the address space
+    // holds: thread creation fails (EAGAIN), and the test harness then runs
+    // the test on its own thread.
+    let path = std::env::temp_dir().join(format!("cinestream-spawn-{}.cine", std::process::id()));
+    std::fs::write(&path, packed()).unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "prefetch_thread_refused_child",
+            "--test-threads=1",
+            "--nocapture",
+        ])
+        .env("CINESTREAM_SPAWN_CHILD", &path)
+        .env("RUST_MIN_STACK", "120000000000000")
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let _ = std::fs::remove_file(&path);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("1 passed"), "{text}");
+}
+
+#[test]
+fn a_70000_byte_bone_name_round_trips() {
+    use cinestream::{Clip, Skeleton};
+    let clip = cinematic(
+        &CinematicSpec::default()
+            .with_seconds(1.0)
+            .with_actors(1)
+            .with_seed(3),
+    );
+    let mut bones = clip.skeleton().bones().to_vec();
+    let long: String = (0..70_000)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    bones[1].name = long.clone();
+    let skeleton = std::sync::Arc::new(Skeleton::new(bones).unwrap());
+    let clip = Clip::from_poses(
+        clip.name(),
+        skeleton,
+        clip.sample_rate(),
+        clip.unit(),
+        clip.poses().to_vec(),
+    )
+    .unwrap();
+    let (compressed, _) = compress(&clip, &CompressSettings::default()).unwrap();
+    let (bytes, _) = encode_stream(&compressed, &WriteOptions::default()).unwrap();
+    let s = open(&bytes);
+    let mut buf = vec![0u8; 70_001];
+    let mut length = 0;
+    // SAFETY: `buf` holds its length in bytes; `length` is live.
+    let status =
+        unsafe { cs_stream_bone_name(s, 1, buf.as_mut_ptr().cast(), buf.len(), &mut length) };
+    assert_eq!(status, CsStatus::Ok, "{}", last_error());
+    assert_eq!(length, 70_000);
+    assert_eq!(&buf[..70_000], long.as_bytes());
+    assert_eq!(buf[70_000], 0);
+    let name = std::ffi::CString::new(long).unwrap();
+    let mut bone = -1;
+    // SAFETY: `name` is NUL-terminated, `bone` live.
+    assert_eq!(
+        unsafe { cs_stream_find_bone(s, name.as_ptr(), &mut bone) },
+        CsStatus::Ok
+    );
+    assert_eq!(bone, 1);
     assert_eq!(cs_stream_free(s), CsStatus::Ok);
 }

@@ -494,10 +494,13 @@ pub(crate) fn encode_metadata(meta: &ClipMeta, version: u16) -> crate::error::Re
             flags |= BIND_SCALE;
         }
         w.u8(flags);
-        let name_len = u16::try_from(bone.name.len()).map_err(|_| too_big("a bone name"))?;
+        // Version 4 stores the length as a varint (a u32); older versions
+        // as a u16.
         match compact {
-            true => w.varint(u32::from(name_len)),
-            false => w.u16(name_len),
+            true => w.varint(to_u32(bone.name.len(), "a bone name's length")?),
+            false => w.u16(u16::try_from(bone.name.len()).map_err(|_| {
+                too_big("a bone name over 65,535 bytes (in a version 1 to 3 file)")
+            })?),
         }
         w.bytes.extend_from_slice(bone.name.as_bytes());
         if flags & BIND_ROTATION != 0 {

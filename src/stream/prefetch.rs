@@ -88,8 +88,9 @@ impl Prefetcher {
                 .run();
                 tracing::debug!("prefetch worker stopped");
             })
-            .map_err(|e| Error::InvalidSettings {
-                message: format!("cannot start the prefetch thread: {e}"),
+            .map_err(|source| Error::ThreadSpawn {
+                what: "the prefetch thread",
+                source,
             })?;
         Ok(Prefetcher {
             requests: Some(requests),
