@@ -33,7 +33,7 @@ use cinestream::{Clip, FloatKind, LengthUnit, LoopMode, Resampling, Sampling};
 use numpy::ndarray::{Array2, Array3};
 use numpy::{PyArray1, PyArray2, PyArray3, PyReadonlyArray1};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyUserWarning, PyValueError};
+use pyo3::exceptions::{PyException, PyMemoryError, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -817,12 +817,41 @@ impl PySkeleton {
     }
 }
 
+/// `rows * per_row` copies of `value` (an output the caller sized), or a
+/// `MemoryError` naming `what` and how much was asked: the size is
+/// computed checked and the memory reserved fallibly, so a huge input is
+/// an exception, never an abort of the interpreter.
+fn filled<T: Clone>(rows: usize, per_row: usize, value: T, what: &str) -> PyResult<Vec<T>> {
+    let count = rows.checked_mul(per_row);
+    let bytes = count.and_then(|n| n.checked_mul(std::mem::size_of::<T>()));
+    let mut values = Vec::new();
+    match (count, bytes) {
+        (Some(count), Some(_)) if values.try_reserve_exact(count).is_ok() => {
+            values.resize(count, value);
+            Ok(values)
+        }
+        _ => Err(PyMemoryError::new_err(format!(
+            "{what}: {rows} x {per_row} values of {} bytes ({}) cannot be allocated",
+            std::mem::size_of::<T>(),
+            match bytes {
+                Some(bytes) => format!("{:.1} GB", bytes as f64 / 1e9),
+                None => "more bytes than memory can address".to_string(),
+            }
+        ))),
+    }
+}
+
 /// Times in seconds from a 1-D float64 array or any sequence of numbers,
 /// every one finite. Copied: the GIL is released while they are used, and
 /// other Python threads may write to the array meanwhile.
 fn times_of(times: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
     let times = match times.extract::<PyReadonlyArray1<'_, f64>>() {
-        Ok(array) => array.as_array().to_vec(),
+        Ok(array) => {
+            let view = array.as_array();
+            let mut copy = filled(view.len(), 1, 0.0, "copying times")?;
+            copy.iter_mut().zip(view.iter()).for_each(|(c, &t)| *c = t);
+            copy
+        }
         Err(_) => times
             .extract::<Vec<f64>>()
             .map_err(|_| value_err("times must be a sequence or 1-D array of numbers".into()))?,
@@ -992,16 +1021,22 @@ impl PyStream {
         py: Python<'py>,
         times: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray3<f32>>> {
+        let bones = self.stream.meta().num_bones();
+        // The output is sized (and refused) before the times are copied.
+        let mut values = filled(
+            times.len().unwrap_or(0),
+            bones * VALUES,
+            0f32,
+            "sample_many's poses",
+        )?;
         let times = times_of(times)?;
         let times: &[f64] = &times;
-        let bones = self.stream.meta().num_bones();
         let n = times.len();
-        let values = py.detach(|| -> cinestream::Result<Vec<f32>> {
-            let mut values = vec![0f32; n * bones * VALUES];
-            self.fill(times, &mut values)?;
-            Ok(values)
-        });
-        let values = values.map_err(lib_err)?;
+        if values.len() != n * bones * VALUES {
+            values = filled(n, bones * VALUES, 0f32, "sample_many's poses")?;
+        }
+        py.detach(|| self.fill(times, &mut values))
+            .map_err(lib_err)?;
         let array = Array3::from_shape_vec((n, bones, VALUES), values)
             .map_err(|e| CinestreamError::new_err(e.to_string()))?;
         Ok(PyArray3::from_owned_array(py, array))
@@ -1056,18 +1091,24 @@ impl PyStream {
         py: Python<'py>,
         times: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        let times = times_of(times)?;
         let n = self.stream.meta().num_float_values();
-        let values = py.detach(|| -> cinestream::Result<Vec<f32>> {
-            let mut values = vec![0f32; times.len() * n];
+        let what = "sample_floats_many's values";
+        // The output is sized (and refused) before the times are copied.
+        let mut values = filled(times.len().unwrap_or(0), n, 0f32, what)?;
+        let times = times_of(times)?;
+        if values.len() != times.len() * n {
+            values = filled(times.len(), n, 0f32, what)?;
+        }
+        py.detach(|| -> cinestream::Result<()> {
             if n > 0 {
                 for (&t, row) in times.iter().zip(values.chunks_exact_mut(n)) {
                     self.stream.sample_floats(t, row)?;
                 }
             }
-            Ok(values)
-        });
-        let array = Array2::from_shape_vec((times.len(), n), values.map_err(lib_err)?)
+            Ok(())
+        })
+        .map_err(lib_err)?;
+        let array = Array2::from_shape_vec((times.len(), n), values)
             .map_err(|e| CinestreamError::new_err(e.to_string()))?;
         Ok(PyArray2::from_owned_array(py, array))
     }
@@ -1376,20 +1417,32 @@ fn _rust_sample_seconds(
             )))
         }
     };
+    // Sized by the caller: allocated fallibly, before the clock starts.
+    let mut all = match into.as_str() {
+        "transforms" => filled(
+            times.len(),
+            bones,
+            cinestream::Transform::IDENTITY,
+            "the poses",
+        )?,
+        _ => Vec::new(),
+    };
+    let mut rows = match into.as_str() {
+        "rows" => filled(times.len(), bones * VALUES, 0f32, "the poses")?,
+        _ => Vec::new(),
+    };
     py.detach(|| -> cinestream::Result<f64> {
         let start = Instant::now();
         match into.as_str() {
             "transforms" => {
-                let mut all = vec![cinestream::Transform::IDENTITY; times.len() * bones];
                 for (&t, pose) in times.iter().zip(all.chunks_exact_mut(bones.max(1))) {
                     s.sample(t, pose)?;
                 }
                 std::hint::black_box(&all);
             }
             "rows" => {
-                let mut values = vec![0f32; times.len() * bones * VALUES];
-                stream.fill(&times, &mut values)?;
-                std::hint::black_box(&values);
+                stream.fill(&times, &mut rows)?;
+                std::hint::black_box(&rows);
             }
             _ => {
                 let mut pose = vec![cinestream::Transform::IDENTITY; bones];

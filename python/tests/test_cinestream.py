@@ -489,3 +489,34 @@ def test_a_sequence_seam_holds_the_first_take_until_the_second_begins(tmp_path):
     between = s.sample(10.5 / 30.0)
     assert not np.array_equal(between, s.sample(10 / 30.0))
     assert not np.array_equal(between, s.sample(11 / 30.0))
+
+
+def test_huge_sample_many_raises_memory_error_not_abort(clip):
+    # 10**9 times (a broadcast view: no memory of its own) ask for 40 GB of
+    # poses a bone, more than this machine can give. Before, the allocation
+    # aborted the interpreter; now it is refused before the times are copied.
+    _, cine, _ = clip
+    s = cinestream.open(cine)
+    wanted = 10**9 * s.num_bones * 10 * 4
+    if wanted < 2 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"):
+        pytest.skip(f"{wanted} bytes could be allocated on this machine")
+    times = np.broadcast_to(np.zeros(1), (10**9,))
+    with pytest.raises(MemoryError, match=r"sample_many's poses: 1000000000 x \d+ values .* GB"):
+        s.sample_many(times)
+    # The stream still works.
+    assert s.sample_many([0.0, 0.1]).shape == (2, s.num_bones, 10)
+
+
+def test_huge_sample_floats_many_raises_memory_error():
+    # The float values at 4 * 10**9 times of the golden file with float
+    # tracks (9 values each: 144 GB).
+    s = cinestream.open(REPO / "tests" / "data" / "golden" / "v2-floats.cine")
+    n = len(s.sample_floats(0.0))
+    assert n > 0
+    wanted = 4 * 10**9 * n * 4
+    if wanted < 2 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"):
+        pytest.skip(f"{wanted} bytes could be allocated on this machine")
+    times = np.broadcast_to(np.zeros(1), (4 * 10**9,))
+    with pytest.raises(MemoryError, match="sample_floats_many's values: 4000000000 x"):
+        s.sample_floats_many(times)
+    assert s.sample_floats_many([0.0]).shape == (1, n)
