@@ -200,7 +200,8 @@ pub(super) fn open(dir: &Path, relative: &Path) -> Result<File, Beneath> {
     File::open(&resolved).map_err(Beneath::Io)
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use std::io::Read as _;
     use std::os::unix::fs::symlink;

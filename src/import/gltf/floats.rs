@@ -926,7 +926,7 @@ mod tests {
             f32::NAN,
             f32::INFINITY,
             5e-4,
-            3.1415,
+            std::f32::consts::PI - 5e-4,
         ] {
             // Animated: the key is named.
             let (at, message) = gltf_error(zoom(0.5, "LINEAR", &[0.5, bad]).parse());

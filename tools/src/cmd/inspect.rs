@@ -967,7 +967,7 @@ impl Report<'_> {
                     channels
                         .into_iter()
                         .filter(|(on, _)| *on)
-                        .map(move |(_, channel)| format!("'{}' {channel}", escaped(&b.name)))
+                        .map(move |(_, channel)| format!("'{}' {channel}", escaped(b.name)))
                 })
                 .chain(
                     steps
