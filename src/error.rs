@@ -89,6 +89,16 @@ pub enum Error {
         /// The page.
         page: usize,
     },
+    /// The error of one item of a larger piece of work (one clip of a
+    /// pack), the item named.
+    // Not a `#[source]`, like `Container`: the message includes it.
+    #[error("{what}: {error}")]
+    Within {
+        /// The item: a source file and clip.
+        what: String,
+        /// Its error.
+        error: Box<Error>,
+    },
     /// A broken internal invariant: a bug in cinestream, reported instead of hidden.
     #[error("internal error (please report): {message}")]
     Internal {

@@ -553,7 +553,7 @@ fn decode_data_uri(uri: &str, declared: u64) -> std::result::Result<Vec<u8>, Str
 
 /// Turns a relative URI reference into a path: percent escapes are decoded,
 /// other schemes (`http:` and the like) refused.
-fn relative_path(uri: &str) -> std::result::Result<String, String> {
+pub(super) fn relative_path(uri: &str) -> std::result::Result<String, String> {
     let scheme_end = uri.find(':');
     let path_start = uri.find(['/', '\\', '?', '#']);
     if let Some(colon) = scheme_end {

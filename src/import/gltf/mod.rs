@@ -158,7 +158,7 @@ mod source;
 #[cfg(test)]
 mod test_doc;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use floats::FIELD_OF_VIEW_PRECISION;
@@ -360,6 +360,42 @@ pub fn load_gltf(path: &Path, options: &ImportOptions) -> Result<Vec<Clip>> {
         &super::source_name(path),
         options,
     )
+}
+
+/// The files a glTF document's buffers name (every buffer `uri` that is not
+/// a `data:` URI), decoded and joined to the document's directory as the
+/// importer reads them: files that are sources as much as the document, so
+/// an output must not replace one. Images are not read, so not listed.
+///
+/// Best effort: a document that cannot be read or parsed lists none (it is
+/// refused when imported), and a URI the importer would refuse is left out.
+pub fn external_buffer_paths(path: &Path) -> Vec<PathBuf> {
+    let Ok(bytes) = read_file(path) else {
+        return Vec::new();
+    };
+    let json = match bytes.starts_with(b"glTF") {
+        true => match gltf::Glb::from_slice(&bytes) {
+            Ok(glb) => glb.json.into_owned(),
+            Err(_) => return Vec::new(),
+        },
+        false => bytes,
+    };
+    let Ok(root) = serde_json::from_slice::<serde_json::Value>(&json) else {
+        return Vec::new();
+    };
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    root.get("buffers")
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|buffer| buffer.get("uri")?.as_str())
+        .filter(|uri| !uri.starts_with("data:"))
+        .filter_map(|uri| buffers::relative_path(uri).ok())
+        .map(|relative| dir.join(relative))
+        .collect()
 }
 
 /// The source label every error carries, and whether known exporter faults
