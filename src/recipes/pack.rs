@@ -448,6 +448,8 @@ pub fn pack(request: &PackRequest, progress: &dyn Progress) -> Result<Pack> {
     let sources = InputSet::of_sources(&r.files);
     if let Some(plot) = &r.plot {
         sources.refuse_overwrite(plot, r.labels.plot)?;
+        // Drawn after the pack: refused now, not after the files are written.
+        files::replaceable(plot)?;
     }
     let (packed, many, skipped) = match r.combine {
         Combine::Sequence | Combine::Actors => {
