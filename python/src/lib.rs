@@ -201,13 +201,18 @@ fn report_dict<'py>(
 /// Compresses clips into `.cine` files and returns the statistics
 /// `cinestream pack --json` prints, as a dict with the same keys.
 ///
-/// `inputs` is a path or a sequence of paths (.bvh, .gltf, .glb, or
-/// directories of them). One clip is packed into the file ``output``
-/// (``clip`` picks one of several); several are combined into that one
-/// take with ``sequence=True`` (one after the other) or ``actors=True``
-/// (side by side under a Scene root), or else packed one file each into
-/// the directory ``output``, named as the command-line program names them;
-/// the report then has the totals, ``files`` and ``skipped``. A source
+/// The library's pack recipe, the one `cinestream pack` runs: `inputs` is
+/// a path or a sequence of paths (.bvh, .gltf, .glb, or directories of
+/// them). One file named alone is packed into the file ``output`` (into
+/// it when it is a directory; ``clip`` picks one of several animations,
+/// which otherwise go one file each into the directory ``output``);
+/// several are combined into that one take with ``sequence=True`` (one
+/// after the other) or ``actors=True`` (side by side under a Scene root),
+/// or else packed one file each into the directory ``output``, named as
+/// the command-line program names them; the report then has the totals,
+/// ``files`` and ``skipped``. An output that is an input (however spelt,
+/// or a link to it), an external buffer a glTF input reads, or a device,
+/// FIFO, socket or directory raises before anything is written. A source
 /// that cannot be imported or compressed raises before anything is
 /// written, or with ``keep_going=True`` (one file per clip only) is
 /// skipped and listed in ``skipped`` with its error. The warnings raised
@@ -837,12 +842,15 @@ impl PyStream {
     }
 
     /// Checks every page's checksum and, given the sources it was packed
-    /// from (``against``: a path or paths; ``sequence=True`` or
-    /// ``actors=True`` for a file combined from several), measures the
-    /// error of every bone at every sample. Returns what
+    /// from (``against``: a path or paths; for a file combined from
+    /// several, the layout is told from the file, or said with
+    /// ``sequence=True`` or ``actors=True``), measures the error of every
+    /// bone at every sample and every float track. The library's verify
+    /// recipe, the one `cinestream verify` runs; returns what
     /// ``cinestream verify --json`` prints: file, ok, pages, corrupt_pages,
-    /// max_error_cm, p99_error_cm, threshold_cm, source_unit, layout and
-    /// parts (each source's worst error). Against one glTF source it is
+    /// max_error_cm, p99_error_cm, threshold_cm, source_unit, layout,
+    /// parts (each source's worst error), floats, float_tracks_missing,
+    /// float_tracks_extra and floats_ok. Against one glTF source it is
     /// read at the file's rate (unless ``rate`` is given), the animation
     /// named like the file's clip is picked (``clip=`` picks by index), and
     /// its own curves are checked at every key and sample time:
