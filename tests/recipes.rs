@@ -1,6 +1,10 @@
 //! The pack and verify recipes, called as every front end calls them: what
 //! they refuse before anything is written (an output that is a source, a
 //! glTF source's buffer, or not a regular file) and what they report.
+// Needs the pipeline (import, compress, the recipes): not built by the runtime alone.
+#![cfg(feature = "pipeline")]
+// The helpers' unwraps are the tests' own: a failing one is a failing test.
+#![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 
