@@ -108,6 +108,16 @@ pub enum Error {
         /// What the system said.
         source: std::io::Error,
     },
+    /// The error of one item of a larger piece of work (one clip of a
+    /// pack), the item named.
+    // Not a `#[source]`, like `Container`: the message includes it.
+    #[error("{}: {error}", escaped(what))]
+    Within {
+        /// The item: a source file and clip.
+        what: String,
+        /// Its error.
+        error: Box<Error>,
+    },
     /// A broken internal invariant: a bug in cinestream, reported instead of hidden.
     #[error("internal error (please report): {}", escaped(message))]
     Internal {

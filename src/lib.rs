@@ -27,13 +27,16 @@
 //!    checksummed pages.
 //! 9. [`stream`]: pages resident under a memory budget, the prefetch
 //!    thread, the missing-page policy; [`export`]: a decoded clip written
-//!    back out as BVH, JSON or glTF.
+//!    back out as BVH, JSON or glTF; [`recipes`]: what every front end
+//!    (the program, the Python binding) runs to pack and to verify, with
+//!    every check that keeps an output off an input.
 //! 10. [`play`]: a playhead over a stream, and the seek-spike harness.
 //! 11. `fuzzing`: the harnesses the fuzz targets and fuzz tests run
 //!     (hidden; not part of the API).
 //!
 //! The modules that turn files into clips and clips into files
 //! (`procedural`, `metric`, `compressed`, `import`, `many`, `compress`, `export`,
+//! `recipes`,
 //! the container's writer and the play harness) need the `pipeline`
 //! feature, on by default; the `runtime` feature alone builds what an
 //! engine embeds: the format, the container reader, the sampler, the
@@ -71,6 +74,8 @@ pub mod metric;
 pub mod play;
 #[cfg(feature = "pipeline")]
 pub mod procedural;
+#[cfg(feature = "pipeline")]
+pub mod recipes;
 pub mod sample;
 pub mod stream;
 pub mod warnings;

@@ -13,23 +13,23 @@
 //! reports' `warnings` lists.
 
 use std::ffi::CString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use cinestream::compress::{
     compress, CompressSettings, CompressStats, LoopPolicy, DEFAULT_PREVIEW_CM,
 };
-use cinestream::container::{
-    encode_stream, write_stream_with_preview, StreamReader, WriteOptions, WriteSummary,
-};
-use cinestream::import::gltf::{check_against_source, load_gltf_sources, SourceCheck};
+use cinestream::container::{encode_stream, WriteOptions, WriteSummary};
 use cinestream::import::{self, ImportOptions};
-use cinestream::many::{self, OnError, Prepared, Skipped};
-use cinestream::metric::{measure_error, MetricSettings, Percentiles};
+use cinestream::many::{self, OnError, Skipped};
+use cinestream::metric::Percentiles;
+use cinestream::recipes;
+use cinestream::recipes::pack::{Combine, Labels, Pack, PackRequest};
+use cinestream::recipes::verify::{Layout, VerifyRequest};
 use cinestream::sample::PoseWriter;
 use cinestream::stream::{MissingPage, Stream, StreamOptions};
 use cinestream::warnings::{self, Warning};
-use cinestream::{Clip, FloatKind, LengthUnit, LoopMode, Resampling, Sampling};
+use cinestream::{Clip, FloatKind, LengthUnit, LoopMode, Sampling};
 use numpy::ndarray::{Array2, Array3};
 use numpy::{PyArray1, PyArray2, PyArray3, PyReadonlyArray1};
 use pyo3::create_exception;
@@ -58,10 +58,6 @@ create_exception!(
 const VALUES: usize = 10;
 
 fn lib_err(e: cinestream::Error) -> PyErr {
-    CinestreamError::new_err(e.to_string())
-}
-
-fn clip_err(e: cinestream::ClipError) -> PyErr {
     CinestreamError::new_err(e.to_string())
 }
 
@@ -158,109 +154,65 @@ fn import_options(unit: &str, rate: Option<f32>, lenient: bool) -> PyResult<Impo
         .with_lenient(lenient))
 }
 
-/// Every clip of every file the inputs name (directories: their .bvh,
-/// .gltf and .glb files, sorted), in order.
-fn import_all(
-    inputs: &[PathBuf],
-    recursive: bool,
-    options: &ImportOptions,
-) -> cinestream::Result<Vec<(PathBuf, Vec<Clip>)>> {
-    let found = import::collect_inputs_with(inputs, recursive)?;
-    found
-        .files
-        .iter()
-        .map(|f| Ok((f.path.clone(), import::import_file(&f.path, options)?)))
-        .collect()
-}
-
 fn set<'py>(dict: &Bound<'py, PyDict>, key: &str, value: impl IntoPyObject<'py>) -> PyResult<()> {
     dict.set_item(key, value)
 }
 
-/// What packing one clip produced: the numbers of `cinestream pack --json`.
-struct Packed {
-    output: PathBuf,
-    clip: String,
-    source_clips: usize,
-    bones: usize,
-    samples: usize,
-    sample_rate: f32,
-    unit: LengthUnit,
-    stats: CompressStats,
-    file: WriteSummary,
-    float_tracks: usize,
-    float_bytes: usize,
-    float_error_share: Option<f64>,
-    /// Bytes, actors, keys, bound in cm, float bound.
-    preview: Option<(usize, usize, usize, f64, f64)>,
-    /// How a glTF animation was sampled from its curves.
-    resampling: Option<Resampling>,
+/// A recipe's JSON report as Python values: dicts, lists, ints, floats,
+/// strings, booleans and None, with the keys `--json` prints.
+fn to_py<'py>(py: Python<'py>, value: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
+    use serde_json::Value;
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => pyo3::types::PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+            (Some(u), _, _) => u.into_pyobject(py)?.into_any(),
+            (_, Some(i), _) => i.into_pyobject(py)?.into_any(),
+            (_, _, f) => f.unwrap_or(f64::NAN).into_pyobject(py)?.into_any(),
+        },
+        Value::String(s) => pyo3::types::PyString::new(py, s).into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(to_py(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(fields) => {
+            let dict = PyDict::new(py);
+            for (key, item) in fields {
+                dict.set_item(key, to_py(py, item)?)?;
+            }
+            dict.into_any()
+        }
+    })
 }
 
-impl Packed {
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        set(&d, "output", self.output.display().to_string())?;
-        set(&d, "clip", &self.clip)?;
-        set(&d, "source_clips", self.source_clips)?;
-        set(&d, "bones", self.bones)?;
-        set(&d, "samples", self.samples)?;
-        set(&d, "sample_rate", self.sample_rate)?;
-        set(&d, "source_unit", self.unit.to_string())?;
-        set(&d, "resample_rate", self.resampling.map(|r| r.rate))?;
-        set(
-            &d,
-            "resample_reason",
-            self.resampling.map(|r| r.reason.name()),
-        )?;
-        set(&d, "resample_error_cm", self.resampling.map(|r| r.error_cm))?;
-        set(&d, "raw_bytes", self.stats.raw_bytes)?;
-        set(&d, "file_bytes", self.file.file_bytes)?;
-        set(
-            &d,
-            "ratio",
-            self.stats.raw_bytes as f64 / self.file.file_bytes.max(1) as f64,
-        )?;
-        set(&d, "max_error_cm", self.stats.error.max_cm)?;
-        set(&d, "p99_error_cm", self.stats.error.percentiles_cm.p99)?;
-        set(&d, "pages", self.file.pages)?;
-        set(&d, "lz4_pages", self.file.lz4_pages)?;
-        set(&d, "seconds", self.stats.seconds)?;
-        set(&d, "codec_bytes", self.stats.compressed_bytes)?;
-        set(
-            &d,
-            "bone_bytes",
-            self.stats.compressed_bytes.saturating_sub(self.float_bytes),
-        )?;
-        set(&d, "float_tracks", self.float_tracks)?;
-        set(&d, "float_bytes", self.float_bytes)?;
-        set(&d, "float_error_share", self.float_error_share)?;
-        match self.preview {
-            None => set(&d, "preview", py.None())?,
-            Some((bytes, actors, keys, bound_cm, float_bound)) => {
-                let p = PyDict::new(py);
-                set(&p, "bytes", bytes)?;
-                set(&p, "actors", actors)?;
-                set(&p, "keys", keys)?;
-                set(&p, "bound_cm", bound_cm)?;
-                set(&p, "float_bound", float_bound)?;
-                set(&d, "preview", p)?;
-            }
-        }
-        Ok(d)
-    }
+/// A recipe's report as a dict.
+fn report_dict<'py>(
+    py: Python<'py>,
+    json: cinestream::Result<serde_json::Value>,
+) -> PyResult<Bound<'py, PyDict>> {
+    to_py(py, &json.map_err(lib_err)?)?
+        .cast_into::<PyDict>()
+        .map_err(|e| CinestreamError::new_err(format!("a report that is not a dict: {e}")))
 }
 
 /// Compresses clips into `.cine` files and returns the statistics
 /// `cinestream pack --json` prints, as a dict with the same keys.
 ///
-/// `inputs` is a path or a sequence of paths (.bvh, .gltf, .glb, or
-/// directories of them). One clip is packed into the file ``output``
-/// (``clip`` picks one of several); several are combined into that one
-/// take with ``sequence=True`` (one after the other) or ``actors=True``
-/// (side by side under a Scene root), or else packed one file each into
-/// the directory ``output``, named as the command-line program names them;
-/// the report then has the totals, ``files`` and ``skipped``. A source
+/// The library's pack recipe, the one `cinestream pack` runs: `inputs` is
+/// a path or a sequence of paths (.bvh, .gltf, .glb, or directories of
+/// them). One file named alone is packed into the file ``output`` (into
+/// it when it is a directory; ``clip`` picks one of several animations,
+/// which otherwise go one file each into the directory ``output``);
+/// several are combined into that one take with ``sequence=True`` (one
+/// after the other) or ``actors=True`` (side by side under a Scene root),
+/// or else packed one file each into the directory ``output``, named as
+/// the command-line program names them; the report then has the totals,
+/// ``files`` and ``skipped``. An output that is an input (however spelt,
+/// or a link to it), an external buffer a glTF input reads, or a device,
+/// FIFO, socket or directory raises before anything is written. A source
 /// that cannot be imported or compressed raises before anything is
 /// written, or with ``keep_going=True`` (one file per clip only) is
 /// skipped and listed in ``skipped`` with its error. The warnings raised
@@ -321,79 +273,42 @@ fn pack<'py>(
         .with_shell_cm(shell_cm)
         .with_segment_samples(segment_samples)
         .with_loop_policy(loop_policy(r#loop)?);
+    // Uneven glTF keys are resampled within the codec's own bound, as the
+    // program does.
+    let options = options.with_resample_error(threshold_cm, shell_cm);
     let write = WriteOptions::default()
         .with_page_bytes(page_kib.saturating_mul(1024))
         .with_lz4(lz4);
-    let packer = Packer {
-        settings,
-        write,
-        preview_cm,
+    let combine = match (sequence, actors) {
+        (true, _) => Combine::Sequence,
+        (_, true) => Combine::Actors,
+        _ => Combine::Separate,
     };
-    let on_error = OnError::keep_going(keep_going);
     let (packed, warnings) = py.detach(|| {
-        warnings::collect(|| -> PyResult<PackedAll> {
-            let (files, skipped) =
-                import_files(&inputs, recursive, &options, on_error).map_err(lib_err)?;
-            let count: usize = files.iter().map(|(_, c)| c.len()).sum();
-            if !(sequence || actors) && clip.is_none() && count + skipped.len() > 1 {
-                return packer.many(files, skipped, &output, on_error);
-            }
-            let mut clips: Vec<Clip> = files.into_iter().flat_map(|(_, c)| c).collect();
-            let source = if sequence || actors {
-                let name = output.file_stem().map_or_else(
-                    || "combined".to_string(),
-                    |s| s.to_string_lossy().into_owned(),
-                );
-                match sequence {
-                    true => Clip::sequence(name, &clips).map_err(clip_err)?,
-                    false => Clip::actors(name, &clips).map_err(clip_err)?,
-                }
-            } else {
-                match (clip, count) {
-                    (None, 1) => clips.remove(0),
-                    (Some(i), n) if i < n => clips.swap_remove(i),
-                    (None, n) => {
-                        return Err(value_err(format!(
-                            "the inputs hold {n} clips: pick one with clip=0..{}, or combine \
-                             them with sequence=True or actors=True",
-                            n.saturating_sub(1)
-                        )))
-                    }
-                    (Some(i), n) => {
-                        return Err(value_err(format!(
-                            "clip={i}, but the inputs hold {n} clips"
-                        )))
-                    }
-                }
+        warnings::collect(|| -> cinestream::Result<Pack> {
+            let files = import::collect_inputs_with(&inputs, recursive)?.files;
+            let request = PackRequest {
+                settings,
+                write,
+                preview_cm,
+                import: options,
+                combine,
+                clip,
+                on_error: OnError::keep_going(keep_going),
+                labels: Labels {
+                    output: "output",
+                    plot: "plot",
+                    clip: "clip=",
+                    cuts: "cuts",
+                },
+                ..PackRequest::new(inputs.clone(), files, output)
             };
-            let sources = if sequence || actors { count } else { 1 };
-            let ready = packer.prepare(&source).map_err(lib_err)?;
-            let packed = packer
-                .write(&source, ready, output.clone(), sources)
-                .map_err(lib_err)?;
-            Ok(PackedAll::One(Box::new(packed)))
+            recipes::pack::pack(&request, &())
         })
     });
-    let report = match packed? {
-        PackedAll::One(packed) => packed.to_dict(py)?,
-        PackedAll::Many {
-            packed,
-            skipped,
-            output,
-        } => many_report(py, &output, &packed, &skipped, threshold_cm)?,
-    };
+    let report = report_dict(py, packed.map_err(lib_err)?.report().to_json())?;
     hand_over(py, &report, &warnings)?;
     Ok(report)
-}
-
-/// What `pack` wrote: one file, or one file per clip into a directory.
-enum PackedAll {
-    One(Box<Packed>),
-    Many {
-        packed: Vec<Packed>,
-        skipped: Vec<Skipped>,
-        output: PathBuf,
-    },
 }
 
 /// An input file and its clips.
@@ -414,171 +329,6 @@ fn import_files(
         .map(|(file, clips)| (file.clone(), clips))
         .collect();
     Ok((imported, skipped))
-}
-
-/// How `pack` compresses and writes each clip.
-struct Packer {
-    settings: CompressSettings,
-    write: WriteOptions,
-    preview_cm: f64,
-}
-
-impl Packer {
-    fn prepare(&self, clip: &Clip) -> cinestream::Result<Prepared> {
-        Prepared::new(clip, &self.settings, self.preview_cm)
-    }
-
-    fn write(
-        &self,
-        clip: &Clip,
-        ready: Prepared,
-        output: PathBuf,
-        sources: usize,
-    ) -> cinestream::Result<Packed> {
-        let float_error_share = ready.float_error_share();
-        let Prepared {
-            compressed,
-            stats,
-            preview,
-        } = ready;
-        let file = write_stream_with_preview(&compressed, preview.as_ref(), &self.write, &output)?;
-        let floats = &compressed.meta().floats;
-        Ok(Packed {
-            output,
-            clip: clip.name().to_string(),
-            source_clips: sources,
-            bones: clip.num_bones(),
-            samples: clip.num_samples(),
-            sample_rate: clip.sample_rate(),
-            unit: clip.unit(),
-            resampling: clip.resampling().copied(),
-            float_tracks: floats.len(),
-            float_bytes: compressed.float_bytes(),
-            float_error_share,
-            preview: preview.map(|p| {
-                (
-                    file.preview_bytes,
-                    p.actors.len(),
-                    p.keys(),
-                    p.bound_cm,
-                    p.float_bound,
-                )
-            }),
-            stats,
-            file,
-        })
-    }
-
-    /// Every clip into the directory `output`, one file each, named and
-    /// checked for clashes as `cinestream pack` does; every clip is
-    /// compressed before any file is written.
-    fn many(
-        &self,
-        files: Vec<FileClips>,
-        mut skipped: Vec<Skipped>,
-        output: &Path,
-        on_error: OnError,
-    ) -> PyResult<PackedAll> {
-        let (inputs, clips): (Vec<_>, Vec<_>) = files.into_iter().unzip();
-        let plan = many::plan_outputs(inputs.iter().zip(clips).collect());
-        if output
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("cine"))
-            || output.is_file()
-        {
-            return Err(value_err(format!(
-                "{}: the inputs hold {} clips, one file each: give output a directory, pick \
-                 one with clip=, or combine them with sequence=True or actors=True",
-                output.display(),
-                plan.len() + skipped.len()
-            )));
-        }
-        many::refuse_clashes(output, &plan).map_err(lib_err)?;
-        let ready = many::each(
-            &plan,
-            on_error,
-            |p| p.source.as_path(),
-            |p| self.prepare(&p.clip),
-        )
-        .map_err(lib_err)?;
-        skipped.extend(ready.failed.iter().map(|(i, e)| Skipped {
-            file: plan[*i].source.clone(),
-            clip: Some(plan[*i].clip.name().to_string()),
-            error: e.to_string(),
-        }));
-        let mut packed = Vec::with_capacity(ready.done.len());
-        for (i, prepared) in ready.done {
-            let p = &plan[i];
-            let file = output.join(&p.relative);
-            if let Some(dir) = file.parent() {
-                std::fs::create_dir_all(dir).map_err(|e| {
-                    CinestreamError::new_err(format!(
-                        "{}: cannot create the directory: {e}",
-                        dir.display()
-                    ))
-                })?;
-            }
-            packed.push(self.write(&p.clip, prepared, file, 1).map_err(lib_err)?);
-        }
-        Ok(PackedAll::Many {
-            packed,
-            skipped,
-            output: output.to_path_buf(),
-        })
-    }
-}
-
-/// The report of `pack` into a directory: `cinestream pack --json`'s when
-/// it writes several files.
-fn many_report<'py>(
-    py: Python<'py>,
-    output: &Path,
-    packed: &[Packed],
-    skipped: &[Skipped],
-    threshold_cm: f64,
-) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    let raw: usize = packed.iter().map(|p| p.stats.raw_bytes).sum();
-    let bytes: usize = packed.iter().map(|p| p.file.file_bytes).sum();
-    let codec: usize = packed.iter().map(|p| p.stats.compressed_bytes).sum();
-    let floats: usize = packed.iter().map(|p| p.float_bytes).sum();
-    set(&d, "output", output.display().to_string())?;
-    set(&d, "clips", packed.len())?;
-    set(&d, "files_written", packed.len())?;
-    set(&d, "total_raw_bytes", raw)?;
-    set(&d, "total_file_bytes", bytes)?;
-    set(&d, "ratio", raw as f64 / bytes.max(1) as f64)?;
-    set(
-        &d,
-        "max_error_cm",
-        packed
-            .iter()
-            .map(|p| p.stats.error.max_cm)
-            .fold(0.0, f64::max),
-    )?;
-    set(
-        &d,
-        "clips_over_threshold",
-        packed
-            .iter()
-            .filter(|p| p.stats.error.max_cm > threshold_cm)
-            .count(),
-    )?;
-    set(&d, "total_codec_bytes", codec)?;
-    set(&d, "total_bone_bytes", codec.saturating_sub(floats))?;
-    set(
-        &d,
-        "total_float_tracks",
-        packed.iter().map(|p| p.float_tracks).sum::<usize>(),
-    )?;
-    set(&d, "total_float_bytes", floats)?;
-    let files = PyList::empty(py);
-    for p in packed {
-        files.append(p.to_dict(py)?)?;
-    }
-    set(&d, "files", files)?;
-    set(&d, "skipped", skipped_list(py, skipped)?)?;
-    Ok(d)
 }
 
 /// Compresses every clip of the inputs on its own, in memory, and returns
@@ -1133,12 +883,15 @@ impl PyStream {
     }
 
     /// Checks every page's checksum and, given the sources it was packed
-    /// from (``against``: a path or paths; ``sequence=True`` or
-    /// ``actors=True`` for a file combined from several), measures the
-    /// error of every bone at every sample. Returns what
+    /// from (``against``: a path or paths; for a file combined from
+    /// several, the layout is told from the file, or said with
+    /// ``sequence=True`` or ``actors=True``), measures the error of every
+    /// bone at every sample and every float track. The library's verify
+    /// recipe, the one `cinestream verify` runs; returns what
     /// ``cinestream verify --json`` prints: file, ok, pages, corrupt_pages,
-    /// max_error_cm, p99_error_cm, threshold_cm, source_unit, layout and
-    /// parts (each source's worst error). Against one glTF source it is
+    /// max_error_cm, p99_error_cm, threshold_cm, source_unit, layout,
+    /// parts (each source's worst error), floats, float_tracks_missing,
+    /// float_tracks_extra and floats_ok. Against one glTF source it is
     /// read at the file's rate (unless ``rate`` is given), the animation
     /// named like the file's clip is picked (``clip=`` picks by index), and
     /// its own curves are checked at every key and sample time:
@@ -1164,46 +917,31 @@ impl PyStream {
         if sequence && actors {
             return Err(value_err("sequence and actors exclude each other".into()));
         }
-        let path = self.path.clone();
-        let (report, warnings) = py.detach(|| {
-            warnings::collect(|| {
-                verify_file(
-                    &path,
-                    sources,
-                    &options,
-                    sequence,
-                    actors,
-                    threshold_cm,
-                    clip,
-                )
-            })
-        });
-        let report = report?;
-        let d = PyDict::new(py);
-        set(&d, "file", path.display().to_string())?;
-        set(&d, "ok", report.ok)?;
-        set(&d, "pages", report.pages)?;
-        set(&d, "corrupt_pages", report.corrupt_pages)?;
-        set(&d, "max_error_cm", report.max_error_cm)?;
-        set(&d, "p99_error_cm", report.p99_error_cm)?;
-        set(&d, "threshold_cm", report.threshold_cm)?;
-        set(&d, "source_unit", report.source_unit)?;
-        set(&d, "layout", report.layout)?;
-        set(&d, "codec_error_cm", report.max_error_cm)?;
-        let check = report.source_check.as_ref();
-        set(&d, "resample_error_cm", check.map(|c| c.resample_error_cm))?;
-        set(&d, "source_error_cm", check.map(|c| c.source_error_cm))?;
-        set(&d, "source_key_times", check.map(|c| c.key_times))?;
-        let parts = PyList::empty(py);
-        for (name, max) in report.parts {
-            let p = PyDict::new(py);
-            set(&p, "clip", name)?;
-            set(&p, "max_error_cm", max)?;
-            parts.append(p)?;
+        if let Some(threshold) = threshold_cm {
+            if !(threshold.is_finite() && threshold > 0.0) {
+                return Err(value_err(format!(
+                    "threshold_cm {threshold} is not a positive number of centimetres"
+                )));
+            }
         }
-        set(&d, "parts", parts)?;
+        let request = VerifyRequest {
+            layout: match (sequence, actors) {
+                (true, _) => Some(Layout::Sequence),
+                (_, true) => Some(Layout::Actors),
+                _ => None,
+            },
+            clip: clip.map(|i| i.to_string()),
+            threshold_cm,
+            import: options,
+            ..VerifyRequest::new(self.path.clone())
+        };
+        let (verified, warnings) =
+            py.detach(|| warnings::collect(|| verify_file(request, sources.as_deref())));
+        let verified = verified.map_err(lib_err)?;
+        let d = report_dict(py, verified.report().to_json())?;
+        // (page, message) pairs, as tuples.
         let corrupt = PyList::empty(py);
-        for (page, message) in report.corrupt {
+        for (page, message) in &verified.corrupt {
             corrupt.append((page, message))?;
         }
         set(&d, "corrupt", corrupt)?;
@@ -1224,174 +962,25 @@ impl PyStream {
     }
 }
 
-struct Verified {
-    ok: bool,
-    pages: usize,
-    corrupt_pages: usize,
-    corrupt: Vec<(usize, String)>,
-    max_error_cm: Option<f64>,
-    p99_error_cm: Option<f64>,
-    threshold_cm: f64,
-    source_unit: Option<String>,
-    layout: Option<&'static str>,
-    parts: Vec<(String, f64)>,
-    /// A glTF source checked against its own curves (`None` otherwise).
-    source_check: Option<SourceCheck>,
-}
-
+/// The verify recipe, the sources (paths or directories, as given)
+/// collected first; what the program's `verify` runs.
 fn verify_file(
-    path: &Path,
-    sources: Option<Vec<PathBuf>>,
-    options: &ImportOptions,
-    sequence: bool,
-    actors: bool,
-    threshold_cm: Option<f64>,
-    clip: Option<usize>,
-) -> PyResult<Verified> {
-    let reader = StreamReader::open_file(path).map_err(lib_err)?;
-    let report = reader.verify();
-    let meta = reader.meta();
-    let threshold = threshold_cm.unwrap_or(meta.threshold_cm);
-    if !(threshold.is_finite() && threshold > 0.0) {
-        return Err(value_err(format!(
-            "threshold_cm {threshold} is not a positive number of centimetres"
-        )));
-    }
-    let mut verified = Verified {
-        ok: report.is_sound(),
-        pages: report.pages,
-        corrupt_pages: report.corrupt_pages.len(),
-        corrupt: report.corrupt_pages.clone(),
-        max_error_cm: None,
-        p99_error_cm: None,
-        threshold_cm: threshold,
-        source_unit: None,
-        layout: None,
-        parts: Vec::new(),
-        source_check: None,
-    };
-    let Some(sources) = sources else {
-        return Ok(verified);
-    };
-    // One glTF source is sampled as the file was (at its rate, unless a
-    // rate is given) and its own curves are checked too, as the program's
-    // verify does.
-    let gltf = match sources.as_slice() {
-        [one]
-            if !sequence
-                && !actors
-                && import::SourceFormat::from_path(one) == Some(import::SourceFormat::Gltf) =>
-        {
-            Some(one.clone())
-        }
-        _ => None,
-    };
-    let options = &match (&gltf, options.gltf_sample_rate) {
-        (Some(_), None) => options
-            .clone()
-            .with_gltf_sample_rate(Some(meta.sample_rate)),
-        _ => options.clone(),
-    };
-    let mut clips: Vec<Clip> = import_all(&sources, false, options)
-        .map_err(lib_err)?
-        .into_iter()
-        .flat_map(|(_, c)| c)
-        .collect();
-    // Without clip=, a source of several clips gives the one named as the
-    // file's clip.
-    let clip = clip.or_else(|| match (sequence || actors, clips.len()) {
-        (false, n) if n > 1 => clips.iter().position(|c| c.name() == meta.name),
-        _ => None,
-    });
-    if clips.is_empty() {
-        return Err(value_err(
-            "against: no .bvh, .gltf or .glb files in the given sources".into(),
-        ));
-    }
-    let (layout, source) = match (sequence, actors) {
-        (true, _) => (
-            "sequence",
-            Clip::sequence(meta.name.clone(), &clips).map_err(clip_err)?,
-        ),
-        (_, true) => (
-            "actors",
-            Clip::actors(meta.name.clone(), &clips).map_err(clip_err)?,
-        ),
-        _ => match (clip, clips.len()) {
-            (None, 1) => ("one clip", clips.remove(0)),
-            (Some(i), n) if i < n => ("one clip", clips.swap_remove(i)),
-            (_, n) => {
-                return Err(value_err(format!(
-                    "against holds {n} clips: pass sequence=True or actors=True for a file \
-                     packed from several, or clip= to pick one"
-                )))
-            }
-        },
-    };
-    if source.num_bones() != meta.num_bones() {
-        return Err(CinestreamError::new_err(format!(
-            "the sources have {} bones, {} has {}",
-            source.num_bones(),
-            path.display(),
-            meta.num_bones()
-        )));
-    }
-    let stored = source.prefix(meta.num_samples());
-    let settings = MetricSettings::default()
-        .with_shell_distance_cm(meta.shell_cm)
-        .with_threshold_cm(threshold)
-        .with_decoded_unit(meta.unit);
-    let error = measure_error(&stored, &reader, &settings).map_err(lib_err)?;
-    if let Some(file) = &gltf {
-        let index = clip.unwrap_or(0);
-        let curves = load_gltf_sources(file, options)
-            .map_err(lib_err)?
+    mut request: VerifyRequest,
+    sources: Option<&[PathBuf]>,
+) -> cinestream::Result<recipes::verify::Verified> {
+    if let Some(sources) = sources {
+        request.against = import::collect_inputs_with(sources, false)?
+            .files
             .into_iter()
-            .nth(index)
-            .ok_or_else(|| value_err(format!("{}: no clip {index}", file.display())))?;
-        let check = check_against_source(&reader, &stored, &curves, &settings).map_err(lib_err)?;
-        verified.ok = verified.ok && check.resample_error_cm <= threshold;
-        verified.source_check = Some(check);
+            .map(|f| f.path)
+            .collect();
+        if request.against.is_empty() {
+            return Err(cinestream::Error::Incompatible {
+                message: "against: no .bvh, .gltf or .glb files in the given sources".into(),
+            });
+        }
     }
-    let worst = |values: &[f64], range: std::ops::Range<usize>| {
-        values
-            .get(range)
-            .unwrap_or(&[])
-            .iter()
-            .copied()
-            .fold(0.0, f64::max)
-    };
-    verified.parts = match layout {
-        "sequence" => {
-            let mut start = 0;
-            clips
-                .iter()
-                .map(|c| {
-                    let range = start..start + c.num_samples();
-                    start = range.end;
-                    (c.name().to_string(), worst(&error.max_per_sample_cm, range))
-                })
-                .collect()
-        }
-        "actors" => {
-            let mut start = 1;
-            clips
-                .iter()
-                .map(|c| {
-                    let range = start..start + c.num_bones();
-                    start = range.end;
-                    (c.name().to_string(), worst(&error.max_per_bone_cm, range))
-                })
-                .collect()
-        }
-        _ => vec![(source.name().to_string(), error.max_cm)],
-    };
-    verified.ok = verified.ok && error.max_cm <= threshold;
-    verified.max_error_cm = Some(error.max_cm);
-    verified.p99_error_cm = Some(error.percentiles_cm.p99);
-    verified.source_unit = Some(source.unit().to_string());
-    verified.layout = Some(layout);
-    Ok(verified)
+    recipes::verify::verify(&request)
 }
 
 /// Internal, for measuring the binding's overhead: the seconds the Rust

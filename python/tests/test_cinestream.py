@@ -261,14 +261,15 @@ def test_errors_raise_with_the_library_message(clip, tmp_path):
     with pytest.raises(ValueError, match="sequence or 1-D array"):
         s.sample_many(["a", "b"])
     fewer = write_bvh(tmp_path / "fewer.bvh", joints=JOINTS[:3])
-    with pytest.raises(cinestream.CinestreamError, match="the sources have 3 bones"):
+    with pytest.raises(cinestream.CinestreamError, match="fewer.bvh: 3 bones, the file"):
         s.verify(against=fewer)
     other = write_bvh(tmp_path / "other.bvh", frames=48, phase=2.0)
     seq = cinestream.pack([bvh, other], tmp_path / "two.cine", sequence=True)
     assert seq["source_clips"] == 2
-    with pytest.raises(ValueError, match="holds 2 clips"):
-        cinestream.open(tmp_path / "two.cine").verify(against=[bvh, other])
-    with pytest.raises(ValueError, match="the inputs hold 2 clips"):
+    # The layout is told from the file, as the program tells it.
+    told = cinestream.open(tmp_path / "two.cine").verify(against=[bvh, other])
+    assert told["ok"] and told["layout"] == "sequence" and len(told["parts"]) == 2
+    with pytest.raises(cinestream.CinestreamError, match="several clips go into a directory"):
         cinestream.pack([bvh, other], tmp_path / "y.cine")
 
 
@@ -520,3 +521,39 @@ def test_huge_sample_floats_many_raises_memory_error():
     with pytest.raises(MemoryError, match="sample_floats_many's values: 4000000000 x"):
         s.sample_floats_many(times)
     assert s.sample_floats_many([0.0]).shape == (1, n)
+
+
+def test_pack_never_writes_over_a_source(tmp_path):
+    """The library's pack recipe refuses an output that is an input, as the
+    program does, before anything is written: the source keeps its bytes."""
+    src = write_bvh(tmp_path / "walk.bvh")
+    before = src.read_bytes()
+    with pytest.raises(cinestream.CinestreamError, match="is the input .*walk.bvh"):
+        cinestream.pack(src, src)
+    assert src.read_bytes() == before
+    # A sequence of one file twice, written over that file.
+    with pytest.raises(cinestream.CinestreamError, match="refusing to write over a source"):
+        cinestream.pack([src, src], src, sequence=True)
+    assert src.read_bytes() == before
+    # Another spelling of it, and a hard link to it.
+    with pytest.raises(cinestream.CinestreamError, match="is the input"):
+        cinestream.pack(src, tmp_path / "." / "walk.bvh")
+    os.link(src, tmp_path / "hard.bvh")
+    with pytest.raises(cinestream.CinestreamError, match="is the input"):
+        cinestream.pack(src, tmp_path / "hard.bvh")
+    assert src.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hard.bvh", "walk.bvh"]
+
+
+def test_pack_never_replaces_a_fifo_or_a_directory(tmp_path):
+    """The atomic writer refuses an output that is not a regular file: a
+    FIFO stays a FIFO (as root, /dev/null would have become a file)."""
+    import stat
+
+    src = write_bvh(tmp_path / "walk.bvh")
+    fifo = tmp_path / "out.cine"
+    os.mkfifo(fifo)
+    with pytest.raises(cinestream.CinestreamError, match="FIFO .*refusing to replace it"):
+        cinestream.pack(src, fifo)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.cine", "walk.bvh"]

@@ -310,6 +310,12 @@ pub fn write_stream_with_preview(
 /// output's folder when that does not exist or is not a directory, `path`
 /// otherwise, never the temporary file.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    // Before anything is written: a device, FIFO, socket or directory under
+    // the name is refused, never renamed over; a link to a regular file is
+    // written through (the target replaced, the link kept).
+    let target = crate::files::replaceable(path)?;
+    let user_path = path;
+    let path = target.as_path();
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -337,7 +343,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     }
     remove_stale_partials(&dir, &name);
     let io = |source| Error::Io {
-        path: path.to_path_buf(),
+        path: user_path.to_path_buf(),
         source,
     };
     let mut temp = match create_partial(&dir, &name) {
@@ -350,6 +356,20 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     // file in their errors.
     temp.as_file_mut().write_all(bytes).map_err(io)?;
     temp.as_file().sync_all().map_err(io)?;
+    // Checked again just before the rename: an entry swapped in while the
+    // bytes were written is refused too (the temporary file is dropped).
+    let again = crate::files::replaceable(path).map_err(|e| match e {
+        Error::Io { source, .. } => Error::Io {
+            path: user_path.to_path_buf(),
+            source,
+        },
+        other => other,
+    })?;
+    if again != path {
+        return Err(io(std::io::Error::other(
+            "changed into a link while it was being written; refusing to replace it",
+        )));
+    }
     // A rename, replacing `path`; on failure the temporary file is dropped,
     // which removes it.
     temp.persist(path).map_err(|e| io(e.error))?;
@@ -517,6 +537,63 @@ mod atomic_tests {
             std::fs::read(taken.join("keep")).expect("still there"),
             b"kept"
         );
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_fifo_as_the_output_stays_a_fifo() {
+        use std::os::unix::fs::FileTypeExt as _;
+        let dir = temp_dir("fifo");
+        let fifo = dir.path().join("out.cine");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("run mkfifo");
+        assert!(made.success());
+        let err = write_atomically(&fifo, b"bytes").unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains(
+                "out.cine: is a FIFO (named pipe), not a regular file; refusing to replace it"
+            ),
+            "{text}"
+        );
+        let kind = std::fs::symlink_metadata(&fifo)
+            .expect("still there")
+            .file_type();
+        assert!(kind.is_fifo(), "{kind:?}");
+        assert_eq!(entries(dir.path()), ["out.cine"]);
+    }
+
+    #[test]
+    fn an_empty_directory_as_the_output_is_refused_in_words() {
+        let dir = temp_dir("emptydir");
+        let taken = dir.path().join("out.cine");
+        std::fs::create_dir(&taken).expect("create the directory");
+        let text = write_atomically(&taken, b"bytes").unwrap_err().to_string();
+        assert!(
+            text.contains("is a directory, not a regular file; refusing to replace it"),
+            "{text}"
+        );
+        assert!(taken.is_dir());
+        assert_eq!(entries(dir.path()), ["out.cine"]);
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_link_to_a_file_is_written_through_and_stays_a_link() {
+        let dir = temp_dir("link");
+        let target = dir.path().join("v3.cine");
+        std::fs::write(&target, b"old").expect("write the target");
+        let link = dir.path().join("latest.cine");
+        std::os::unix::fs::symlink("v3.cine", &link).expect("make the link");
+        write_atomically(&link, b"new").expect("the write");
+        assert!(std::fs::symlink_metadata(&link)
+            .expect("the link")
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read(&target).expect("read back"), b"new");
+        assert_eq!(entries(dir.path()), ["latest.cine", "v3.cine"]);
     }
 
     #[test]

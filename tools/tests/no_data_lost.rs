@@ -372,6 +372,68 @@ fn a_gltf_and_a_glb_of_one_model_do_not_overwrite_each_other() {
 }
 
 #[test]
+fn pack_onto_a_gltf_documents_own_buffer_is_refused() {
+    // The document reads model.bin: packing it there would replace the
+    // source's data, though the document itself is untouched.
+    let dir = TempDir::new("gltf-buffer");
+    let (text, bin) = gltf("model", &[Some("Walk")]);
+    dir.write("model.gltf", text.as_bytes());
+    dir.write("model.bin", &bin);
+    let before = tree(dir.path());
+    let out = dir.run(&["pack", "model.gltf", "-o", "model.bin"]);
+    assert_refused(
+        &out,
+        &[
+            "-o model.bin",
+            "the buffer",
+            "model.gltf",
+            "nothing was written",
+        ],
+    );
+    assert_eq!(std::fs::read(dir.path().join("model.bin")).unwrap(), bin);
+    assert_eq!(tree(dir.path()), before);
+    // Another spelling of it, and a buffer URI with a percent escape.
+    let out = dir.run(&["pack", "model.gltf", "-o", "./model.bin"]);
+    assert_refused(&out, &["the buffer"]);
+    let escaped = text.replace("\"model.bin\"", "\"mod%65l.bin\"");
+    assert_ne!(escaped, text);
+    dir.write("escaped.gltf", escaped.as_bytes());
+    let out = dir.run(&["pack", "escaped.gltf", "-o", "model.bin"]);
+    assert_refused(&out, &["the buffer", "escaped.gltf"]);
+    assert_eq!(std::fs::read(dir.path().join("model.bin")).unwrap(), bin);
+}
+
+#[test]
+#[cfg(unix)]
+fn pack_and_export_onto_a_fifo_leave_it_a_fifo() {
+    use std::os::unix::fs::FileTypeExt as _;
+    let dir = TempDir::new("fifo");
+    dir.write("walk.bvh", bvh(4, 0.0).as_bytes());
+    assert_ok(&dir.run(&["pack", "walk.bvh", "-o", "walk.cine"]));
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.path().join("pipe"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for args in [
+        &["pack", "walk.bvh", "-o", "pipe"][..],
+        &["export", "walk.cine", "-o", "pipe.bvh"][..],
+        &["pack", "walk.bvh", "-o", "again.cine", "--plot", "pipe.svg"][..],
+    ] {
+        let fifo = dir.path().join(args[args.len() - 1]);
+        if !fifo.exists() {
+            std::os::unix::fs::symlink("pipe", &fifo).unwrap();
+        }
+        let out = dir.run(args);
+        assert_refused(&out, &["FIFO", "refusing to replace it"]);
+        assert!(
+            std::fs::metadata(&fifo).unwrap().file_type().is_fifo(),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
 fn several_animations_pack_one_file_each() {
     let dir = TempDir::new("animations");
     // Names with a separator, none (`{stem}#{index}`), and one that is

@@ -91,8 +91,10 @@ class Stream:
     ) -> Dict[str, Any]:
         """Checksums, and the error against the sources: the keys of
         ``cinestream verify --json`` (file, ok, pages, corrupt_pages,
-        max_error_cm, p99_error_cm, threshold_cm, source_unit, layout,
-        parts; against one glTF source also codec_error_cm,
+        max_error_cm, p99_error_cm, threshold_cm, source_unit, layout (told
+        from the file unless ``sequence`` or ``actors`` says it), parts,
+        floats, float_tracks_missing, float_tracks_extra, floats_ok; against
+        one glTF source also codec_error_cm,
         resample_error_cm, source_error_cm and source_key_times, its own
         curves checked at every key and sample time) and ``corrupt``, a list
         of (page, message)."""
@@ -130,7 +132,9 @@ def pack(
     """Compresses one clip (or several combined with ``sequence`` or
     ``actors``) into ``output``, or several one file each into the
     directory ``output``; returns the keys of ``cinestream pack --json``,
-    ``warnings`` included (and ``skipped`` for a directory)."""
+    ``warnings`` included (and ``skipped`` for a directory). An output that
+    is an input, a glTF input's buffer, or not a regular file raises
+    before anything is written."""
 
 def batch(
     inputs: _Paths,

@@ -1,10 +1,10 @@
 //! Pieces several subcommands share: reading one clip, compression flags,
-//! gathering inputs, refusing an output that is an input, track usage counts,
+//! gathering inputs, the library's refusal of an output that is an input, track usage counts,
 //! the warnings and skipped sources of a `--json` report.
 
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use cinestream::compress::{
     CompressSettings, LoopPolicy, SEGMENT_SAMPLES_RANGE, SHELL_CM_RANGE, THRESHOLD_CM_RANGE,
@@ -228,88 +228,9 @@ fn entries(n: usize) -> String {
     }
 }
 
-/// The files a command reads, to refuse writing over any of them: an
-/// output path that names an input (the same path, another spelling of it,
-/// a link to it, or on Unix a hard link) is refused before anything is
-/// written.
-pub struct InputSet {
-    inputs: Vec<(PathBuf, Identity)>,
-}
-
-/// What makes two paths one file.
-#[derive(PartialEq)]
-struct Identity {
-    canonical: Option<PathBuf>,
-    /// Device and inode: the only way to see a hard link.
-    id: Option<(u64, u64)>,
-}
-
-impl Identity {
-    /// The identity of an existing file; `None` when nothing is there.
-    fn of(path: &Path) -> Option<Identity> {
-        let meta = std::fs::metadata(path).ok()?;
-        Some(Identity {
-            canonical: std::fs::canonicalize(path).ok(),
-            id: import::file_id(&meta),
-        })
-    }
-
-    fn same(&self, other: &Identity) -> bool {
-        match (self.id, other.id) {
-            (Some(a), Some(b)) => a == b,
-            _ => self.canonical.is_some() && self.canonical == other.canonical,
-        }
-    }
-}
-
-impl InputSet {
-    /// The set of `paths` that exist (others cannot be overwritten).
-    pub fn of<'a>(paths: impl IntoIterator<Item = &'a Path>) -> InputSet {
-        InputSet {
-            inputs: paths
-                .into_iter()
-                .filter_map(|p| Some((p.to_path_buf(), Identity::of(p)?)))
-                .collect(),
-        }
-    }
-
-    /// Errors when writing `output` (what `flag` names) would replace one
-    /// of the inputs.
-    pub fn refuse_overwrite(&self, output: &Path, flag: &str) -> anyhow::Result<()> {
-        // A path that does not exist yet cannot be an input.
-        let Some(out) = Identity::of(output) else {
-            return Ok(());
-        };
-        if let Some((input, _)) = self.inputs.iter().find(|(_, id)| id.same(&out)) {
-            anyhow::bail!(
-                "{flag} {} is the input {} (the same file): refusing to write over a source; \
-                 nothing was written",
-                output.display(),
-                input.display()
-            );
-        }
-        Ok(())
-    }
-}
-
-/// Whether two paths, existing or not, name one place: the same file, or
-/// the same name in the same directory however spelt.
-pub fn same_place(a: &Path, b: &Path) -> bool {
-    if let (Some(x), Some(y)) = (Identity::of(a), Identity::of(b)) {
-        return x.same(&y);
-    }
-    let resolve = |p: &Path| -> Option<PathBuf> {
-        let dir = match p.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        Some(std::fs::canonicalize(dir).ok()?.join(p.file_name()?))
-    };
-    match (resolve(a), resolve(b)) {
-        (Some(x), Some(y)) => x == y,
-        _ => a == b,
-    }
-}
+/// The files a command reads, to refuse writing over any of them (the
+/// library's check, which the recipes run too).
+pub use cinestream::recipes::outputs::InputSet;
 
 /// Counts of animated, constant and default tracks for one channel kind.
 #[derive(Default, Serialize)]
@@ -347,6 +268,18 @@ pub fn print_json(report: &impl Serialize) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Prints a recipe's `--json` report (a JSON object) as one line, with the
+/// warnings raised so far as its `warnings`.
+pub fn print_report(mut report: serde_json::Value) -> anyhow::Result<()> {
+    if let Some(fields) = report.as_object_mut() {
+        fields.insert(
+            "warnings".to_string(),
+            serde_json::to_value(warnings_so_far())?,
+        );
+    }
+    print_json(&report)
+}
+
 /// A warning the library raised, in a `--json` report: the fields of
 /// [`Warning`], and `text`, the line printed on stderr.
 #[derive(Serialize)]
@@ -373,23 +306,10 @@ pub fn warnings_so_far() -> Vec<WarningReport> {
 }
 
 /// A source left out with `--keep-going`, in a `--json` report.
-#[derive(Serialize)]
-pub struct SkippedReport {
-    file: String,
-    /// The animation, when only it failed and not the whole file.
-    clip: Option<String>,
-    error: String,
-}
+pub use cinestream::recipes::pack::SkippedReport;
 
 pub fn skipped_reports(skipped: &[Skipped]) -> Vec<SkippedReport> {
-    skipped
-        .iter()
-        .map(|s| SkippedReport {
-            file: s.file.display().to_string(),
-            clip: s.clip.clone(),
-            error: s.error.clone(),
-        })
-        .collect()
+    SkippedReport::all(skipped)
 }
 
 /// Lists on stderr every source `--keep-going` left out, after the report.

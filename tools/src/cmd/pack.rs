@@ -3,21 +3,20 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Mutex;
 
 use anyhow::Context as _;
-use cinestream::compress::{CompressStats, DEFAULT_PREVIEW_CM, PREVIEW_CM_RANGE};
-use cinestream::container::{write_stream_with_preview, WriteOptions, WriteSummary};
-use cinestream::import::{self, ImportOptions, InputFile};
-use cinestream::many::{self, refuse_clashes, safe_file_name, OnError, Planned, Prepared, Skipped};
-use cinestream::warnings::{self, Scope};
-use cinestream::{Clip, LengthUnit, RateReason, Resampling};
-use rayon::prelude::*;
-use serde::Serialize;
-
-use super::common::{
-    check_jobs, check_real, print_json, print_skipped, same_place, skipped_reports,
-    warnings_so_far, CodecArgs, ImportArgs, InputSet, SkippedReport, WarningReport,
+use cinestream::compress::{DEFAULT_PREVIEW_CM, PREVIEW_CM_RANGE};
+use cinestream::container::WriteOptions;
+use cinestream::many::OnError;
+use cinestream::recipes::pack::{
+    self as recipe, Combine, Labels, PackRequest, Packed, PreviewReport,
 };
+use cinestream::warnings::{self, Scope};
+use cinestream::RateReason;
+use indicatif::ProgressBar;
+
+use super::common::{check_jobs, check_real, print_report, print_skipped, CodecArgs, ImportArgs};
 use crate::{plot, progress};
 
 /// Compress BVH or glTF clips and write them as .cine streaming containers.
@@ -141,150 +140,39 @@ pub struct Args {
     plot: Option<PathBuf>,
 }
 
-/// What packing one clip produced.
-struct Packed {
-    output: PathBuf,
-    clip: String,
-    source_clips: usize,
-    bones: usize,
-    samples: usize,
-    sample_rate: f32,
-    /// The length unit the source was read in.
-    unit: LengthUnit,
-    /// How a glTF animation was sampled from its keys.
-    resampling: Option<Resampling>,
-    stats: CompressStats,
-    file: WriteSummary,
-    /// Float tracks (morph weights, fields of view, curves).
-    float_tracks: usize,
-    /// What the float tracks take of the codec size.
-    float_bytes: usize,
-    /// The worst float track's error over its precision (at most 1);
-    /// `None` without float tracks.
-    float_error_share: Option<f64>,
-    /// The preview tier, if one was stored.
-    preview: Option<PreviewReport>,
+/// The recipe's stages as a progress bar (several items) or a spinner.
+struct Bars(Mutex<Option<ProgressBar>>);
+
+impl Bars {
+    fn current(&self) -> std::sync::MutexGuard<'_, Option<ProgressBar>> {
+        // A bar is only drawn: one a panicking thread held is still fine.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
-/// A stored preview tier: its bytes, keys and measured bounds.
-#[derive(Clone, Copy, Serialize)]
-struct PreviewReport {
-    bytes: usize,
-    /// Actors keyed apart (runs of whole hierarchies).
-    actors: usize,
-    keys: usize,
-    bound_cm: f64,
-    float_bound: f64,
-}
-
-impl Packed {
-    /// The codec size of the bones alone: what it was before float tracks.
-    fn bone_bytes(&self) -> usize {
-        self.stats.compressed_bytes.saturating_sub(self.float_bytes)
+impl recipe::Progress for Bars {
+    fn start(&self, what: &str, items: Option<u64>) {
+        let mut bar = self.current();
+        if let Some(old) = bar.take() {
+            old.finish_and_clear();
+        }
+        *bar = Some(match items {
+            Some(n) => progress::bar(n, what),
+            None => progress::spinner(what),
+        });
     }
 
-    fn ratio(&self) -> f64 {
-        self.stats.raw_bytes as f64 / self.file.file_bytes.max(1) as f64
-    }
-
-    fn report(&self) -> PackedReport<'_> {
-        PackedReport {
-            output: self.output.display().to_string(),
-            clip: &self.clip,
-            source_clips: self.source_clips,
-            bones: self.bones,
-            samples: self.samples,
-            sample_rate: self.sample_rate,
-            source_unit: self.unit.to_string(),
-            resample_rate: self.resampling.map(|r| r.rate),
-            resample_reason: self.resampling.map(|r| r.reason.name()),
-            resample_error_cm: self.resampling.map(|r| r.error_cm),
-            raw_bytes: self.stats.raw_bytes,
-            file_bytes: self.file.file_bytes,
-            ratio: self.ratio(),
-            max_error_cm: self.stats.error.max_cm,
-            p99_error_cm: self.stats.error.percentiles_cm.p99,
-            pages: self.file.pages,
-            lz4_pages: self.file.lz4_pages,
-            seconds: self.stats.seconds,
-            codec_bytes: self.stats.compressed_bytes,
-            bone_bytes: self.bone_bytes(),
-            float_tracks: self.float_tracks,
-            float_bytes: self.float_bytes,
-            float_error_share: self.float_error_share,
-            preview: self.preview,
+    fn step(&self) {
+        if let Some(bar) = self.current().as_ref() {
+            bar.inc(1);
         }
     }
-}
 
-/// One written file of the `--json` output.
-#[derive(Serialize)]
-struct PackedReport<'a> {
-    output: String,
-    clip: &'a str,
-    source_clips: usize,
-    bones: usize,
-    samples: usize,
-    sample_rate: f32,
-    source_unit: String,
-    /// The rate a glTF animation was sampled at (null for other sources).
-    resample_rate: Option<f64>,
-    /// Why: "key grid", "common grid", "within threshold", "over
-    /// threshold" or "forced" (--rate).
-    resample_reason: Option<&'static str>,
-    /// The sampled clip, as the sampler plays it, against the source's own
-    /// curves at every key, sample and midpoint, in cm.
-    resample_error_cm: Option<f64>,
-    raw_bytes: usize,
-    file_bytes: usize,
-    ratio: f64,
-    max_error_cm: f64,
-    p99_error_cm: f64,
-    pages: usize,
-    lz4_pages: usize,
-    seconds: f64,
-    /// The codec's size (`CompressedClip::codec_size`): bones and floats,
-    /// without the skeleton and the container.
-    codec_bytes: usize,
-    /// The bones' part of it: codec bytes less float bytes.
-    bone_bytes: usize,
-    float_tracks: usize,
-    /// The float tracks' part of it (`CompressedClip::float_bytes`).
-    float_bytes: usize,
-    /// The worst float track's error over its precision; null without any.
-    float_error_share: Option<f64>,
-    /// The preview tier (bytes in the file, keys, measured bound in cm
-    /// and float bound in precisions); null without one.
-    preview: Option<PreviewReport>,
-}
-
-/// The `--json` output when one file is written.
-#[derive(Serialize)]
-struct OneReport<'a> {
-    #[serde(flatten)]
-    file: PackedReport<'a>,
-    warnings: Vec<WarningReport>,
-}
-
-/// The `--json` output when several files are written: totals, then each file.
-#[derive(Serialize)]
-struct ManyReport<'a> {
-    output: String,
-    clips: usize,
-    files_written: usize,
-    total_raw_bytes: usize,
-    total_file_bytes: usize,
-    ratio: f64,
-    max_error_cm: f64,
-    clips_over_threshold: usize,
-    total_codec_bytes: usize,
-    total_bone_bytes: usize,
-    total_float_tracks: usize,
-    total_float_bytes: usize,
-    files: Vec<PackedReport<'a>>,
-    /// The sources `--keep-going` left out, each with its error.
-    skipped: Vec<SkippedReport>,
-    warnings: Vec<WarningReport>,
+    fn finish(&self) {
+        if let Some(bar) = self.current().take() {
+            bar.finish_and_clear();
+        }
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -303,7 +191,6 @@ fn pack(args: Args) -> anyhow::Result<ExitCode> {
             false => "--actors",
         }
     );
-    let on_error = OnError::keep_going(args.keep_going);
     if let Some(path) = &args.plot {
         // Fail before the work, not after it.
         plot::check_output(path)?;
@@ -331,365 +218,49 @@ fn pack(args: Args) -> anyhow::Result<ExitCode> {
     }
     let pool = pool.build().context("starting worker threads")?;
     let files = args.import.collect(&args.inputs)?;
-    let sources = InputSet::of(files.iter().map(|f| f.path.as_path()));
-    if let Some(plot) = &args.plot {
-        sources.refuse_overwrite(plot, "--plot")?;
-    }
-    let threshold = args.codec.threshold_cm;
+    let request = PackRequest {
+        settings: args.codec.settings(),
+        write: WriteOptions::default()
+            .with_page_bytes(args.page_kib.saturating_mul(1024))
+            .with_lz4(args.lz4),
+        preview_cm: args.preview_cm,
+        import: options,
+        combine: match (args.sequence, args.actors) {
+            (true, _) => Combine::Sequence,
+            (_, true) => Combine::Actors,
+            _ => Combine::Separate,
+        },
+        clip: args.clip,
+        cuts: args.cuts.clone(),
+        on_error: OnError::keep_going(args.keep_going),
+        plot: args.plot.clone(),
+        labels: Labels {
+            output: "-o",
+            plot: "--plot",
+            clip: "--clip",
+            cuts: "--cuts",
+        },
+        ..PackRequest::new(args.inputs.clone(), files, args.output.clone())
+    };
     // The workers' warnings go to this thread's collection.
     let scope = Scope::current();
-    type Done = (Vec<Packed>, bool, Vec<Skipped>);
-    let (packed, many, skipped) = pool.install(|| {
-        scope.enter(|| -> anyhow::Result<Done> {
-            if args.sequence || args.actors {
-                check_output(&args, &sources, &args.output)?;
-                let step = progress::spinner("importing");
-                let (clip, sources) = combine_inputs(&args, &files, &options)?;
-                step.set_message(format!(
-                    "compressing {} ({} bones x {} samples)",
-                    clip.name(),
-                    clip.num_bones(),
-                    clip.num_samples()
-                ));
-                let packed = pack_clip(&args, &clip, args.output.clone(), sources)?;
-                step.finish_and_clear();
-                return Ok((vec![packed], false, Vec::new()));
-            }
-            let single_file =
-                args.inputs.len() == 1 && files.len() == 1 && !args.inputs[0].is_dir();
-            if single_file {
-                let step = progress::spinner("importing");
-                let mut clips = import::import_file(&files[0].path, &options)?;
-                step.finish_and_clear();
-                if clips.len() == 1 || args.clip.is_some() {
-                    let only = clips.len() == 1;
-                    let clip = pick_clip(&files[0].path, clips, args.clip)?;
-                    // Into a directory: named as when packing several, after
-                    // the file, or after the animation picked among several.
-                    let name = match only {
-                        true => files[0].relative.with_extension("cine"),
-                        false => PathBuf::from(safe_file_name(clip.name(), 0) + ".cine"),
-                    };
-                    let output = match is_directory(&args.output) {
-                        true => args.output.join(name),
-                        false => args.output.clone(),
-                    };
-                    check_output(&args, &sources, &output)?;
-                    if is_directory(&args.output) {
-                        std::fs::create_dir_all(&args.output).with_context(|| {
-                            format!("{}: cannot create the directory", args.output.display())
-                        })?;
-                    }
-                    let step = progress::spinner(&format!("compressing {}", clip.name()));
-                    let packed = pack_clip(&args, &clip, output, 1)?;
-                    step.finish_and_clear();
-                    return Ok((vec![packed], false, Vec::new()));
-                }
-                // One file of several animations: -o is their directory.
-                let n = clips.len();
-                anyhow::ensure!(
-                    !has_cine_extension(&args.output),
-                    "{}: holds {n} animations, one file each: give -o a directory (e.g. -o {}/), \
-                 or pick one with --clip 0..{}",
-                    files[0].path.display(),
-                    args.output.with_extension("").display(),
-                    n - 1
-                );
-                let plan = clips
-                    .drain(..)
-                    .enumerate()
-                    .map(|(i, clip)| Planned {
-                        relative: PathBuf::from(safe_file_name(clip.name(), i) + ".cine"),
-                        source: files[0].path.clone(),
-                        clip,
-                    })
-                    .collect();
-                let (packed, skipped) = pack_many(&args, plan, &sources, on_error)?;
-                return Ok((packed, true, skipped));
-            }
-            anyhow::ensure!(
-                args.clip.is_none(),
-                "--clip picks a clip of one source; there are {} inputs",
-                files.len()
-            );
-            anyhow::ensure!(
-                !has_cine_extension(&args.output),
-                "{}: several clips go into a directory, one file each; give -o a directory \
-             (e.g. -o {}/)",
-                args.output.display(),
-                args.output.with_extension("").display()
-            );
-            let (plan, mut skipped) = import_all(&files, &options, on_error)?;
-            let (packed, more) = pack_many(&args, plan, &sources, on_error)?;
-            skipped.extend(more);
-            Ok((packed, true, skipped))
-        })
-    })?;
-    let over = packed
-        .iter()
-        .filter(|p| p.stats.error.max_cm > threshold)
-        .count();
+    let bars = Bars(Mutex::new(None));
+    let done = pool.install(|| scope.enter(|| recipe::pack(&request, &bars)));
+    recipe::Progress::finish(&bars);
+    let done = done?;
     if args.json {
-        match packed.as_slice() {
-            [one] if !many => print_json(&OneReport {
-                file: one.report(),
-                warnings: warnings_so_far(),
-            })?,
-            all => {
-                let raw: usize = all.iter().map(|p| p.stats.raw_bytes).sum();
-                let bytes: usize = all.iter().map(|p| p.file.file_bytes).sum();
-                print_json(&ManyReport {
-                    output: args.output.display().to_string(),
-                    clips: all.len(),
-                    files_written: all.len(),
-                    total_raw_bytes: raw,
-                    total_file_bytes: bytes,
-                    ratio: raw as f64 / bytes.max(1) as f64,
-                    max_error_cm: all.iter().map(|p| p.stats.error.max_cm).fold(0.0, f64::max),
-                    clips_over_threshold: over,
-                    total_codec_bytes: all.iter().map(|p| p.stats.compressed_bytes).sum(),
-                    total_bone_bytes: all.iter().map(Packed::bone_bytes).sum(),
-                    total_float_tracks: all.iter().map(|p| p.float_tracks).sum(),
-                    total_float_bytes: all.iter().map(|p| p.float_bytes).sum(),
-                    files: all.iter().map(Packed::report).collect(),
-                    skipped: skipped_reports(&skipped),
-                    warnings: warnings_so_far(),
-                })?;
-            }
-        }
+        print_report(done.report().to_json()?)?;
     } else {
-        print_table(&packed, many);
+        print_table(&done.packed, done.many);
     }
-    print_skipped(&skipped);
-    if let (Some(path), false) = (&args.plot, packed.is_empty()) {
-        draw(path, &packed)?;
+    print_skipped(&done.skipped);
+    if let (Some(path), false) = (&args.plot, done.packed.is_empty()) {
+        draw(path, &done.packed)?;
     }
-    Ok(if over == 0 && skipped.is_empty() {
+    Ok(if done.ok() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
-    })
-}
-
-/// Refuses an output file that is one of the sources or the plot.
-fn check_output(args: &Args, sources: &InputSet, output: &Path) -> anyhow::Result<()> {
-    sources.refuse_overwrite(output, "-o")?;
-    if let Some(plot) = &args.plot {
-        anyhow::ensure!(
-            !same_place(plot, output),
-            "--plot {} is also the output file: the one would replace the other; nothing was \
-             written",
-            plot.display()
-        );
-    }
-    Ok(())
-}
-
-/// Imports every input file in parallel and names each clip's output: a
-/// file of one clip `<relative path>.cine`, a file of several
-/// `<relative path without extension>/<animation>.cine`. With keep-going,
-/// the files that cannot be imported come back apart.
-fn import_all(
-    files: &[InputFile],
-    options: &ImportOptions,
-    on_error: OnError,
-) -> anyhow::Result<(Vec<Planned>, Vec<Skipped>)> {
-    let bar = progress::bar(files.len() as u64, "importing");
-    let (imported, skipped) = many::import_each(files, options, on_error, || bar.inc(1))?;
-    bar.finish_and_clear();
-    let plan = many::plan_outputs(imported);
-    Ok((plan, skipped))
-}
-
-/// Packs every planned clip into the output directory, in parallel, after
-/// refusing (before anything is written) outputs that would overwrite one
-/// another, a source, or the plot. Every clip is compressed before any file
-/// is written, so that a clip that fails stops the pack with nothing
-/// written, or with keep-going is skipped and returned apart.
-fn pack_many(
-    args: &Args,
-    plan: Vec<Planned>,
-    sources: &InputSet,
-    on_error: OnError,
-) -> anyhow::Result<(Vec<Packed>, Vec<Skipped>)> {
-    anyhow::ensure!(
-        !args.output.is_file(),
-        "{}: several clips go into a directory, and this is a file",
-        args.output.display()
-    );
-    refuse_clashes(&args.output, &plan)?;
-    for p in &plan {
-        let output = args.output.join(&p.relative);
-        check_output(args, sources, &output)?;
-        anyhow::ensure!(
-            !output.is_dir(),
-            "{}: is a directory, and {} would be written there; nothing was written",
-            output.display(),
-            p.source.display()
-        );
-    }
-    let bar = progress::bar(plan.len() as u64, "compressing");
-    let ready = many::each(
-        &plan,
-        on_error,
-        |p| p.source.as_path(),
-        |p| {
-            let ready = prepare(args, &p.clip)
-                .with_context(|| format!("{}: '{}'", p.source.display(), p.clip.name()));
-            bar.inc(1);
-            ready
-        },
-    )?;
-    bar.finish_and_clear();
-    let skipped: Vec<Skipped> = ready
-        .failed
-        .iter()
-        .map(|(i, e)| Skipped {
-            file: plan[*i].source.clone(),
-            clip: Some(plan[*i].clip.name().to_string()),
-            error: format!("{:#}", e.root_cause()),
-        })
-        .collect();
-    if ready.done.is_empty() {
-        return Ok((Vec::new(), skipped));
-    }
-    std::fs::create_dir_all(&args.output)
-        .with_context(|| format!("{}: cannot create the directory", args.output.display()))?;
-    let bar = progress::bar(ready.done.len() as u64, "writing");
-    let results = ready
-        .done
-        .into_par_iter()
-        .map(|(i, ready)| {
-            let p = &plan[i];
-            let output = args.output.join(&p.relative);
-            let packed = match output.parent() {
-                Some(dir) => std::fs::create_dir_all(dir)
-                    .with_context(|| format!("{}: cannot create the directory", dir.display())),
-                None => Ok(()),
-            }
-            .and_then(|()| write(args, &p.clip, ready, output, 1));
-            bar.inc(1);
-            packed
-        })
-        .collect::<Vec<_>>();
-    bar.finish_and_clear();
-    let total = results.len();
-    let mut packed = Vec::with_capacity(total);
-    let mut failed = Vec::new();
-    for result in results {
-        match result {
-            Ok(p) => packed.push(p),
-            Err(e) => failed.push(e),
-        }
-    }
-    if let Some(first) = failed.into_iter().next() {
-        // Every file written is whole (written atomically); say how many.
-        return Err(first.context(format!(
-            "{} of {total} files written, {} failed; the first failure",
-            packed.len(),
-            total - packed.len()
-        )));
-    }
-    packed.sort_by(|a, b| a.output.cmp(&b.output));
-    Ok((packed, skipped))
-}
-
-/// True when `path` names a directory: one that exists, or a path ending
-/// in a separator.
-fn is_directory(path: &Path) -> bool {
-    path.is_dir()
-        || path
-            .as_os_str()
-            .to_string_lossy()
-            .ends_with(std::path::is_separator)
-}
-
-fn has_cine_extension(path: &Path) -> bool {
-    !is_directory(path)
-        && path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("cine"))
-}
-
-/// Picks one clip of a source: the only one, or `index` among several.
-fn pick_clip(path: &Path, mut clips: Vec<Clip>, index: Option<usize>) -> anyhow::Result<Clip> {
-    match (index, clips.len()) {
-        (None, 1) => Ok(clips.remove(0)),
-        (Some(i), n) if i < n => Ok(clips.swap_remove(i)),
-        (i, n) => anyhow::bail!(
-            "{}: --clip {}, but it holds {n} clips (0..{})",
-            path.display(),
-            i.map_or_else(|| "missing".to_string(), |i| i.to_string()),
-            n.saturating_sub(1)
-        ),
-    }
-}
-
-fn pack_clip(args: &Args, clip: &Clip, output: PathBuf, sources: usize) -> anyhow::Result<Packed> {
-    write(args, clip, prepare(args, clip)?, output, sources)
-}
-
-/// Compresses `clip` (and builds its preview tier) in memory, with the
-/// `--cuts` added to its own.
-fn prepare(args: &Args, clip: &Clip) -> anyhow::Result<Prepared> {
-    let with_cuts;
-    let clip = match args.cuts.is_empty() {
-        true => clip,
-        false => {
-            with_cuts = clip
-                .clone()
-                .with_added_cuts(&args.cuts)
-                .with_context(|| format!("--cuts on '{}'", clip.name()))?;
-            &with_cuts
-        }
-    };
-    Ok(Prepared::new(
-        clip,
-        &args.codec.settings(),
-        args.preview_cm,
-    )?)
-}
-
-/// Writes a prepared clip to `output`, atomically.
-fn write(
-    args: &Args,
-    clip: &Clip,
-    ready: Prepared,
-    output: PathBuf,
-    sources: usize,
-) -> anyhow::Result<Packed> {
-    let float_error_share = ready.float_error_share();
-    let Prepared {
-        compressed,
-        stats,
-        preview,
-    } = ready;
-    let options = WriteOptions::default()
-        .with_page_bytes(args.page_kib.saturating_mul(1024))
-        .with_lz4(args.lz4);
-    let file = write_stream_with_preview(&compressed, preview.as_ref(), &options, &output)?;
-    let floats = &compressed.meta().floats;
-    Ok(Packed {
-        preview: preview.map(|p| PreviewReport {
-            bytes: file.preview_bytes,
-            actors: p.actors.len(),
-            keys: p.keys(),
-            bound_cm: p.bound_cm,
-            float_bound: p.float_bound,
-        }),
-        float_tracks: floats.len(),
-        float_bytes: compressed.float_bytes(),
-        float_error_share,
-        output,
-        clip: clip.name().to_string(),
-        source_clips: sources,
-        bones: clip.num_bones(),
-        samples: clip.num_samples(),
-        sample_rate: clip.sample_rate(),
-        unit: clip.unit(),
-        resampling: clip.resampling().copied(),
-        stats,
-        file,
     })
 }
 
@@ -853,28 +424,4 @@ fn print_floats(packed: &[Packed]) {
         codec - floats,
         100.0 * share
     );
-}
-
-/// Imports every clip of every input and combines them as `--sequence` or
-/// `--actors` asks; returns the combined clip and how many clips went in.
-fn combine_inputs(
-    args: &Args,
-    files: &[InputFile],
-    options: &ImportOptions,
-) -> anyhow::Result<(Clip, usize)> {
-    let mut clips = Vec::new();
-    for file in files {
-        clips.extend(import::import_file(&file.path, options)?);
-    }
-    let name = args
-        .output
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "combined".to_string());
-    let combined = if args.sequence {
-        Clip::sequence(name, &clips)?
-    } else {
-        Clip::actors(name, &clips)?
-    };
-    Ok((combined, clips.len()))
 }
