@@ -37,9 +37,12 @@ pub mod read;
 pub mod write;
 
 pub use header::Header;
-pub use index::{ContainerError, ContainerIndex, PageEntry, SegmentEntry};
+pub use index::{
+    ContainerError, ContainerIndex, PageEntry, SegmentEntry, MAX_METADATA_LEN,
+    MAX_TABLE_OF_CONTENTS_LEN,
+};
 pub use preview::PreviewTier;
-pub use read::{PageState, StreamReader, VerifyReport};
+pub use read::{PageState, StreamReader, VerifyReport, MAX_WHOLE_FILE_BYTES};
 #[cfg(feature = "pipeline")]
 pub use write::{
     encode_stream, encode_stream_with_preview, write_stream, write_stream_with_preview,

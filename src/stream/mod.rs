@@ -52,6 +52,7 @@ use std::time::{Duration, Instant};
 use arc_swap::Guard;
 
 use crate::clip::Transform;
+use crate::container::bytes::try_extend;
 use crate::container::index::{ContainerError, ContainerIndex, Header};
 use crate::container::read::{resident_cost, ReadyPage};
 use crate::container::PreviewTier;
@@ -540,8 +541,18 @@ impl Stream {
         let len = source.len();
         let head = source.read(0, HEADER_LEN.min(len as usize)).map_err(io)?;
         let header = Header::parse(&head, len)?;
-        let prefix = source.read(0, header.pages_offset as usize).map_err(io)?;
-        let index = ContainerIndex::parse(&header, &prefix)?;
+        // The table of contents, one checked section at a time (nothing
+        // the header claims is read or allocated before it is bounded),
+        // kept whole for the preview tier.
+        let mut prefix = Vec::new();
+        try_extend(&mut prefix, &head, "the header").map_err(io)?;
+        let index = ContainerIndex::read(&header, |range| -> Result<PageData> {
+            let bytes = source
+                .read(range.start, (range.end - range.start) as usize)
+                .map_err(io)?;
+            try_extend(&mut prefix, &bytes, "the table of contents").map_err(io)?;
+            Ok(bytes)
+        })?;
         let preview = PreviewTier::parse(&index, &prefix)?;
         if options.missing_page == MissingPage::Preview && preview.is_none() {
             return Err(Error::InvalidSettings {
@@ -564,7 +575,7 @@ impl Stream {
             });
         }
         let counters = Arc::new(Counters::default());
-        Counters::add(&counters.bytes_read, (head.len() + prefix.len()) as u64);
+        Counters::add(&counters.bytes_read, prefix.len() as u64);
         drop((head, prefix));
         tracing::debug!(
             clip = index.meta().name,

@@ -82,7 +82,7 @@ fn the_test_stream_has_many_pages() {
     // Opening read the table of contents and nothing else.
     assert_eq!(
         stream.stats().bytes_read,
-        HEADER_LEN as u64 + stream.index().header().pages_offset
+        stream.index().header().pages_offset
     );
     assert!(stream.resident_pages().is_empty());
 }
@@ -760,4 +760,137 @@ fn host_driven_io_refuses_what_it_cannot_do_in_words() {
     let own = open(false, StreamOptions::default());
     assert!(own.wanted_pages(8).is_empty());
     assert!(own.provide_page(0, vec![]).is_err());
+}
+
+/// A file far longer than its bytes (a sparse file: zeros past the bytes
+/// written), that records every read asked of it and serves none over
+/// `serve_at_most` bytes (an old reader would allocate for it).
+struct Sparse {
+    bytes: Vec<u8>,
+    len: u64,
+    serve_at_most: usize,
+    reads: Arc<Mutex<Vec<usize>>>,
+}
+
+impl Source for Sparse {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read(&self, offset: u64, len: usize) -> std::io::Result<PageData> {
+        self.reads.lock().unwrap().push(len);
+        if len > self.serve_at_most {
+            return Err(std::io::Error::other(format!("a read of {len} bytes")));
+        }
+        let mut out = vec![0u8; len];
+        let start = offset.min(self.bytes.len() as u64) as usize;
+        let have = &self.bytes[start..(start + len).min(self.bytes.len())];
+        out[..have.len()].copy_from_slice(have);
+        Ok(PageData::owned(out))
+    }
+
+    fn describe(&self) -> String {
+        "a sparse file".into()
+    }
+}
+
+/// The first bytes of the test file with its header's metadata, index
+/// and preview lengths set as given (the offsets after them follow), its
+/// file length `tail` bytes past the sections, and its checksum fixed: a
+/// header that passes its own check and claims what it likes.
+fn claiming(metadata_len: u32, index_len: u32, tail: u64) -> (Vec<u8>, u64) {
+    let mut bytes = encoded(false)[..4096].to_vec();
+    let aligned = |n: u64| n.div_ceil(8) * 8;
+    let index_offset = aligned(HEADER_LEN as u64 + u64::from(metadata_len));
+    let pages_offset = aligned(index_offset + u64::from(index_len));
+    let file_len = pages_offset + tail;
+    bytes[12..16].copy_from_slice(&metadata_len.to_le_bytes());
+    bytes[16..24].copy_from_slice(&file_len.to_le_bytes());
+    bytes[24..32].copy_from_slice(&index_offset.to_le_bytes());
+    bytes[32..36].copy_from_slice(&index_len.to_le_bytes());
+    bytes[44..48].copy_from_slice(&0u32.to_le_bytes());
+    bytes[48..56].copy_from_slice(&pages_offset.to_le_bytes());
+    bytes[56..60].copy_from_slice(&0u32.to_le_bytes());
+    let checksum = crate::container::crc32(&bytes[..60]);
+    bytes[60..64].copy_from_slice(&checksum.to_le_bytes());
+    (bytes, file_len)
+}
+
+#[test]
+fn a_table_of_contents_claiming_gigabytes_is_refused_before_it_is_read() {
+    let header = Header::parse(&encoded(false)[..HEADER_LEN], encoded(false).len() as u64).unwrap();
+    let metadata_len = header.metadata_len as u32;
+    for (what, metadata_len, index_len, refused, most_read) in [
+        // 4 GiB of metadata and of index: over the metadata's limit.
+        (
+            "metadata",
+            u32::MAX - 64,
+            u32::MAX - 8,
+            "metadata length",
+            HEADER_LEN,
+        ),
+        // The real metadata and 4 GiB of index: over the table of
+        // contents' limit, refused before the metadata is read.
+        (
+            "index",
+            metadata_len,
+            u32::MAX - 8,
+            "table of contents",
+            HEADER_LEN,
+        ),
+        // 100 MiB of index, under that limit but far more than the
+        // metadata's segments need: refused after reading the metadata.
+        (
+            "index bound",
+            metadata_len,
+            100 << 20,
+            "segments of the metadata",
+            4096,
+        ),
+    ] {
+        let (bytes, file_len) = claiming(metadata_len, index_len, 1 << 33);
+        let reads = Arc::new(Mutex::new(Vec::new()));
+        let source = Sparse {
+            bytes,
+            len: file_len,
+            serve_at_most: 64 << 20,
+            reads: Arc::clone(&reads),
+        };
+        let e = Stream::open(source, StreamOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(refused), "{what}: {e}");
+        let reads = reads.lock().unwrap();
+        let largest = reads.iter().copied().max().unwrap_or(0);
+        assert!(largest <= most_read, "{what}: read {reads:?}");
+    }
+}
+
+#[test]
+fn a_sparse_file_claiming_gigabytes_opens_as_an_error_in_words() {
+    let dir = std::env::temp_dir().join(format!("cinestream-sparse-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("sparse.cine");
+    let (bytes, file_len) = claiming(u32::MAX - 64, u32::MAX - 8, 1 << 33);
+    std::fs::write(&path, &bytes).unwrap();
+    // 12 GiB long, 4 KiB of it written.
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(file_len)
+        .unwrap();
+    let e = Stream::open_file(&path, StreamOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("metadata length") && e.contains("over the limit"),
+        "{e}"
+    );
+    let e = StreamReader::open_file(&path).unwrap_err().to_string();
+    assert!(
+        e.contains("metadata length") && e.contains("over the limit"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }
