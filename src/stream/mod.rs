@@ -46,7 +46,7 @@ pub mod source;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use arc_swap::Guard;
@@ -248,8 +248,12 @@ pub(crate) struct Shared {
     /// Host-driven I/O: what the playheads and not-ready samplers ask for,
     /// for the host to read ([`Stream::wanted_pages`]); `None` otherwise.
     host: Option<Mutex<HostQueue>>,
-    /// Pages that failed their check: they fail again without a read.
-    corrupt: Vec<OnceLock<ContainerError>>,
+    /// Each page's last failed check, until bytes for it pass one. Not a
+    /// verdict on the page: every read or delivery is checked afresh (a
+    /// host that handed over the wrong bytes, or a file restored after it
+    /// was overwritten, recovers with the next), but what a not-ready
+    /// sampler is told, and why a previewing one shows the preview.
+    failed: Vec<Mutex<Option<ContainerError>>>,
     /// The file's preview tier, checked and resident, if it has one.
     preview: Option<PreviewTier>,
     /// Tests: every load evicts every page as soon as it is installed.
@@ -262,6 +266,33 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// Page `page`'s last failed check (see `Shared::failed`).
+    fn last_failure(&self, page: usize) -> std::sync::MutexGuard<'_, Option<ContainerError>> {
+        self.failed[page].lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A page check's failure, saying whose bytes failed and that the next
+    /// are checked afresh: a host's delivery is not the file's fault.
+    fn failed_check(&self, e: ContainerError) -> ContainerError {
+        let ContainerError::CorruptPage {
+            page,
+            offset,
+            message,
+        } = e
+        else {
+            return e;
+        };
+        let whose = match self.host {
+            Some(_) => "the bytes provided for it (the next delivery is checked afresh)",
+            None => "the bytes read for it (read again when next asked for)",
+        };
+        ContainerError::CorruptPage {
+            page,
+            offset,
+            message: format!("{whose}: {message}"),
+        }
+    }
+
     /// Host-driven streams: the players' latest posts, which the eviction
     /// scorer then goes by too (a worker does both each round instead).
     fn read_posts(&self) -> Vec<Hint> {
@@ -279,9 +310,6 @@ impl Shared {
         admission: Admission,
         prefetch: bool,
     ) -> Result<Option<Arc<ResidentPage>>> {
-        if let Some(e) = self.corrupt[page].get() {
-            return Err(e.clone().into());
-        }
         let urgent = admission == Admission::Urgent;
         let _loading = self.cache.load_lock(page);
         if let Some(resident) = self.cache.get_full(page) {
@@ -316,9 +344,6 @@ impl Shared {
         admission: Admission,
         data: PageData,
     ) -> Result<Option<Arc<ResidentPage>>> {
-        if let Some(e) = self.corrupt[page].get() {
-            return Err(e.clone().into());
-        }
         let _loading = self.cache.load_lock(page);
         if let Some(resident) = self.cache.get_full(page) {
             return Ok(Some(resident));
@@ -361,11 +386,13 @@ impl Shared {
             Ok(checked) => checked,
             Err(e) => {
                 self.cache.cancel(cost);
-                tracing::warn!(page, error = %e, "corrupt page");
-                let _ = self.corrupt[page].set(e.clone());
+                let e = self.failed_check(e);
+                tracing::warn!(page, error = %e, "page failed its check");
+                *self.last_failure(page) = Some(e.clone());
                 return Err(e.into());
             }
         };
+        *self.last_failure(page) = None;
         let resident = self
             .cache
             .install(&self.index, page, data, checked, cost, urgent);
@@ -587,7 +614,7 @@ impl Stream {
             source: Box::new(source),
             describe,
             cache: PageCache::new(&index, options.budget_bytes, counters),
-            corrupt: index.pages().iter().map(|_| OnceLock::new()).collect(),
+            failed: index.pages().iter().map(|_| Mutex::new(None)).collect(),
             preview,
             index,
             plan,
@@ -785,9 +812,10 @@ impl Stream {
             if wanted.len() >= max {
                 break;
             }
+            // A page whose last bytes failed their check is asked for
+            // again: the next delivery may be the right one.
             let resident = shared.cache.is_resident(page);
-            let corrupt = shared.corrupt[page].get().is_some();
-            if resident || corrupt || wanted.iter().any(|w| w.page == page) {
+            if resident || wanted.iter().any(|w| w.page == page) {
                 continue;
             }
             let entry = shared.index.pages()[page];
@@ -868,12 +896,9 @@ impl Stream {
         let counters = &self.inner.shared.cache.counters;
         Counters::add(&counters.misses, 1);
         if self.inner.options.missing_page != MissingPage::Block {
-            if let Some(e) = self.inner.shared.corrupt[page].get() {
-                return Err(e.clone().into());
-            }
-            if self.inner.options.missing_page == MissingPage::NotReady {
-                Counters::add(&counters.not_ready, 1);
-            }
+            // Asked for again whether or not its last bytes failed: each
+            // miss is one more try, never a loop of them.
+            let failed = self.inner.shared.last_failure(page).clone();
             if let Some(p) = &self.inner.prefetcher {
                 p.send(match self.inner.options.missing_page {
                     MissingPage::Preview => Request::Preview(page),
@@ -885,7 +910,17 @@ impl Stream {
                     host.urgent.push_back(page);
                 }
             }
-            return Err(Error::PageNotReady { page });
+            return match (failed, self.inner.options.missing_page) {
+                // A previewing sampler shows the preview while the page's
+                // bytes are bad, as while they are on their way.
+                (Some(e), MissingPage::NotReady) => Err(e.into()),
+                _ => {
+                    if self.inner.options.missing_page == MissingPage::NotReady {
+                        Counters::add(&counters.not_ready, 1);
+                    }
+                    Err(Error::PageNotReady { page })
+                }
+            };
         }
         let start = Instant::now();
         // The load hands back the page it made resident, held: another

@@ -894,3 +894,137 @@ fn a_sparse_file_claiming_gigabytes_opens_as_an_error_in_words() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The test clip with a preview tier, in pages of about 2 KiB.
+fn encoded_with_preview() -> &'static [u8] {
+    static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
+    BYTES.get_or_init(|| {
+        let clip = cinematic(&CinematicSpec {
+            seconds: 20.0,
+            ..Default::default()
+        });
+        let settings = CompressSettings::default();
+        let (compressed, _) = compress(&clip, &settings).unwrap();
+        let preview = crate::compress::build_preview(&clip, &compressed, &settings, 2.0).unwrap();
+        let options = WriteOptions::default().with_page_bytes(2048);
+        crate::container::encode_stream_with_preview(&compressed, Some(&preview), &options)
+            .unwrap()
+            .0
+    })
+}
+
+/// The stored bytes of `page` of `file`.
+fn stored_page(stream: &Stream, file: &[u8], page: usize) -> Vec<u8> {
+    let entry = stream.index().pages()[page];
+    file[entry.offset as usize..][..entry.stored_len as usize].to_vec()
+}
+
+#[test]
+fn wrong_bytes_from_a_host_do_not_poison_the_page() {
+    let options = StreamOptions::default().with_missing_page(MissingPage::NotReady);
+    let (stream, file) = open_by_host(options);
+    let page = 3;
+    let time = {
+        let samples = stream.index().page_samples(page);
+        (samples.start + 1) as f64 / f64::from(stream.meta().sample_rate)
+    };
+    let mut pose = vec![Transform::IDENTITY; stream.meta().num_bones()];
+    assert!(matches!(
+        stream.sample(time, &mut pose),
+        Err(Error::PageNotReady { page: 3 })
+    ));
+    let right = stored_page(&stream, file, page);
+    let mut flipped = right.clone();
+    flipped[right.len() / 2] ^= 0x10;
+    let wrong_page = stored_page(&stream, file, page + 1);
+    let short = right[..right.len() - 1].to_vec();
+    for (what, bytes) in [
+        ("a flipped bit", flipped),
+        ("another page's bytes", wrong_page),
+        ("a short read", short),
+    ] {
+        let e = stream.provide_page(page, bytes).unwrap_err().to_string();
+        assert!(
+            e.contains("page 3") && e.contains("bytes provided") && e.contains("failed"),
+            "{what}: {e}"
+        );
+        assert!(!e.contains("corrupt"), "{what}: {e}");
+        // The sampler is told why, and the stream keeps asking for it.
+        let e = stream.sample(time, &mut pose).unwrap_err().to_string();
+        assert!(e.contains("page 3"), "{what}: {e}");
+        let wanted: Vec<usize> = stream.wanted_pages(64).iter().map(|r| r.page).collect();
+        assert!(wanted.contains(&page), "{what}: {wanted:?}");
+    }
+    // The right bytes, provided next, are taken and give the right pose.
+    assert!(stream.provide_page(page, right).unwrap());
+    stream.sample(time, &mut pose).unwrap();
+    assert_eq!(pose, reference_pose(false, time));
+}
+
+#[test]
+fn a_previewing_sampler_shows_the_preview_while_a_page_is_bad() {
+    let file = encoded_with_preview();
+    let header = Header::parse(&file[..HEADER_LEN], file.len() as u64).unwrap();
+    let prefix = file[..header.pages_offset as usize].to_vec();
+    let options = StreamOptions::default().with_missing_page(MissingPage::Preview);
+    let stream = Stream::open_host(prefix, file.len() as u64, options).unwrap();
+    let page = 2;
+    let time = {
+        let samples = stream.index().page_samples(page);
+        (samples.start + 1) as f64 / f64::from(stream.meta().sample_rate)
+    };
+    let mut pose = vec![Transform::IDENTITY; stream.meta().num_bones()];
+    let mut wrong = stored_page(&stream, file, page);
+    wrong[7] ^= 1;
+    assert!(stream.provide_page(page, wrong).is_err());
+    let quality = stream.sample(time, &mut pose).unwrap();
+    assert!(matches!(quality, Quality::Preview { .. }), "{quality:?}");
+    assert!(stream.wanted_pages(64).iter().any(|r| r.page == page));
+    assert!(stream
+        .provide_page(page, stored_page(&stream, file, page))
+        .unwrap());
+    assert_eq!(stream.sample(time, &mut pose).unwrap(), Quality::Full);
+    let reader = StreamReader::open(file).unwrap();
+    let mut expected = pose.clone();
+    reader.sample(time, &mut expected).unwrap();
+    assert_eq!(pose, expected);
+}
+
+#[test]
+fn a_file_overwritten_in_place_and_restored_recovers_without_reopening() {
+    let dir = std::env::temp_dir().join(format!("cinestream-restore-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("clip.cine");
+    let file = encoded(false);
+    std::fs::write(&path, file).unwrap();
+    let options = StreamOptions::default().with_prefetch(false);
+    let stream = Stream::open_file(&path, options).unwrap();
+    let pages = stream.index().pages().len();
+    // Every page overwritten in place (zeros over its middle), as another
+    // program writing into the file would.
+    let mut damaged = file.to_vec();
+    for page in 0..pages {
+        let entry = stream.index().pages()[page];
+        let middle = entry.offset as usize + entry.stored_len as usize / 2;
+        damaged[middle..middle + 4].fill(0);
+    }
+    std::fs::write(&path, &damaged).unwrap();
+    let mut pose = vec![Transform::IDENTITY; stream.meta().num_bones()];
+    let times: Vec<f64> = (0..pages)
+        .map(|p| {
+            let samples = stream.index().page_samples(p);
+            samples.start as f64 / f64::from(stream.meta().sample_rate)
+        })
+        .collect();
+    for &t in &times {
+        let e = stream.sample(t, &mut pose).unwrap_err().to_string();
+        assert!(e.contains("bytes read") && e.contains("failed"), "{t}: {e}");
+    }
+    // Restored: every page loads and samples right, the same stream.
+    std::fs::write(&path, file).unwrap();
+    for &t in &times {
+        stream.sample(t, &mut pose).unwrap();
+        assert_eq!(pose, reference_pose(false, t), "{t}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
