@@ -86,7 +86,8 @@ pub enum MissingPage {
     /// on a stream whose pages the host provides, put it first among
     /// [`Stream::wanted_pages`]). Needs the prefetch thread
     /// ([`StreamOptions::prefetch`]) or the host; without either the page
-    /// comes only from [`Stream::preload`].
+    /// comes only from [`Stream::preload`], and [`Stream::open_file`]
+    /// refuses the setting.
     NotReady,
     /// Decode that time from the file's preview tier (resident from open;
     /// no disk, no wait, no allocation), say so
@@ -468,7 +469,21 @@ impl Stream {
     /// reads of a file nothing writes to, open a [`MappedSource`] with
     /// [`Stream::open`] (its contract: the file must not change while
     /// mapped).
+    ///
+    /// [`MissingPage::NotReady`] and [`MissingPage::Preview`] need the
+    /// prefetch thread here: without it nothing would ever load a missing
+    /// page (only [`Stream::preload`]), so those settings are refused.
     pub fn open_file(path: &Path, options: StreamOptions) -> Result<Stream> {
+        if options.missing_page != MissingPage::Block && !options.prefetch {
+            return Err(Error::InvalidSettings {
+                message: format!(
+                    "missing_page {:?} with prefetch off: a stream over a file would never load \
+                     a missing page; turn prefetch on, use missing_page Block, or read the \
+                     pages yourself through Stream::open_host",
+                    options.missing_page
+                ),
+            });
+        }
         Stream::open(FileSource::open(path)?, options)
     }
 

@@ -1028,3 +1028,28 @@ fn a_file_overwritten_in_place_and_restored_recovers_without_reopening() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_file_stream_that_would_never_load_a_page_is_refused_at_open() {
+    let dir = std::env::temp_dir().join(format!("cinestream-noload-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("clip.cine");
+    std::fs::write(&path, encoded_with_preview()).unwrap();
+    for policy in [MissingPage::NotReady, MissingPage::Preview] {
+        let options = StreamOptions::default()
+            .with_missing_page(policy)
+            .with_prefetch(false);
+        let e = Stream::open_file(&path, options.clone()).unwrap_err();
+        assert!(matches!(e, Error::InvalidSettings { .. }), "{e:?}");
+        let e = e.to_string();
+        assert!(
+            e.contains("prefetch off") && e.contains(&format!("{policy:?}")),
+            "{e}"
+        );
+        // With the prefetch thread, or blocking, the same file opens.
+        Stream::open_file(&path, options.with_prefetch(true)).unwrap();
+    }
+    let blocking = StreamOptions::default().with_prefetch(false);
+    Stream::open_file(&path, blocking).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
