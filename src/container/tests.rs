@@ -614,3 +614,38 @@ fn version_4_segment_lengths_must_fill_their_pages_exactly() {
         );
     }
 }
+
+#[test]
+fn a_clip_range_whose_keys_would_not_be_finite_is_refused_at_open() {
+    let compressed = compressed(&every_kind_clip(20));
+    let bytes = encoded(&compressed, &WriteOptions::default());
+    let header = Header::parse(&bytes, bytes.len() as u64).unwrap();
+    let track = compressed
+        .meta()
+        .animated
+        .iter()
+        .position(|t| t.channel == crate::format::Channel::Translation)
+        .unwrap();
+    let bone = compressed.meta().animated[track].bone;
+    // Finite min and extent whose sum is not (2e38 + 2e38 overflows f32),
+    // and a sum that is finite but whose keys' differences are not.
+    for (min, extent) in [(2.0e38, 2.0e38), (-1.0e38, 1.0e38)] {
+        let mut meta = compressed.meta().clone();
+        meta.animated[track].range.min.y = min;
+        meta.animated[track].range.extent.y = extent;
+        let metadata = metadata::encode_metadata(&meta, header.version()).unwrap();
+        assert_eq!(metadata.len() as u64, header.metadata_len);
+        let mut patched = bytes.clone();
+        patched[HEADER_LEN..HEADER_LEN + metadata.len()].copy_from_slice(&metadata);
+        crate::fuzzing::container::recompute_checksums(&mut patched);
+        let e = StreamReader::open(&patched[..]).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("bone {bone} translation")) && e.contains("clip range y"),
+            "{min} {extent}: {e}"
+        );
+        let e = crate::stream::Stream::from_bytes(patched, Default::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not be finite"), "{e}");
+    }
+}
