@@ -884,9 +884,10 @@ impl Stream {
         };
         let loaded = shared.install_provided(page, admission, PageData::owned(bytes));
         if urgent && !matches!(loaded, Ok(Some(_))) {
-            // Still wanted: keep it first in line.
+            // Still wanted, also when these bytes failed their check (the
+            // next may be the right ones): keep it first in line.
             let mut host = host.lock().unwrap_or_else(|e| e.into_inner());
-            if !host.urgent.contains(&page) && loaded.is_ok() {
+            if !host.urgent.contains(&page) {
                 host.urgent.push_front(page);
             }
         }
