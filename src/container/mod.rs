@@ -3,8 +3,8 @@
 //!
 //! This module owns every byte of the file. [`write`](mod@write) turns a
 //! [`CompressedClip`](crate::CompressedClip) into those bytes (atomically on
-//! disk), [`read`](mod@read) opens them from any `AsRef<[u8]>` (a `Vec<u8>` in tests, a
-//! memory map in production, see [`mmap`]) and samples them through the
+//! disk), [`read`](mod@read) opens them from any `AsRef<[u8]>` (a `Vec<u8>` read from the file,
+//! or a memory map when asked for, see [`mmap`]) and samples them through the
 //! stateless sampler. The container checks bytes and hands them out; the
 //! readers ([`StreamReader`] and [`Stream`](crate::stream::Stream)) build
 //! the sampler's decode tables from them.
