@@ -185,7 +185,7 @@ pub enum ContainerError {
         computed: u32,
     },
     /// A page's bytes do not match its checksum or do not decode.
-    #[error("page {page} (file offset {offset}) is corrupt: {message}")]
+    #[error("page {page} (file offset {offset}) failed its check: {message}")]
     CorruptPage {
         /// Page index.
         page: usize,

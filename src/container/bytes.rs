@@ -167,6 +167,34 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// `len` zero bytes in a buffer allocated fallibly: a length a file or a
+/// caller chose that the machine cannot hold is an
+/// [`OutOfMemory`](std::io::ErrorKind::OutOfMemory) error naming `what`,
+/// never an abort.
+pub(crate) fn try_zeroed(len: usize, what: &str) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(len).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::OutOfMemory,
+            format!("cannot allocate {len} bytes for {what}: {e}"),
+        )
+    })?;
+    bytes.resize(len, 0);
+    Ok(bytes)
+}
+
+/// Appends `more` to `bytes`, allocating fallibly (see [`try_zeroed`]).
+pub(crate) fn try_extend(bytes: &mut Vec<u8>, more: &[u8], what: &str) -> std::io::Result<()> {
+    bytes.try_reserve(more.len()).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::OutOfMemory,
+            format!("cannot allocate {} more bytes for {what}: {e}", more.len()),
+        )
+    })?;
+    bytes.extend_from_slice(more);
+    Ok(())
+}
+
 /// The error of a value too large for the format: `what` does not fit.
 #[cfg(feature = "pipeline")]
 pub fn too_big(what: &str) -> Error {

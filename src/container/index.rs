@@ -81,60 +81,104 @@ impl ContainerIndex {
                 found: prefix.len() as u64,
             });
         }
-        let metadata_end = (HEADER_LEN as u64 + header.metadata_len) as usize;
-        let index_start = header.index_offset as usize;
-        let index_end = (header.index_offset + header.index_len) as usize;
+        // Every range `read` asks for ends at or before `pages_offset`.
+        ContainerIndex::read(header, |range| {
+            Ok::<_, ContainerError>(&prefix[range.start as usize..range.end as usize])
+        })
+    }
+
+    /// Reads, checks and parses the table of contents after `header` one
+    /// section at a time, with `read` returning the file's bytes in a
+    /// range: no section's length is trusted before the sections before it
+    /// passed their checks, and none goes over its limit. The metadata is
+    /// refused over [`MAX_METADATA_LEN`] before it is read, the index over
+    /// what the checked metadata's segments can need, and the whole table
+    /// of contents over [`MAX_TABLE_OF_CONTENTS_LEN`], so a header that
+    /// claims gigabytes (a sparse file's zeros, or a forged header with a
+    /// valid checksum) costs at most a limit's worth of reading, and
+    /// usually nothing.
+    ///
+    /// `read` is asked for contiguous ranges in order, from the end of the
+    /// header to `pages_offset`, so a caller that appends what it returns
+    /// to the header's bytes holds the file's prefix (what
+    /// [`PreviewTier::parse`](super::PreviewTier::parse) reads the tier
+    /// from) at the end.
+    pub fn read<B, E>(
+        header: &Header,
+        mut read: impl FnMut(Range<u64>) -> Result<B, E>,
+    ) -> Result<ContainerIndex, E>
+    where
+        B: std::ops::Deref<Target = [u8]>,
+        E: From<ContainerError>,
+    {
+        let too_long = |offset: usize, message: String| ContainerError::Malformed {
+            section: "header".into(),
+            offset,
+            message,
+        };
+        // Header::parse checked the sections lie in order inside the file.
+        let metadata_end = HEADER_LEN as u64 + header.metadata_len;
+        if header.metadata_len > MAX_METADATA_LEN {
+            return Err(too_long(
+                12,
+                format!(
+                    "metadata length {} is over the limit of {MAX_METADATA_LEN} bytes",
+                    header.metadata_len
+                ),
+            )
+            .into());
+        }
+        let toc = header.pages_offset;
+        if toc > MAX_TABLE_OF_CONTENTS_LEN {
+            return Err(too_long(
+                48,
+                format!(
+                    "the table of contents (header, metadata, index and preview tier) takes \
+                     {toc} bytes, over the limit of {MAX_TABLE_OF_CONTENTS_LEN}"
+                ),
+            )
+            .into());
+        }
+        let metadata = read(HEADER_LEN as u64..metadata_end)?;
+        check_section("metadata", header.metadata_checksum(), &metadata)?;
+        let meta =
+            parse_metadata(&metadata, header.version()).map_err(|f| f.in_section("metadata"))?;
+        drop(metadata);
+        let index_end = header.index_offset + header.index_len;
+        let most = index_len_bound(&meta, header.version());
+        if header.index_len > most {
+            return Err(too_long(
+                28,
+                format!(
+                    "index length {} is more than the {} segments of the metadata can need \
+                     ({most} bytes)",
+                    header.index_len,
+                    meta.segments.count()
+                ),
+            )
+            .into());
+        }
+        check_zeros(metadata_end, &read(metadata_end..header.index_offset)?)?;
+        let index = read(header.index_offset..index_end)?;
+        check_section("index", header.index_checksum(), &index)?;
+        let area = header.pages_offset..header.file_len;
+        let (segments, pages) = match header.version() >= COMPACT_FORMAT_VERSION {
+            true => parse_compact_index(&index, &meta, area),
+            false => parse_index(&index, &meta, area),
+        }
+        .map_err(|f| f.in_section("index"))?;
+        drop(index);
         // The preview tier (version 3) sits between the index and the pages.
         let preview = match header.preview_len {
             0 => index_end..index_end,
-            len => {
-                let start = header.preview_offset() as usize;
-                start..start + len as usize
-            }
+            len => header.preview_offset()..header.preview_offset() + len,
         };
-        let padding = [
-            metadata_end..index_start,
-            index_end..preview.start,
-            preview.end..needed as usize,
-        ];
-        if let Some(gap) = padding
-            .iter()
-            .find(|g| prefix[(*g).clone()].iter().any(|&b| b != 0))
-        {
-            return Err(ContainerError::Malformed {
-                section: "header".into(),
-                offset: 24,
-                message: format!("padding at {}..{} is not zero", gap.start, gap.end),
-            });
+        check_zeros(index_end, &read(index_end..preview.start)?)?;
+        if !preview.is_empty() {
+            let tier = read(preview.clone())?;
+            check_section("preview", header.preview_checksum(), &tier)?;
         }
-        let metadata = &prefix[HEADER_LEN..metadata_end];
-        let index = &prefix[index_start..index_end];
-        let preview_bytes = &prefix[preview.clone()];
-        let mut sections = vec![
-            ("metadata", header.metadata_checksum(), metadata),
-            ("index", header.index_checksum(), index),
-        ];
-        if !preview_bytes.is_empty() {
-            sections.push(("preview", header.preview_checksum(), preview_bytes));
-        }
-        for (section, stored, data) in sections {
-            let computed = crc32(data);
-            if stored != computed {
-                return Err(ContainerError::ChecksumMismatch {
-                    section,
-                    stored,
-                    computed,
-                });
-            }
-        }
-        let meta =
-            parse_metadata(metadata, header.version()).map_err(|f| f.in_section("metadata"))?;
-        let area = header.pages_offset..header.file_len;
-        let (segments, pages) = match header.version() >= COMPACT_FORMAT_VERSION {
-            true => parse_compact_index(index, &meta, area),
-            false => parse_index(index, &meta, area),
-        }
-        .map_err(|f| f.in_section("index"))?;
+        check_zeros(preview.end, &read(preview.end..header.pages_offset)?)?;
         if pages.iter().any(|p| p.compression == COMPRESSION_LZ4)
             && header.flags & FLAG_LZ4_PAGES == 0
         {
@@ -142,7 +186,8 @@ impl ContainerIndex {
                 section: "header".into(),
                 offset: 10,
                 message: "lz4 pages without the lz4 flag".into(),
-            });
+            }
+            .into());
         }
         let mut page_segments = vec![0..0; pages.len()];
         for (index, segment) in segments.iter().enumerate() {
@@ -256,6 +301,56 @@ impl ContainerIndex {
             .get(entry.offset as usize..)
             .filter(|onward| onward.len() >= entry.len as usize)
             .unwrap_or(&[])
+    }
+}
+
+/// Largest metadata section a reader accepts: 64 MiB. A skeleton of
+/// [`MAX_BONES`](crate::clip::MAX_BONES) bones with every track animated
+/// and every float track a file can hold take under 16 MiB besides their
+/// names, which leaves hundreds of bytes of name a bone.
+pub const MAX_METADATA_LEN: u64 = 64 << 20;
+
+/// Largest table of contents (header, metadata, index and preview tier:
+/// every byte before the first page) a reader accepts: 256 MiB, what it
+/// holds in memory from open. An hour-long clip at 120 Hz needs a few MiB.
+pub const MAX_TABLE_OF_CONTENTS_LEN: u64 = 256 << 20;
+
+/// The most bytes the index section of `meta`'s segments can take in
+/// format `version`: both counts, then per segment (a page holds at least
+/// one) its entry and its page's (versions 1 to 3) or its page's entry and
+/// its length as a varint of at most five bytes (version 4 on).
+fn index_len_bound(meta: &ClipMeta, version: u16) -> u64 {
+    let per_segment = match version >= COMPACT_FORMAT_VERSION {
+        true => PAGE_ENTRY_LEN + 5,
+        false => SEGMENT_ENTRY_LEN + PAGE_ENTRY_LEN,
+    };
+    (meta.segments.count() as u64)
+        .saturating_mul(per_segment as u64)
+        .saturating_add(8)
+}
+
+/// The section's bytes against its stored checksum.
+fn check_section(section: &'static str, stored: u32, data: &[u8]) -> Result<(), ContainerError> {
+    let computed = crc32(data);
+    match stored == computed {
+        true => Ok(()),
+        false => Err(ContainerError::ChecksumMismatch {
+            section,
+            stored,
+            computed,
+        }),
+    }
+}
+
+/// Padding between sections, at file offset `at`: zeros only.
+fn check_zeros(at: u64, padding: &[u8]) -> Result<(), ContainerError> {
+    match padding.iter().all(|&b| b == 0) {
+        true => Ok(()),
+        false => Err(ContainerError::Malformed {
+            section: "header".into(),
+            offset: 24,
+            message: format!("padding at {at}..{} is not zero", at + padding.len() as u64),
+        }),
     }
 }
 

@@ -172,6 +172,7 @@ pub(crate) fn parse_metadata(bytes: &[u8], version: u16) -> Result<ClipMeta, Rea
                         message: "clip range extent is negative".into(),
                     });
                 }
+                check_reachable(min, extent, at, &format!("bone {bone} {}", channel.name()))?;
                 let reference = match channel {
                     Channel::Rotation => c.vec3("reference rotation")?,
                     _ => glam::Vec3::ZERO,
@@ -227,6 +228,42 @@ pub(crate) fn parse_metadata(bytes: &[u8], version: u16) -> Result<ClipMeta, Rea
         }
         None => meta,
     })
+}
+
+/// Largest magnitude a clip range may let the decoder reach: half of
+/// `f32::MAX`, so that the difference of two decoded keys, which
+/// interpolation forms, is finite too.
+const MAX_REACHABLE: f64 = f32::MAX as f64 / 2.0;
+
+/// Every value the decoder can form from a clip range of `min` and
+/// `extent` is finite: a key decodes to `min + extent (s + e q)` with the
+/// segment's range fractions `s` and `e` and the key's `q` each in
+/// `[0, 1]`, so within `|min| + 2 extent`, which must stay under
+/// [`MAX_REACHABLE`]. Checked in `f64`, where these sums of finite `f32`
+/// are exact enough and cannot overflow. A fault names the track (`what`)
+/// and the component; `at` is the extent's offset.
+fn check_reachable(
+    min: glam::Vec3,
+    extent: glam::Vec3,
+    at: usize,
+    what: &str,
+) -> Result<(), ReadFault> {
+    for (axis, (m, e)) in ["x", "y", "z"]
+        .into_iter()
+        .zip(min.to_array().into_iter().zip(extent.to_array()))
+    {
+        let reach = f64::from(m).abs() + 2.0 * f64::from(e);
+        if reach > MAX_REACHABLE {
+            return Err(ReadFault {
+                offset: at,
+                message: format!(
+                    "{what}: clip range {axis} from {m} over {e} lets a key decode to about \
+                     {reach:e}, past {MAX_REACHABLE:e} (sums of keys would not be finite)"
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// A bone's and a float track's step flags and the cuts, as
@@ -438,6 +475,7 @@ fn parse_floats(
                         message: "float clip range extent is negative".into(),
                     });
                 }
+                check_reachable(min, extent, at, &format!("float slot {slot}"))?;
                 animated.push(
                     AnimatedTrack::new(
                         slot as u16,

@@ -3,8 +3,8 @@
 //!
 //! This module owns every byte of the file. [`write`](mod@write) turns a
 //! [`CompressedClip`](crate::CompressedClip) into those bytes (atomically on
-//! disk), [`read`](mod@read) opens them from any `AsRef<[u8]>` (a `Vec<u8>` in tests, a
-//! memory map in production, see [`mmap`]) and samples them through the
+//! disk), [`read`](mod@read) opens them from any `AsRef<[u8]>` (a `Vec<u8>` read from the file,
+//! or a memory map when asked for, see [`mmap`]) and samples them through the
 //! stateless sampler. The container checks bytes and hands them out; the
 //! readers ([`StreamReader`] and [`Stream`](crate::stream::Stream)) build
 //! the sampler's decode tables from them.
@@ -37,9 +37,12 @@ pub mod read;
 pub mod write;
 
 pub use header::Header;
-pub use index::{ContainerError, ContainerIndex, PageEntry, SegmentEntry};
+pub use index::{
+    ContainerError, ContainerIndex, PageEntry, SegmentEntry, MAX_METADATA_LEN,
+    MAX_TABLE_OF_CONTENTS_LEN,
+};
 pub use preview::PreviewTier;
-pub use read::{PageState, StreamReader, VerifyReport};
+pub use read::{PageState, StreamReader, VerifyReport, MAX_WHOLE_FILE_BYTES};
 #[cfg(feature = "pipeline")]
 pub use write::{
     encode_stream, encode_stream_with_preview, write_stream, write_stream_with_preview,

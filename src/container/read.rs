@@ -1,5 +1,6 @@
-//! The whole-file reader: a container held as one byte slice (a memory map
-//! or a buffer), every page checked once on first use and kept.
+//! The whole-file reader: a container held as one byte slice (a buffer
+//! read from the file, or a memory map when asked for), every page checked
+//! once on first use and kept.
 //!
 //! Opening parses the table of contents ([`ContainerIndex`]) in
 //! O(metadata); a page's checksum is checked and its tables built the first
@@ -21,12 +22,14 @@ use std::sync::OnceLock;
 
 use super::index::ContainerIndex;
 use super::mmap::MappedFile;
+use super::HEADER_LEN;
 use crate::error::{Error, Result};
 use crate::format::{ClipMeta, SegmentView};
 use crate::sample::plan::DecodePlan;
 use crate::sample::tables::RunTables;
 pub use crate::sample::Sampling;
 use crate::sample::{SegmentRef, SegmentSource};
+use crate::stream::{FileSource, PageData, Source};
 
 pub use super::index::{ContainerError, PageEntry, SegmentEntry};
 use super::preview::PreviewTier;
@@ -147,19 +150,88 @@ impl<D> std::fmt::Debug for StreamReader<D> {
     }
 }
 
-impl StreamReader<MappedFile> {
-    /// Memory-maps and opens a container file.
+/// Largest file [`StreamReader::open_file`] reads into memory: 1 GiB,
+/// hundreds of times the corpus's longest take. A longer file plays through
+/// a [`Stream`](crate::stream::Stream) (pages under a budget) or opens
+/// mapped ([`StreamReader::open_mapped`]).
+pub const MAX_WHOLE_FILE_BYTES: u64 = 1 << 30;
+
+/// Opens `path` as a [`FileSource`] and checks its header and table of
+/// contents one section at a time ([`ContainerIndex::read`]), so that a
+/// file whose header claims gigabytes is refused before anything it claims
+/// is read or allocated.
+fn checked_source(path: &Path) -> Result<FileSource> {
+    let source = FileSource::open(path)?;
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let len = source.len();
+    let head = source.read(0, HEADER_LEN.min(len as usize)).map_err(io)?;
+    let header = Header::parse(&head, len)?;
+    ContainerIndex::read(&header, |range| -> Result<PageData> {
+        source
+            .read(range.start, (range.end - range.start) as usize)
+            .map_err(io)
+    })?;
+    Ok(source)
+}
+
+impl StreamReader<Vec<u8>> {
+    /// Reads a container file into memory and opens it: what the tools
+    /// use to check, inspect and export a file.
     ///
-    /// The map's contract holds (see [`MappedFile`]): the file must not
-    /// change while the reader is open. A file truncated under it kills the
-    /// process with `SIGBUS` when a page past the new end is read, and one
-    /// overwritten in place gives wrong poses with no error once its pages
-    /// were checked. For a file other programs may write while it plays,
-    /// use [`Stream::open_file`](crate::stream::Stream::open_file), which
-    /// reads pages into memory it owns and turns such a change into an
-    /// error naming the page; or read the file into a `Vec<u8>` and
-    /// [`StreamReader::open`] that.
+    /// The reader holds its own copy of the bytes, so nothing another
+    /// process does to the file afterwards (writing it, truncating it)
+    /// reaches the reader: it keeps answering from the bytes it read, and
+    /// [`verify`](Self::verify) checks those. Before the file is read
+    /// whole its table of contents is read and checked section by section
+    /// (a header that claims gigabytes costs nothing), and a file over
+    /// [`MAX_WHOLE_FILE_BYTES`] is refused in words; the buffer is
+    /// allocated fallibly. A file truncated while it is read is an error
+    /// naming both lengths.
     pub fn open_file(path: &Path) -> Result<Self> {
+        StreamReader::open(read_checked_file(path, MAX_WHOLE_FILE_BYTES)?)
+    }
+}
+
+/// The bytes of the container file at `path`, its table of contents
+/// checked first ([`checked_source`]), when it holds at most `limit` bytes.
+pub(crate) fn read_checked_file(path: &Path, limit: u64) -> Result<Vec<u8>> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let source = checked_source(path)?;
+    let len = source.len();
+    if len > limit {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!(
+                "{len} bytes, over the {limit} bytes the whole-file reader reads into memory; \
+                 play it through a Stream, or open it with StreamReader::open_mapped if \
+                 nothing writes to it"
+            ),
+        )));
+    }
+    Ok(source.read(0, len as usize).map_err(io)?.into_vec())
+}
+
+impl StreamReader<MappedFile> {
+    /// Memory-maps and opens a container file, without copying it: only
+    /// for a file nothing else writes to or truncates while the reader is
+    /// open. The tools and bindings use [`StreamReader::open_file`], which
+    /// reads the file into memory instead.
+    ///
+    /// The map's contract holds (see [`MappedFile`]): **another process
+    /// must not truncate or modify the file while the reader is open.** A
+    /// file truncated under it kills the process with `SIGBUS` when a page
+    /// past the new end is read, and one overwritten in place gives wrong
+    /// poses with no error once its pages were checked. The table of
+    /// contents is read and checked section by section before the file is
+    /// mapped, as [`StreamReader::open_file`] does.
+    pub fn open_mapped(path: &Path) -> Result<Self> {
+        checked_source(path)?;
         StreamReader::open(MappedFile::open(path)?)
     }
 }

@@ -404,9 +404,60 @@ fn files_are_written_atomically() {
     let missing = dir.join("no-such-dir").join("clip.cine");
     assert!(write_stream(&clip, &WriteOptions::default(), &missing).is_err());
     assert!(!missing.exists());
-    // The memory-mapped reader reads what was written.
+    // Both whole-file readers read what was written.
     let reader = StreamReader::open_file(&path).unwrap();
     assert!(reader.verify().is_sound());
+    assert!(StreamReader::open_mapped(&path)
+        .unwrap()
+        .verify()
+        .is_sound());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_whole_file_reader_holds_its_own_bytes_when_the_file_is_cut() {
+    let dir = std::env::temp_dir().join(format!("cinestream-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("clip.cine");
+    let clip = compressed(&every_kind_clip(200));
+    let options = WriteOptions::default().with_page_bytes(256);
+    write_stream(&clip, &options, &path).unwrap();
+    let reader = StreamReader::open_file(&path).unwrap();
+    let len = reader.data().len();
+    assert!(reader.pages().len() > 2);
+    // Another process cuts the file to its header, then to nothing, before
+    // any page was checked: a mapped reader would fault (SIGBUS) below.
+    let file = std::fs::File::options().write(true).open(&path).unwrap();
+    file.set_len(HEADER_LEN as u64).unwrap();
+    file.set_len(0).unwrap();
+    let report = reader.verify();
+    assert!(report.is_sound(), "{report:?}");
+    let mut pose = vec![Transform::IDENTITY; reader.meta().num_bones()];
+    reader.sample(0.5, &mut pose).unwrap();
+    assert_eq!(reader.data().len(), len);
+    // Opened again, the cut file is an error in words.
+    let e = StreamReader::open_file(&path).unwrap_err().to_string();
+    assert!(e.contains("truncated"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_file_over_the_whole_file_limit_is_refused_in_words() {
+    let dir = std::env::temp_dir().join(format!("cinestream-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("clip.cine");
+    let bytes = encoded(&compressed(&every_kind_clip(20)), &WriteOptions::default());
+    std::fs::write(&path, &bytes).unwrap();
+    let len = bytes.len() as u64;
+    assert_eq!(read::read_checked_file(&path, len).unwrap(), bytes);
+    let e = read::read_checked_file(&path, len - 1)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&format!("{len} bytes, over the {}", len - 1)),
+        "{e}"
+    );
+    assert!(e.contains("Stream") && e.contains("open_mapped"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -561,5 +612,40 @@ fn version_4_segment_lengths_must_fill_their_pages_exactly() {
             err.contains("index") && err.contains("page"),
             "{delta}: {err}"
         );
+    }
+}
+
+#[test]
+fn a_clip_range_whose_keys_would_not_be_finite_is_refused_at_open() {
+    let compressed = compressed(&every_kind_clip(20));
+    let bytes = encoded(&compressed, &WriteOptions::default());
+    let header = Header::parse(&bytes, bytes.len() as u64).unwrap();
+    let track = compressed
+        .meta()
+        .animated
+        .iter()
+        .position(|t| t.channel == crate::format::Channel::Translation)
+        .unwrap();
+    let bone = compressed.meta().animated[track].bone;
+    // Finite min and extent whose sum is not (2e38 + 2e38 overflows f32),
+    // and a sum that is finite but whose keys' differences are not.
+    for (min, extent) in [(2.0e38, 2.0e38), (-1.0e38, 1.0e38)] {
+        let mut meta = compressed.meta().clone();
+        meta.animated[track].range.min.y = min;
+        meta.animated[track].range.extent.y = extent;
+        let metadata = metadata::encode_metadata(&meta, header.version()).unwrap();
+        assert_eq!(metadata.len() as u64, header.metadata_len);
+        let mut patched = bytes.clone();
+        patched[HEADER_LEN..HEADER_LEN + metadata.len()].copy_from_slice(&metadata);
+        crate::fuzzing::container::recompute_checksums(&mut patched);
+        let e = StreamReader::open(&patched[..]).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("bone {bone} translation")) && e.contains("clip range y"),
+            "{min} {extent}: {e}"
+        );
+        let e = crate::stream::Stream::from_bytes(patched, Default::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not be finite"), "{e}");
     }
 }

@@ -4,9 +4,9 @@
 //! Not part of the stable API: it exists for the fuzzers.
 
 use super::same_bits;
-use crate::container::StreamReader;
+use crate::container::{StreamReader, MAX_TABLE_OF_CONTENTS_LEN};
 use crate::sample::Sampling;
-use crate::stream::{MissingPage, Stream, StreamOptions};
+use crate::stream::{MissingPage, PageData, Source, Stream, StreamOptions};
 use crate::Transform;
 
 /// What the reader made of an input.
@@ -24,6 +24,7 @@ pub enum Outcome {
 /// Opens `data` and uses the reader every way playback does. Panics only if
 /// the reader does, or if a file that verified sound fails to sample.
 pub fn exercise(data: &[u8]) -> Outcome {
+    open_as_sparse_file(data);
     let Ok(reader) = StreamReader::open(data) else {
         return Outcome::OpenFailed;
     };
@@ -73,6 +74,7 @@ pub fn exercise(data: &[u8]) -> Outcome {
         }
     }
     stream_like_the_reader(data, &reader, &times, sound);
+    host_deliveries_in_any_order(data, &reader, &times, sound);
     if reader.preview().is_some() {
         previewing_stream(data, &times, sound);
     }
@@ -252,4 +254,142 @@ pub fn claiming_samples(samples: u32) -> Vec<u8> {
     bytes[at..at + 4].copy_from_slice(&samples.to_le_bytes());
     recompute_checksums(&mut bytes);
     bytes
+}
+
+/// `data` followed by zeros up to the length its header declares (a sparse
+/// file): a stream opening it reads no more than the table of contents'
+/// limit at once, whatever the header (checksum fixed or not) claims.
+struct SparseFile {
+    data: Vec<u8>,
+    len: u64,
+}
+
+impl Source for SparseFile {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read(&self, offset: u64, len: usize) -> std::io::Result<PageData> {
+        assert!(
+            len as u64 <= MAX_TABLE_OF_CONTENTS_LEN,
+            "a read of {len} bytes at {offset}: over the table of contents' limit"
+        );
+        let mut out = vec![0u8; len];
+        let start = offset.min(self.data.len() as u64) as usize;
+        let end = (start + len).min(self.data.len());
+        out[..end - start].copy_from_slice(&self.data[start..end]);
+        Ok(PageData::owned(out))
+    }
+
+    fn describe(&self) -> String {
+        "a sparse file".into()
+    }
+}
+
+/// Opens `data` as the sparse file its header declares, when it declares
+/// a longer one: refused or opened, never a read past the limit.
+fn open_as_sparse_file(data: &[u8]) {
+    let Some(declared) = data.get(16..24) else {
+        return;
+    };
+    let mut len = [0u8; 8];
+    len.copy_from_slice(declared);
+    let len = u64::from_le_bytes(len);
+    if len <= data.len() as u64 {
+        return;
+    }
+    let data = data.to_vec();
+    let options = StreamOptions::default().with_prefetch(false);
+    let _ = Stream::open(SparseFile { data, len }, options);
+}
+
+/// A host delivers every page, in an order the input decides, each first
+/// as the wrong bytes (another page's, a short read, a flipped bit) and
+/// then as the right ones: the wrong ones are refused, the right ones taken,
+/// and on a sound file every pose after is the reader's.
+fn host_deliveries_in_any_order(
+    data: &[u8],
+    reader: &StreamReader<&[u8]>,
+    times: &[f64],
+    sound: bool,
+) {
+    let index = reader.index();
+    let pages = index.pages();
+    let prefix = data[..index.header().pages_offset as usize].to_vec();
+    let options = StreamOptions::default()
+        .with_missing_page(MissingPage::NotReady)
+        .with_budget_bytes(u64::MAX);
+    let stream = match Stream::open_host(prefix, data.len() as u64, options) {
+        Ok(stream) => stream,
+        Err(e) => panic!("the reader opened the file, a host-driven stream did not: {e}"),
+    };
+    let stored = |page: usize| {
+        let entry = pages[page];
+        &data[entry.offset as usize..][..entry.stored_len as usize]
+    };
+    // An order from the input's bytes: a stride through the pages.
+    let n = pages.len();
+    let stride = (1..=n)
+        .rev()
+        .find(|s| gcd(*s, n) == 1 && *s <= 1 + data.len() % n.max(1))
+        .unwrap_or(1);
+    let bones = reader.meta().num_bones();
+    let (mut a, mut b) = (
+        vec![Transform::IDENTITY; bones],
+        vec![Transform::IDENTITY; bones],
+    );
+    let rate = f64::from(reader.meta().sample_rate);
+    for k in 0..n {
+        let page = (k * stride + data.len()) % n;
+        // A sampler asks for the page first, so the stream takes it.
+        let time = index.page_samples(page).start as f64 / rate;
+        let _ = stream.sample(time, &mut a);
+        let right = stored(page);
+        let mut flipped = right.to_vec();
+        if let Some(b) = flipped.get_mut(k % right.len().max(1)) {
+            *b ^= 1 << (k % 8);
+        }
+        let wrong = [
+            stored((page + 1) % n).to_vec(),
+            right[..right.len().saturating_sub(1)].to_vec(),
+            flipped,
+        ];
+        for bytes in wrong.into_iter().filter(|bytes| bytes != right) {
+            // On a damaged file the "right" bytes may be the wrong ones, and
+            // a flip may undo the damage: only a sound file's are known.
+            let refused = stream.provide_page(page, bytes.clone()).is_err();
+            if sound {
+                assert!(refused, "page {page}: wrong bytes were taken");
+            }
+        }
+        let taken = stream.provide_page(page, right.to_vec());
+        if sound {
+            assert!(
+                matches!(taken, Ok(true)),
+                "page {page}: the right bytes after wrong ones: {taken:?}"
+            );
+        }
+    }
+    if !sound {
+        return;
+    }
+    for &t in times {
+        let from_stream = stream.sample(t, &mut a);
+        let from_reader = reader.sample(t, &mut b);
+        assert!(
+            from_stream.is_ok() && from_reader.is_ok(),
+            "host-driven sample({t}): {from_stream:?}"
+        );
+        assert!(
+            a.iter().zip(&b).all(|(x, y)| same_bits(x, y)),
+            "host-driven stream and reader differ at {t}"
+        );
+    }
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    match b {
+        0 => a,
+        _ => gcd(b, a % b),
+    }
 }

@@ -46,12 +46,13 @@ pub mod source;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use arc_swap::Guard;
 
 use crate::clip::Transform;
+use crate::container::bytes::try_extend;
 use crate::container::index::{ContainerError, ContainerIndex, Header};
 use crate::container::read::{resident_cost, ReadyPage};
 use crate::container::PreviewTier;
@@ -85,7 +86,8 @@ pub enum MissingPage {
     /// on a stream whose pages the host provides, put it first among
     /// [`Stream::wanted_pages`]). Needs the prefetch thread
     /// ([`StreamOptions::prefetch`]) or the host; without either the page
-    /// comes only from [`Stream::preload`].
+    /// comes only from [`Stream::preload`], and [`Stream::open_file`]
+    /// refuses the setting.
     NotReady,
     /// Decode that time from the file's preview tier (resident from open;
     /// no disk, no wait, no allocation), say so
@@ -247,8 +249,12 @@ pub(crate) struct Shared {
     /// Host-driven I/O: what the playheads and not-ready samplers ask for,
     /// for the host to read ([`Stream::wanted_pages`]); `None` otherwise.
     host: Option<Mutex<HostQueue>>,
-    /// Pages that failed their check: they fail again without a read.
-    corrupt: Vec<OnceLock<ContainerError>>,
+    /// Each page's last failed check, until bytes for it pass one. Not a
+    /// verdict on the page: every read or delivery is checked afresh (a
+    /// host that handed over the wrong bytes, or a file restored after it
+    /// was overwritten, recovers with the next), but what a not-ready
+    /// sampler is told, and why a previewing one shows the preview.
+    failed: Vec<Mutex<Option<ContainerError>>>,
     /// The file's preview tier, checked and resident, if it has one.
     preview: Option<PreviewTier>,
     /// Tests: every load evicts every page as soon as it is installed.
@@ -261,6 +267,33 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// Page `page`'s last failed check (see `Shared::failed`).
+    fn last_failure(&self, page: usize) -> std::sync::MutexGuard<'_, Option<ContainerError>> {
+        self.failed[page].lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A page check's failure, saying whose bytes failed and that the next
+    /// are checked afresh: a host's delivery is not the file's fault.
+    fn failed_check(&self, e: ContainerError) -> ContainerError {
+        let ContainerError::CorruptPage {
+            page,
+            offset,
+            message,
+        } = e
+        else {
+            return e;
+        };
+        let whose = match self.host {
+            Some(_) => "the bytes provided for it (the next delivery is checked afresh)",
+            None => "the bytes read for it (read again when next asked for)",
+        };
+        ContainerError::CorruptPage {
+            page,
+            offset,
+            message: format!("{whose}: {message}"),
+        }
+    }
+
     /// Host-driven streams: the players' latest posts, which the eviction
     /// scorer then goes by too (a worker does both each round instead).
     fn read_posts(&self) -> Vec<Hint> {
@@ -278,9 +311,6 @@ impl Shared {
         admission: Admission,
         prefetch: bool,
     ) -> Result<Option<Arc<ResidentPage>>> {
-        if let Some(e) = self.corrupt[page].get() {
-            return Err(e.clone().into());
-        }
         let urgent = admission == Admission::Urgent;
         let _loading = self.cache.load_lock(page);
         if let Some(resident) = self.cache.get_full(page) {
@@ -315,9 +345,6 @@ impl Shared {
         admission: Admission,
         data: PageData,
     ) -> Result<Option<Arc<ResidentPage>>> {
-        if let Some(e) = self.corrupt[page].get() {
-            return Err(e.clone().into());
-        }
         let _loading = self.cache.load_lock(page);
         if let Some(resident) = self.cache.get_full(page) {
             return Ok(Some(resident));
@@ -360,11 +387,13 @@ impl Shared {
             Ok(checked) => checked,
             Err(e) => {
                 self.cache.cancel(cost);
-                tracing::warn!(page, error = %e, "corrupt page");
-                let _ = self.corrupt[page].set(e.clone());
+                let e = self.failed_check(e);
+                tracing::warn!(page, error = %e, "page failed its check");
+                *self.last_failure(page) = Some(e.clone());
                 return Err(e.into());
             }
         };
+        *self.last_failure(page) = None;
         let resident = self
             .cache
             .install(&self.index, page, data, checked, cost, urgent);
@@ -440,7 +469,21 @@ impl Stream {
     /// reads of a file nothing writes to, open a [`MappedSource`] with
     /// [`Stream::open`] (its contract: the file must not change while
     /// mapped).
+    ///
+    /// [`MissingPage::NotReady`] and [`MissingPage::Preview`] need the
+    /// prefetch thread here: without it nothing would ever load a missing
+    /// page (only [`Stream::preload`]), so those settings are refused.
     pub fn open_file(path: &Path, options: StreamOptions) -> Result<Stream> {
+        if options.missing_page != MissingPage::Block && !options.prefetch {
+            return Err(Error::InvalidSettings {
+                message: format!(
+                    "missing_page {:?} with prefetch off: a stream over a file would never load \
+                     a missing page; turn prefetch on, use missing_page Block, or read the \
+                     pages yourself through Stream::open_host",
+                    options.missing_page
+                ),
+            });
+        }
         Stream::open(FileSource::open(path)?, options)
     }
 
@@ -540,8 +583,18 @@ impl Stream {
         let len = source.len();
         let head = source.read(0, HEADER_LEN.min(len as usize)).map_err(io)?;
         let header = Header::parse(&head, len)?;
-        let prefix = source.read(0, header.pages_offset as usize).map_err(io)?;
-        let index = ContainerIndex::parse(&header, &prefix)?;
+        // The table of contents, one checked section at a time (nothing
+        // the header claims is read or allocated before it is bounded),
+        // kept whole for the preview tier.
+        let mut prefix = Vec::new();
+        try_extend(&mut prefix, &head, "the header").map_err(io)?;
+        let index = ContainerIndex::read(&header, |range| -> Result<PageData> {
+            let bytes = source
+                .read(range.start, (range.end - range.start) as usize)
+                .map_err(io)?;
+            try_extend(&mut prefix, &bytes, "the table of contents").map_err(io)?;
+            Ok(bytes)
+        })?;
         let preview = PreviewTier::parse(&index, &prefix)?;
         if options.missing_page == MissingPage::Preview && preview.is_none() {
             return Err(Error::InvalidSettings {
@@ -564,7 +617,7 @@ impl Stream {
             });
         }
         let counters = Arc::new(Counters::default());
-        Counters::add(&counters.bytes_read, (head.len() + prefix.len()) as u64);
+        Counters::add(&counters.bytes_read, prefix.len() as u64);
         drop((head, prefix));
         tracing::debug!(
             clip = index.meta().name,
@@ -576,7 +629,7 @@ impl Stream {
             source: Box::new(source),
             describe,
             cache: PageCache::new(&index, options.budget_bytes, counters),
-            corrupt: index.pages().iter().map(|_| OnceLock::new()).collect(),
+            failed: index.pages().iter().map(|_| Mutex::new(None)).collect(),
             preview,
             index,
             plan,
@@ -774,9 +827,10 @@ impl Stream {
             if wanted.len() >= max {
                 break;
             }
+            // A page whose last bytes failed their check is asked for
+            // again: the next delivery may be the right one.
             let resident = shared.cache.is_resident(page);
-            let corrupt = shared.corrupt[page].get().is_some();
-            if resident || corrupt || wanted.iter().any(|w| w.page == page) {
+            if resident || wanted.iter().any(|w| w.page == page) {
                 continue;
             }
             let entry = shared.index.pages()[page];
@@ -830,9 +884,10 @@ impl Stream {
         };
         let loaded = shared.install_provided(page, admission, PageData::owned(bytes));
         if urgent && !matches!(loaded, Ok(Some(_))) {
-            // Still wanted: keep it first in line.
+            // Still wanted, also when these bytes failed their check (the
+            // next may be the right ones): keep it first in line.
             let mut host = host.lock().unwrap_or_else(|e| e.into_inner());
-            if !host.urgent.contains(&page) && loaded.is_ok() {
+            if !host.urgent.contains(&page) {
                 host.urgent.push_front(page);
             }
         }
@@ -857,12 +912,9 @@ impl Stream {
         let counters = &self.inner.shared.cache.counters;
         Counters::add(&counters.misses, 1);
         if self.inner.options.missing_page != MissingPage::Block {
-            if let Some(e) = self.inner.shared.corrupt[page].get() {
-                return Err(e.clone().into());
-            }
-            if self.inner.options.missing_page == MissingPage::NotReady {
-                Counters::add(&counters.not_ready, 1);
-            }
+            // Asked for again whether or not its last bytes failed: each
+            // miss is one more try, never a loop of them.
+            let failed = self.inner.shared.last_failure(page).clone();
             if let Some(p) = &self.inner.prefetcher {
                 p.send(match self.inner.options.missing_page {
                     MissingPage::Preview => Request::Preview(page),
@@ -874,7 +926,17 @@ impl Stream {
                     host.urgent.push_back(page);
                 }
             }
-            return Err(Error::PageNotReady { page });
+            return match (failed, self.inner.options.missing_page) {
+                // A previewing sampler shows the preview while the page's
+                // bytes are bad, as while they are on their way.
+                (Some(e), MissingPage::NotReady) => Err(e.into()),
+                _ => {
+                    if self.inner.options.missing_page == MissingPage::NotReady {
+                        Counters::add(&counters.not_ready, 1);
+                    }
+                    Err(Error::PageNotReady { page })
+                }
+            };
         }
         let start = Instant::now();
         // The load hands back the page it made resident, held: another

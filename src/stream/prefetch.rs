@@ -157,7 +157,9 @@ struct Worker {
     promised: Vec<(usize, u64)>,
     /// Rounds the worker has woken for.
     round: u64,
-    /// Pages whose error was already sent.
+    /// Pages whose error was already sent. The lookahead plan leaves them
+    /// alone until they load: a file that keeps failing is read again once
+    /// for each sampler's request, never in a loop of the worker's own.
     reported: HashSet<usize>,
 }
 
@@ -335,7 +337,13 @@ impl Worker {
             return true;
         }
         match self.shared.load(page, admission, true) {
-            Ok(loaded) => loaded.is_some(),
+            Ok(loaded) => {
+                // Sound again (a file restored): its next failure is news.
+                if loaded.is_some() {
+                    self.reported.remove(&page);
+                }
+                loaded.is_some()
+            }
             Err(e) => {
                 if self.reported.insert(page) {
                     let _ = self.errors.try_send(e);

@@ -94,6 +94,14 @@ impl PageData {
         PageData(Repr::Owned(bytes))
     }
 
+    /// The bytes as a vector: the owned ones as they are, the others copied.
+    pub(crate) fn into_vec(self) -> Vec<u8> {
+        match self.0 {
+            Repr::Owned(bytes) => bytes,
+            _ => self.to_vec(),
+        }
+    }
+
     /// Tells the OS the bytes are no longer needed, where that means
     /// anything: a mapped range leaves the process's resident set (the file
     /// stays in the OS page cache). Called when the page cache evicts a page.
@@ -186,7 +194,7 @@ impl Source for FileSource {
 
     fn read(&self, offset: u64, len: usize) -> io::Result<PageData> {
         check_range(offset, len, self.len)?;
-        let mut bytes = vec![0u8; len];
+        let mut bytes = crate::container::bytes::try_zeroed(len, "a read of the file")?;
         match self.read_at(&mut bytes, offset) {
             Ok(()) => Ok(PageData::owned(bytes)),
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {

@@ -82,7 +82,7 @@ fn the_test_stream_has_many_pages() {
     // Opening read the table of contents and nothing else.
     assert_eq!(
         stream.stats().bytes_read,
-        HEADER_LEN as u64 + stream.index().header().pages_offset
+        stream.index().header().pages_offset
     );
     assert!(stream.resident_pages().is_empty());
 }
@@ -760,4 +760,296 @@ fn host_driven_io_refuses_what_it_cannot_do_in_words() {
     let own = open(false, StreamOptions::default());
     assert!(own.wanted_pages(8).is_empty());
     assert!(own.provide_page(0, vec![]).is_err());
+}
+
+/// A file far longer than its bytes (a sparse file: zeros past the bytes
+/// written), that records every read asked of it and serves none over
+/// `serve_at_most` bytes (an old reader would allocate for it).
+struct Sparse {
+    bytes: Vec<u8>,
+    len: u64,
+    serve_at_most: usize,
+    reads: Arc<Mutex<Vec<usize>>>,
+}
+
+impl Source for Sparse {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read(&self, offset: u64, len: usize) -> std::io::Result<PageData> {
+        self.reads.lock().unwrap().push(len);
+        if len > self.serve_at_most {
+            return Err(std::io::Error::other(format!("a read of {len} bytes")));
+        }
+        let mut out = vec![0u8; len];
+        let start = offset.min(self.bytes.len() as u64) as usize;
+        let have = &self.bytes[start..(start + len).min(self.bytes.len())];
+        out[..have.len()].copy_from_slice(have);
+        Ok(PageData::owned(out))
+    }
+
+    fn describe(&self) -> String {
+        "a sparse file".into()
+    }
+}
+
+/// The first bytes of the test file with its header's metadata, index
+/// and preview lengths set as given (the offsets after them follow), its
+/// file length `tail` bytes past the sections, and its checksum fixed: a
+/// header that passes its own check and claims what it likes.
+fn claiming(metadata_len: u32, index_len: u32, tail: u64) -> (Vec<u8>, u64) {
+    let mut bytes = encoded(false)[..4096].to_vec();
+    let aligned = |n: u64| n.div_ceil(8) * 8;
+    let index_offset = aligned(HEADER_LEN as u64 + u64::from(metadata_len));
+    let pages_offset = aligned(index_offset + u64::from(index_len));
+    let file_len = pages_offset + tail;
+    bytes[12..16].copy_from_slice(&metadata_len.to_le_bytes());
+    bytes[16..24].copy_from_slice(&file_len.to_le_bytes());
+    bytes[24..32].copy_from_slice(&index_offset.to_le_bytes());
+    bytes[32..36].copy_from_slice(&index_len.to_le_bytes());
+    bytes[44..48].copy_from_slice(&0u32.to_le_bytes());
+    bytes[48..56].copy_from_slice(&pages_offset.to_le_bytes());
+    bytes[56..60].copy_from_slice(&0u32.to_le_bytes());
+    let checksum = crate::container::crc32(&bytes[..60]);
+    bytes[60..64].copy_from_slice(&checksum.to_le_bytes());
+    (bytes, file_len)
+}
+
+#[test]
+fn a_table_of_contents_claiming_gigabytes_is_refused_before_it_is_read() {
+    let header = Header::parse(&encoded(false)[..HEADER_LEN], encoded(false).len() as u64).unwrap();
+    let metadata_len = header.metadata_len as u32;
+    for (what, metadata_len, index_len, refused, most_read) in [
+        // 4 GiB of metadata and of index: over the metadata's limit.
+        (
+            "metadata",
+            u32::MAX - 64,
+            u32::MAX - 8,
+            "metadata length",
+            HEADER_LEN,
+        ),
+        // The real metadata and 4 GiB of index: over the table of
+        // contents' limit, refused before the metadata is read.
+        (
+            "index",
+            metadata_len,
+            u32::MAX - 8,
+            "table of contents",
+            HEADER_LEN,
+        ),
+        // 100 MiB of index, under that limit but far more than the
+        // metadata's segments need: refused after reading the metadata.
+        (
+            "index bound",
+            metadata_len,
+            100 << 20,
+            "segments of the metadata",
+            4096,
+        ),
+    ] {
+        let (bytes, file_len) = claiming(metadata_len, index_len, 1 << 33);
+        let reads = Arc::new(Mutex::new(Vec::new()));
+        let source = Sparse {
+            bytes,
+            len: file_len,
+            serve_at_most: 64 << 20,
+            reads: Arc::clone(&reads),
+        };
+        let e = Stream::open(source, StreamOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(refused), "{what}: {e}");
+        let reads = reads.lock().unwrap();
+        let largest = reads.iter().copied().max().unwrap_or(0);
+        assert!(largest <= most_read, "{what}: read {reads:?}");
+    }
+}
+
+#[test]
+fn a_sparse_file_claiming_gigabytes_opens_as_an_error_in_words() {
+    let dir = std::env::temp_dir().join(format!("cinestream-sparse-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("sparse.cine");
+    let (bytes, file_len) = claiming(u32::MAX - 64, u32::MAX - 8, 1 << 33);
+    std::fs::write(&path, &bytes).unwrap();
+    // 12 GiB long, 4 KiB of it written.
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(file_len)
+        .unwrap();
+    let e = Stream::open_file(&path, StreamOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("metadata length") && e.contains("over the limit"),
+        "{e}"
+    );
+    let e = StreamReader::open_file(&path).unwrap_err().to_string();
+    assert!(
+        e.contains("metadata length") && e.contains("over the limit"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The test clip with a preview tier, in pages of about 2 KiB.
+fn encoded_with_preview() -> &'static [u8] {
+    static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
+    BYTES.get_or_init(|| {
+        let clip = cinematic(&CinematicSpec {
+            seconds: 20.0,
+            ..Default::default()
+        });
+        let settings = CompressSettings::default();
+        let (compressed, _) = compress(&clip, &settings).unwrap();
+        let preview = crate::compress::build_preview(&clip, &compressed, &settings, 2.0).unwrap();
+        let options = WriteOptions::default().with_page_bytes(2048);
+        crate::container::encode_stream_with_preview(&compressed, Some(&preview), &options)
+            .unwrap()
+            .0
+    })
+}
+
+/// The stored bytes of `page` of `file`.
+fn stored_page(stream: &Stream, file: &[u8], page: usize) -> Vec<u8> {
+    let entry = stream.index().pages()[page];
+    file[entry.offset as usize..][..entry.stored_len as usize].to_vec()
+}
+
+#[test]
+fn wrong_bytes_from_a_host_do_not_poison_the_page() {
+    let options = StreamOptions::default().with_missing_page(MissingPage::NotReady);
+    let (stream, file) = open_by_host(options);
+    let page = 3;
+    let time = {
+        let samples = stream.index().page_samples(page);
+        (samples.start + 1) as f64 / f64::from(stream.meta().sample_rate)
+    };
+    let mut pose = vec![Transform::IDENTITY; stream.meta().num_bones()];
+    assert!(matches!(
+        stream.sample(time, &mut pose),
+        Err(Error::PageNotReady { page: 3 })
+    ));
+    let right = stored_page(&stream, file, page);
+    let mut flipped = right.clone();
+    flipped[right.len() / 2] ^= 0x10;
+    let wrong_page = stored_page(&stream, file, page + 1);
+    let short = right[..right.len() - 1].to_vec();
+    for (what, bytes) in [
+        ("a flipped bit", flipped),
+        ("another page's bytes", wrong_page),
+        ("a short read", short),
+    ] {
+        let e = stream.provide_page(page, bytes).unwrap_err().to_string();
+        assert!(
+            e.contains("page 3") && e.contains("bytes provided") && e.contains("failed"),
+            "{what}: {e}"
+        );
+        assert!(!e.contains("corrupt"), "{what}: {e}");
+        // The sampler is told why, and the stream keeps asking for it.
+        let e = stream.sample(time, &mut pose).unwrap_err().to_string();
+        assert!(e.contains("page 3"), "{what}: {e}");
+        let wanted: Vec<usize> = stream.wanted_pages(64).iter().map(|r| r.page).collect();
+        assert!(wanted.contains(&page), "{what}: {wanted:?}");
+    }
+    // The right bytes, provided next, are taken and give the right pose.
+    assert!(stream.provide_page(page, right).unwrap());
+    stream.sample(time, &mut pose).unwrap();
+    assert_eq!(pose, reference_pose(false, time));
+}
+
+#[test]
+fn a_previewing_sampler_shows_the_preview_while_a_page_is_bad() {
+    let file = encoded_with_preview();
+    let header = Header::parse(&file[..HEADER_LEN], file.len() as u64).unwrap();
+    let prefix = file[..header.pages_offset as usize].to_vec();
+    let options = StreamOptions::default().with_missing_page(MissingPage::Preview);
+    let stream = Stream::open_host(prefix, file.len() as u64, options).unwrap();
+    let page = 2;
+    let time = {
+        let samples = stream.index().page_samples(page);
+        (samples.start + 1) as f64 / f64::from(stream.meta().sample_rate)
+    };
+    let mut pose = vec![Transform::IDENTITY; stream.meta().num_bones()];
+    let mut wrong = stored_page(&stream, file, page);
+    wrong[7] ^= 1;
+    assert!(stream.provide_page(page, wrong).is_err());
+    let quality = stream.sample(time, &mut pose).unwrap();
+    assert!(matches!(quality, Quality::Preview { .. }), "{quality:?}");
+    assert!(stream.wanted_pages(64).iter().any(|r| r.page == page));
+    assert!(stream
+        .provide_page(page, stored_page(&stream, file, page))
+        .unwrap());
+    assert_eq!(stream.sample(time, &mut pose).unwrap(), Quality::Full);
+    let reader = StreamReader::open(file).unwrap();
+    let mut expected = pose.clone();
+    reader.sample(time, &mut expected).unwrap();
+    assert_eq!(pose, expected);
+}
+
+#[test]
+fn a_file_overwritten_in_place_and_restored_recovers_without_reopening() {
+    let dir = std::env::temp_dir().join(format!("cinestream-restore-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("clip.cine");
+    let file = encoded(false);
+    std::fs::write(&path, file).unwrap();
+    let options = StreamOptions::default().with_prefetch(false);
+    let stream = Stream::open_file(&path, options).unwrap();
+    let pages = stream.index().pages().len();
+    // Every page overwritten in place (zeros over its middle), as another
+    // program writing into the file would.
+    let mut damaged = file.to_vec();
+    for page in 0..pages {
+        let entry = stream.index().pages()[page];
+        let middle = entry.offset as usize + entry.stored_len as usize / 2;
+        damaged[middle..middle + 4].fill(0);
+    }
+    std::fs::write(&path, &damaged).unwrap();
+    let mut pose = vec![Transform::IDENTITY; stream.meta().num_bones()];
+    let times: Vec<f64> = (0..pages)
+        .map(|p| {
+            let samples = stream.index().page_samples(p);
+            samples.start as f64 / f64::from(stream.meta().sample_rate)
+        })
+        .collect();
+    for &t in &times {
+        let e = stream.sample(t, &mut pose).unwrap_err().to_string();
+        assert!(e.contains("bytes read") && e.contains("failed"), "{t}: {e}");
+    }
+    // Restored: every page loads and samples right, the same stream.
+    std::fs::write(&path, file).unwrap();
+    for &t in &times {
+        stream.sample(t, &mut pose).unwrap();
+        assert_eq!(pose, reference_pose(false, t), "{t}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_file_stream_that_would_never_load_a_page_is_refused_at_open() {
+    let dir = std::env::temp_dir().join(format!("cinestream-noload-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("clip.cine");
+    std::fs::write(&path, encoded_with_preview()).unwrap();
+    for policy in [MissingPage::NotReady, MissingPage::Preview] {
+        let options = StreamOptions::default()
+            .with_missing_page(policy)
+            .with_prefetch(false);
+        let e = Stream::open_file(&path, options.clone()).unwrap_err();
+        assert!(matches!(e, Error::InvalidSettings { .. }), "{e:?}");
+        let e = e.to_string();
+        assert!(
+            e.contains("prefetch off") && e.contains(&format!("{policy:?}")),
+            "{e}"
+        );
+        // With the prefetch thread, or blocking, the same file opens.
+        Stream::open_file(&path, options.with_prefetch(true)).unwrap();
+    }
+    let blocking = StreamOptions::default().with_prefetch(false);
+    Stream::open_file(&path, blocking).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
 }
