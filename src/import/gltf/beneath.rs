@@ -35,6 +35,11 @@ pub(super) enum Beneath {
 #[cfg(unix)]
 const MAX_LINKS: usize = 40;
 
+/// How many times `openat2` is asked again after a rename elsewhere raced
+/// it (`EAGAIN`) before the component walk decides instead.
+#[cfg(target_os = "linux")]
+const OPENAT2_RETRIES: usize = 8;
+
 /// Opens `relative` beneath the directory `dir` for reading (see the
 /// module docs).
 #[cfg(unix)]
@@ -52,23 +57,29 @@ pub(super) fn open(dir: &Path, relative: &Path) -> Result<File, Beneath> {
     {
         use rustix::fs::{openat2, ResolveFlags};
         use rustix::io::Errno;
-        match openat2(
-            &root,
-            relative,
-            file_flags(),
-            Mode::empty(),
-            ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
-        ) {
-            Ok(fd) => return Ok(File::from(fd)),
-            Err(Errno::XDEV) => {
-                return Err(Beneath::Outside(
-                    "it climbs above the directory with '..' or through a link".into(),
-                ))
+        // The kernel answers EAGAIN when a rename anywhere on the system
+        // raced the resolution of a `..` (it cannot prove the result stayed
+        // beneath): ask again a few times, then let the walk decide.
+        for _ in 0..OPENAT2_RETRIES {
+            match openat2(
+                &root,
+                relative,
+                file_flags(),
+                Mode::empty(),
+                ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
+            ) {
+                Ok(fd) => return Ok(File::from(fd)),
+                Err(Errno::XDEV) => {
+                    return Err(Beneath::Outside(
+                        "it climbs above the directory with '..' or through a link".into(),
+                    ))
+                }
+                Err(Errno::AGAIN | Errno::INTR) => continue,
+                // No openat2 (before Linux 5.6), or a sandbox that refuses it:
+                // the walk below keeps the same rule.
+                Err(Errno::NOSYS | Errno::PERM) => break,
+                Err(e) => return Err(Beneath::Io(e.into())),
             }
-            // No openat2 (before Linux 5.6), or a sandbox that refuses it:
-            // the walk below keeps the same rule.
-            Err(Errno::NOSYS | Errno::PERM) => {}
-            Err(e) => return Err(Beneath::Io(e.into())),
         }
     }
     walk(root, relative)
