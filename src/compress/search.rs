@@ -899,7 +899,7 @@ impl<'a> Search<'a> {
         // A block with nothing left to lower costs nothing: on a chain the
         // union below is the chain under the block, and the blocks of a
         // level are as many as its tracks.
-        if block.iter().all(|&t| self.rates[t] <= RATE_CONSTANT) {
+        if block.iter().all(|&t| self.rates[t] == RATE_CONSTANT) {
             return Some(false);
         }
         let mut roots: Vec<usize> = block

@@ -189,9 +189,9 @@ pub fn actor_ranges(meta: &ClipMeta) -> Vec<Range<usize>> {
     }
     let mut ranges: Vec<Range<usize>> = Vec::with_capacity(1);
     ranges.push(0..0);
-    for bone in 0..bones {
+    for (bone, &earliest) in earliest_parent[..bones].iter().enumerate() {
         // No bone from it on has a parent before it: it starts an actor.
-        if starts(bone) && earliest_parent[bone] >= bone {
+        if starts(bone) && earliest >= bone {
             ranges.push(bone..bone + 1);
         } else if let Some(last) = ranges.last_mut() {
             last.end = bone + 1;
