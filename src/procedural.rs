@@ -23,6 +23,17 @@ use crate::clip::{Bone, Clip, FloatKind, FloatTrack, LengthUnit, Skeleton, Trans
 /// Bones of one humanoid actor.
 pub const HUMANOID_BONES: usize = 22;
 
+/// Bytes per bone per sample that building a cinematic, compressing it and
+/// building its preview tier take at their peak (the clip's poses, the
+/// compressor's object-space copies, vertices and scratch): 356 to 359
+/// measured at 178 and 354 bones over 7,201 samples (peak RSS), rounded up
+/// for the process's own.
+pub const PEAK_BYTES_PER_BONE_SAMPLE: u64 = 400;
+
+/// The most bytes [`CinematicSpec::check_memory`] lets `cinestream demo`
+/// take (4 GiB): four actors for the longest demo (an hour) fit.
+pub const CINEMATIC_MEMORY_LIMIT: u64 = 4 << 30;
+
 /// What to generate.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -121,6 +132,45 @@ impl CinematicSpec {
     /// Number of samples: one every 1/rate seconds, both ends included.
     pub fn num_samples(&self) -> usize {
         (self.seconds.max(0.0) * self.sample_rate as f64).round() as usize + 1
+    }
+
+    /// Number of bones: [`HUMANOID_BONES`] per actor, the scene root with
+    /// more than one actor, and the camera's with [`CinematicSpec::camera`].
+    pub fn num_bones(&self) -> usize {
+        let actors = self.actors.max(1);
+        actors * HUMANOID_BONES + usize::from(actors > 1) + usize::from(self.camera)
+    }
+
+    /// Bytes that building this cinematic, compressing it and building its
+    /// preview tier take at their peak, estimated:
+    /// [`PEAK_BYTES_PER_BONE_SAMPLE`] per bone per sample.
+    pub fn estimated_peak_bytes(&self) -> u64 {
+        (self.num_bones() as u64)
+            .saturating_mul(self.num_samples() as u64)
+            .saturating_mul(PEAK_BYTES_PER_BONE_SAMPLE)
+    }
+
+    /// Refuses, before anything is built, a cinematic whose
+    /// [`estimated_peak_bytes`](Self::estimated_peak_bytes) are over
+    /// `limit`, naming both, so that flags each within its range cannot
+    /// together exhaust the memory (64 actors for an hour: 61 GB).
+    pub fn check_memory(&self, limit: u64) -> crate::Result<()> {
+        let estimate = self.estimated_peak_bytes();
+        if estimate <= limit {
+            return Ok(());
+        }
+        let gb = |bytes: u64| bytes as f64 / 1e9;
+        Err(crate::Error::InvalidSettings {
+            message: format!(
+                "{} actors for {} s ({} bones x {} samples) would take about {:.1} GB to build and compress, over the limit of {:.1} GB: fewer actors or seconds",
+                self.actors.max(1),
+                self.seconds,
+                self.num_bones(),
+                self.num_samples(),
+                gb(estimate),
+                gb(limit)
+            ),
+        })
     }
 }
 
@@ -612,6 +662,43 @@ fn chain(name: &str, bones: usize, samples: usize, rotation: impl Fn(f32, f32) -
 mod tests {
     use super::*;
     use crate::clip::TrackKind;
+
+    #[test]
+    fn memory_estimates_refuse_the_hour_of_64_actors_and_let_the_default_by() {
+        let spec = |actors, seconds| {
+            CinematicSpec::default()
+                .with_actors(actors)
+                .with_seconds(seconds)
+                .with_face(true)
+                .with_camera(true)
+        };
+        let big = spec(64, 3600.0);
+        assert_eq!(big.num_bones(), 64 * 22 + 2);
+        assert_eq!(big.estimated_peak_bytes(), 1410 * 108_001 * 400);
+        let message = big
+            .check_memory(CINEMATIC_MEMORY_LIMIT)
+            .unwrap_err()
+            .to_string();
+        for part in [
+            "64 actors",
+            "3600 s",
+            "1410 bones x 108001 samples",
+            "60.9 GB",
+            "4.3 GB",
+        ] {
+            assert!(message.contains(part), "{part:?} missing from {message}");
+        }
+        // The demo's default cast for the longest length fits, and the
+        // count is the clip's.
+        let long = spec(4, 3600.0);
+        assert!(long.check_memory(CINEMATIC_MEMORY_LIMIT).is_ok());
+        let short = spec(3, 1.0);
+        assert_eq!(short.num_bones(), cinematic(&short).num_bones());
+        assert_eq!(
+            spec(1, 1.0).num_bones(),
+            cinematic(&spec(1, 1.0)).num_bones()
+        );
+    }
 
     #[test]
     fn one_actor_has_22_bones_and_the_requested_length() {

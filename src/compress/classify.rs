@@ -219,18 +219,20 @@ fn subtree_error(
                 }
                 let row = s * bones;
                 let source = first + row;
-                let mut worst = 0.0f64;
-                for &b in &ctx.subtrees[bone] {
+                // Stops at the first bone over: the rest of this sample's
+                // subtree is recomputed by `refresh` like the samples before
+                // it, and a chain's candidate that is over at its own bone
+                // costs one bone, not the chain below it.
+                for &b in ctx.subtrees.of(bone) {
                     compose(skeleton, lossy, object, row, b);
                     let e = vertices_error(
                         &ctx.raw_vertices[source + b],
                         &shell_vertices(&object[row + b], ctx.raw_offsets[source + b]),
                     );
-                    worst = worst.max(e);
-                }
-                if worst > limit {
-                    over.store(true, Ordering::Relaxed);
-                    return s + 1;
+                    if e > limit {
+                        over.store(true, Ordering::Relaxed);
+                        return s + 1;
+                    }
                 }
             }
             samples
@@ -258,7 +260,7 @@ fn refresh(
             let lossy = &lossy[chunk * CHUNK_SAMPLES * bones..];
             for s in 0..samples {
                 let row = s * bones;
-                for &b in &ctx.subtrees[bone] {
+                for &b in ctx.subtrees.of(bone) {
                     compose(skeleton, lossy, object, row, b);
                 }
             }

@@ -293,7 +293,7 @@ pub(crate) struct Context<'a> {
     /// indexing: the decoded pose places the same local points.
     pub raw_offsets: Vec<DVec3>,
     /// Each bone followed by its descendants, parents before children.
-    pub subtrees: Vec<Vec<usize>>,
+    pub subtrees: Subtrees,
     /// Generations above each bone: 0 for a root.
     pub depths: Vec<usize>,
     /// Generations below each bone: 0 for a leaf.
@@ -316,14 +316,7 @@ impl<'a> Context<'a> {
             .par_chunks_exact_mut(bones)
             .enumerate()
             .for_each(|(sample, object)| local_to_object(skeleton, clip.pose(sample), object));
-        let mut subtrees: Vec<Vec<usize>> = (0..bones).map(|b| vec![b]).collect();
-        for bone in (0..bones).rev() {
-            if let Some(parent) = skeleton.parent(bone) {
-                let child = std::mem::take(&mut subtrees[bone]);
-                subtrees[parent].extend_from_slice(&child);
-                subtrees[bone] = child;
-            }
-        }
+        let subtrees = Subtrees::new(skeleton);
         let mut depths = vec![0usize; bones];
         for bone in 0..bones {
             // Parents precede children.
@@ -337,9 +330,6 @@ impl<'a> Context<'a> {
             if let Some(parent) = skeleton.parent(bone) {
                 heights[parent] = heights[parent].max(heights[bone] + 1);
             }
-        }
-        for subtree in &mut subtrees {
-            subtree.sort_unstable();
         }
         let shells = settings.metric().shell_distances(clip);
         let raw_offsets: Vec<DVec3> = raw_object
@@ -365,6 +355,75 @@ impl<'a> Context<'a> {
             depths,
             heights,
             brute_force: false,
+        }
+    }
+}
+
+/// Each bone's subtree (the bone and its descendants, in ascending order,
+/// so parents before children), for every bone at once.
+///
+/// A skeleton in depth-first order (every subtree a run of bones from its
+/// root: BVH's, and any chain's) needs no list per bone: a subtree is a
+/// slice of `0..bones`, so memory stays linear in bones however deep the
+/// rig. Lists per bone, whose sizes add up to the sum of the depths, are
+/// kept only for other orders.
+pub(crate) struct Subtrees {
+    /// `0..bones`, of which a depth-first subtree is a slice.
+    all: Vec<usize>,
+    /// Per bone: its subtree, `all[start..start + size]` or a list.
+    parts: SubtreeParts,
+}
+
+enum SubtreeParts {
+    /// Depth-first order: the size of each bone's subtree.
+    Runs(Vec<usize>),
+    /// Any other order: each bone's sorted subtree.
+    Lists(Vec<Vec<usize>>),
+}
+
+impl Subtrees {
+    pub(crate) fn new(skeleton: &crate::clip::Skeleton) -> Subtrees {
+        let bones = skeleton.len();
+        // Per bone: its subtree's size and one past its last bone.
+        let mut sizes = vec![1usize; bones];
+        let mut ends: Vec<usize> = (1..=bones).collect();
+        for bone in (0..bones).rev() {
+            // Children follow their parents.
+            if let Some(parent) = skeleton.parent(bone) {
+                sizes[parent] += sizes[bone];
+                ends[parent] = ends[parent].max(ends[bone]);
+            }
+        }
+        // A subtree's bones are distinct and lie in `bone..end`: they fill
+        // it exactly when there are as many as the run is long.
+        let depth_first = (0..bones).all(|bone| ends[bone] - bone == sizes[bone]);
+        let parts = if depth_first {
+            SubtreeParts::Runs(sizes)
+        } else {
+            let mut lists: Vec<Vec<usize>> = (0..bones).map(|b| vec![b]).collect();
+            for bone in (0..bones).rev() {
+                if let Some(parent) = skeleton.parent(bone) {
+                    let child = std::mem::take(&mut lists[bone]);
+                    lists[parent].extend_from_slice(&child);
+                    lists[bone] = child;
+                }
+            }
+            for list in &mut lists {
+                list.sort_unstable();
+            }
+            SubtreeParts::Lists(lists)
+        };
+        Subtrees {
+            all: (0..bones).collect(),
+            parts,
+        }
+    }
+
+    /// The subtree of `bone`, ascending.
+    pub(crate) fn of(&self, bone: usize) -> &[usize] {
+        match &self.parts {
+            SubtreeParts::Runs(sizes) => &self.all[bone..bone + sizes[bone]],
+            SubtreeParts::Lists(lists) => &lists[bone],
         }
     }
 }

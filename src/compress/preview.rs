@@ -114,41 +114,80 @@ pub fn build_preview(
     }
     let meta = full.meta();
     let shells = settings.metric().shell_distances(clip);
-    let mut actors = Vec::new();
-    let (mut bound_cm, mut float_bound) = (0.0f64, 0.0f64);
-    for (index, bones) in actor_ranges(meta).into_iter().enumerate() {
-        let floats = index == 0;
-        let internal = |what: &str| Error::Internal {
-            message: format!("the preview of '{}', bones {bones:?}: {what}", meta.name),
-        };
-        let template = meta
-            .bone_range(bones.clone(), floats)
-            .ok_or_else(|| internal("not whole hierarchies"))?;
-        let part_clip = clip_part(clip, &template, bones.clone(), floats)
-            .map_err(|e| internal(&e.to_string()))?;
-        // An actor hanging from a still scene root is measured in the
-        // root's frame: its scale scales every distance.
-        let frame_scale = match meta.skeleton.parent(bones.start) {
-            Some(root) if root < bones.start => {
-                f64::from(meta.base_pose()[root].scale.abs().max_element())
-            }
-            _ => 1.0,
-        };
-        let actor = Actor {
-            clip: &part_clip,
-            template: &template,
+    let ranges = actor_ranges(meta);
+    let templates = meta.bone_ranges(&ranges).ok_or_else(|| Error::Internal {
+        message: format!(
+            "the preview of '{}': its {} actors are not whole hierarchies",
+            meta.name,
+            ranges.len()
+        ),
+    })?;
+    let actors: Vec<Actor> = ranges
+        .iter()
+        .zip(&templates)
+        .enumerate()
+        .map(|(index, (bones, template))| Actor {
+            template,
             bones: bones.clone(),
             shells: &shells[bones.clone()],
-            floats,
-            frame_scale,
+            floats: index == 0,
+            // An actor hanging from a still scene root is measured in the
+            // root's frame: its scale scales every distance.
+            frame_scale: match meta.skeleton.parent(bones.start) {
+                Some(root) if root < bones.start => {
+                    f64::from(meta.base_pose()[root].scale.abs().max_element())
+                }
+                _ => 1.0,
+            },
+        })
+        .collect();
+    // The actors are built and measured in rounds: each round builds the
+    // parts of the actors not yet within the bound (each at its own
+    // shares) and measures them all against one decode of the full clip
+    // per position, so that the full clip is decoded once a round, not
+    // once per actor (the square of the actors on a wide skeleton). Each
+    // actor's part is the one building it alone gives.
+    let mut built: Vec<Option<(PreviewPart, f64, f64)>> = actors.iter().map(|_| None).collect();
+    let mut scales = vec![1.0f64; actors.len()];
+    let mut last = vec![(0.0f64, 0.0f64); actors.len()];
+    let relax = preview_cm / settings.threshold_cm.max(f64::MIN_POSITIVE);
+    for _ in 0..ATTEMPTS {
+        let pending: Vec<usize> = (0..actors.len()).filter(|&a| built[a].is_none()).collect();
+        if pending.is_empty() {
+            break;
+        }
+        let mut parts = Vec::with_capacity(pending.len());
+        for &a in &pending {
+            parts.push(actors[a].part(clip, full, settings, preview_cm, scales[a])?);
+        }
+        let measured = measure(clip, full, &actors, &pending, &parts)?;
+        for ((&a, part), (bound_cm, float_bound)) in pending.iter().zip(parts).zip(measured) {
+            if bound_cm <= preview_cm && float_bound <= relax {
+                built[a] = Some((part, bound_cm, float_bound));
+            } else {
+                last[a] = (bound_cm, float_bound);
+                scales[a] *= 0.75;
+            }
+        }
+    }
+    let mut parts = Vec::with_capacity(actors.len());
+    let (mut bound_cm, mut float_bound) = (0.0f64, 0.0f64);
+    for (a, result) in built.into_iter().enumerate() {
+        let Some((part, bound, float)) = result else {
+            let (worst_cm, worst_float) = last[a];
+            return Err(Error::InvalidSettings {
+                message: format!(
+                    "no preview of '{}' (bones {:?}) stays within {preview_cm} cm: the last try measured {worst_cm:.4} cm (floats {worst_float:.1} precisions); choose a larger bound",
+                    meta.name, actors[a].bones
+                ),
+            });
         };
-        let (part, bound, float) = actor.build(full, settings, preview_cm)?;
-        actors.push(part);
+        parts.push(part);
         bound_cm = bound_cm.max(bound);
         float_bound = float_bound.max(float);
     }
     Ok(Preview {
-        actors,
+        actors: parts,
         bound_cm,
         float_bound,
     })
@@ -181,67 +220,63 @@ fn clip_part(
 
 /// One actor of a clip being previewed.
 struct Actor<'a> {
-    /// Its bones (and float tracks) as a clip of their own.
-    clip: &'a Clip,
     /// The full clip's metadata of its bones.
     template: &'a crate::format::ClipMeta,
     bones: Range<usize>,
     /// Shell distance of each of its bones, clip units.
     shells: &'a [f64],
+    /// Whether it holds the float tracks (the first actor).
     floats: bool,
     /// The scale of the still frame its roots hang from (1 at the top).
     frame_scale: f64,
 }
 
 impl Actor<'_> {
-    /// The actor's part within `preview_cm` and its measured bounds.
-    fn build(
+    /// The actor's part of `clip` with the blend's and the quantization's
+    /// shares of `preview_cm` times `scale` (which shrinks while the
+    /// measure passes the bound).
+    fn part(
         &self,
+        clip: &Clip,
         full: &CompressedClip,
         settings: &CompressSettings,
         preview_cm: f64,
-    ) -> Result<(PreviewPart, f64, f64)> {
+        scale: f64,
+    ) -> Result<PreviewPart> {
         let meta = full.meta();
+        let part_clip =
+            clip_part(clip, self.template, self.bones.clone(), self.floats).map_err(|e| {
+                Error::Internal {
+                    message: format!(
+                        "the preview of '{}', bones {:?}: {e}",
+                        meta.name, self.bones
+                    ),
+                }
+            })?;
         let relax = preview_cm / settings.threshold_cm.max(f64::MIN_POSITIVE);
-        let mut scale = 1.0;
-        let mut last = (0.0, 0.0);
-        for _ in 0..ATTEMPTS {
-            let blend_cm = preview_cm * BLEND_SHARE * scale;
-            let quantize_cm = (preview_cm * (1.0 - BLEND_SHARE) * scale).max(settings.threshold_cm);
-            let keys = choose_keys(
-                self.clip,
-                self.template,
-                meta.cuts(),
-                self.shells,
-                blend_cm,
-                relax * BLEND_SHARE * scale,
-            );
-            let kept = subsample(self.clip, &keys, relax * (1.0 - BLEND_SHARE) * scale)?;
-            let compressed = compress_onto(
-                &kept,
-                self.template,
-                &settings
-                    .clone()
-                    .with_threshold_cm(quantize_cm)
-                    .with_segment_samples(PREVIEW_SEGMENT_SAMPLES),
-            )?;
-            let part = PreviewPart {
-                bones: self.bones.clone(),
-                keys,
-                clip: compressed,
-            };
-            let (bound_cm, float_bound) = self.measure(full, &part)?;
-            if bound_cm <= preview_cm && float_bound <= relax {
-                return Ok((part, bound_cm, float_bound));
-            }
-            last = (bound_cm, float_bound);
-            scale *= 0.75;
-        }
-        Err(Error::InvalidSettings {
-            message: format!(
-                "no preview of '{}' (bones {:?}) stays within {preview_cm} cm: the last try measured {:.4} cm (floats {:.1} precisions); choose a larger bound",
-                meta.name, self.bones, last.0, last.1
-            ),
+        let blend_cm = preview_cm * BLEND_SHARE * scale;
+        let quantize_cm = (preview_cm * (1.0 - BLEND_SHARE) * scale).max(settings.threshold_cm);
+        let keys = choose_keys(
+            &part_clip,
+            self.template,
+            meta.cuts(),
+            self.shells,
+            blend_cm,
+            relax * BLEND_SHARE * scale,
+        );
+        let kept = subsample(&part_clip, &keys, relax * (1.0 - BLEND_SHARE) * scale)?;
+        let compressed = compress_onto(
+            &kept,
+            self.template,
+            &settings
+                .clone()
+                .with_threshold_cm(quantize_cm)
+                .with_segment_samples(PREVIEW_SEGMENT_SAMPLES),
+        )?;
+        Ok(PreviewPart {
+            bones: self.bones.clone(),
+            keys,
+            clip: compressed,
         })
     }
 }
@@ -432,92 +467,131 @@ fn subsample(clip: &Clip, layout: &PreviewKeys, relax: f64) -> Result<Clip> {
     Ok(preview)
 }
 
-impl Actor<'_> {
-    /// The worst object-space error (cm) and float error (in precisions)
-    /// of `part` against `full`'s decode, through the sampler, at every
-    /// quarter of every sample interval.
-    fn measure(&self, full: &CompressedClip, part: &PreviewPart) -> Result<(f64, f64)> {
-        let meta = full.meta();
-        let n = meta.num_samples();
-        let intervals = match meta.loop_mode {
-            crate::clip::LoopMode::Clamp => n - 1,
-            crate::clip::LoopMode::Wrap => n,
-        };
-        let positions = intervals * STEPS_PER_SAMPLE + 1;
-        let to_cm = self.clip.unit().to_cm(1.0) * self.frame_scale;
-        let precisions: Vec<f64> = match self.floats {
-            true => meta
-                .floats
+/// For each of the `pending` actors, the worst object-space error (cm) and
+/// float error (in precisions) of its entry of `parts` against `full`'s
+/// decode, through the sampler, at every quarter of every sample interval.
+/// The full clip is decoded once per position for them all.
+fn measure(
+    clip: &Clip,
+    full: &CompressedClip,
+    actors: &[Actor],
+    pending: &[usize],
+    parts: &[PreviewPart],
+) -> Result<Vec<(f64, f64)>> {
+    let meta = full.meta();
+    let n = meta.num_samples();
+    let intervals = match meta.loop_mode {
+        crate::clip::LoopMode::Clamp => n - 1,
+        crate::clip::LoopMode::Wrap => n,
+    };
+    let positions = intervals * STEPS_PER_SAMPLE + 1;
+    let precisions: Vec<f64> = meta
+        .floats
+        .iter()
+        .flat_map(|f| std::iter::repeat_n(f64::from(f.precision), f.components as usize))
+        .collect();
+    let chunk = 256;
+    let worst = (0..positions.div_ceil(chunk))
+        .into_par_iter()
+        .map(|c| -> Result<Vec<(f64, f64)>> {
+            let mut full_pose = vec![Transform::IDENTITY; meta.num_bones()];
+            let mut full_floats = vec![0.0; meta.num_float_values()];
+            let mut scratch: Vec<Scratch> = pending
                 .iter()
-                .flat_map(|f| std::iter::repeat_n(f64::from(f.precision), f.components as usize))
-                .collect(),
-            false => Vec::new(),
-        };
-        let skeleton = &self.template.skeleton;
-        let preview = &part.clip;
-        let chunk = 256;
-        let worst = (0..positions.div_ceil(chunk))
-            .into_par_iter()
-            .map(|c| -> Result<(f64, f64)> {
-                let (bones, values) = (self.bones.len(), precisions.len());
-                let mut full_pose = vec![Transform::IDENTITY; meta.num_bones()];
-                let mut full_floats = vec![0.0; meta.num_float_values()];
-                let mut preview_pose = vec![Transform::IDENTITY; bones];
-                let mut preview_floats = vec![0.0; values];
-                let identity = DTransform::from_f32(&Transform::IDENTITY);
-                let (mut full_object, mut preview_object) =
-                    (vec![identity; bones], vec![identity; bones]);
-                let (mut worst_cm, mut worst_float) = (0.0f64, 0.0f64);
-                for step in c * chunk..((c + 1) * chunk).min(positions) {
-                    let a = step / STEPS_PER_SAMPLE;
-                    let alpha = (step % STEPS_PER_SAMPLE) as f32 / STEPS_PER_SAMPLE as f32;
-                    // Across a cut the full clip holds, as the sampler locates it.
-                    let keys = match (alpha == 0.0, a + 1 < n) {
-                        (true, _) => KeyPair {
-                            a: a % n,
-                            b: a % n,
-                            alpha: 0.0,
-                        },
-                        (false, true) => KeyPair { a, b: a + 1, alpha },
-                        (false, false) => KeyPair { a, b: 0, alpha },
-                    };
-                    let keys = hold_at_cut(meta, keys);
-                    decode_keys_and_floats(
-                        meta,
-                        full.decode_plan(),
-                        full,
-                        keys,
-                        &mut full_pose,
-                        &mut full_floats,
-                    )?;
+                .map(|&a| Scratch::new(actors[a].bones.len(), actors[a].floats, &precisions))
+                .collect();
+            let mut worst = vec![(0.0f64, 0.0f64); pending.len()];
+            for step in c * chunk..((c + 1) * chunk).min(positions) {
+                let a = step / STEPS_PER_SAMPLE;
+                let alpha = (step % STEPS_PER_SAMPLE) as f32 / STEPS_PER_SAMPLE as f32;
+                // Across a cut the full clip holds, as the sampler locates it.
+                let keys = match (alpha == 0.0, a + 1 < n) {
+                    (true, _) => KeyPair {
+                        a: a % n,
+                        b: a % n,
+                        alpha: 0.0,
+                    },
+                    (false, true) => KeyPair { a, b: a + 1, alpha },
+                    (false, false) => KeyPair { a, b: 0, alpha },
+                };
+                let keys = hold_at_cut(meta, keys);
+                decode_keys_and_floats(
+                    meta,
+                    full.decode_plan(),
+                    full,
+                    keys,
+                    &mut full_pose,
+                    &mut full_floats,
+                )?;
+                for (((&index, part), scratch), worst) in
+                    pending.iter().zip(parts).zip(&mut scratch).zip(&mut worst)
+                {
+                    let actor = &actors[index];
+                    let preview = &part.clip;
                     decode_keys_and_floats(
                         preview.meta(),
                         preview.decode_plan(),
                         preview,
                         preview_keys(&part.keys, keys),
-                        &mut preview_pose,
-                        &mut preview_floats,
+                        &mut scratch.pose,
+                        &mut scratch.floats,
                     )?;
                     let e = worst_pose_error(
-                        skeleton,
-                        self.shells,
-                        (&full_pose[self.bones.clone()], &preview_pose),
-                        &mut full_object,
-                        &mut preview_object,
+                        &actor.template.skeleton,
+                        actor.shells,
+                        (&full_pose[actor.bones.clone()], &scratch.pose),
+                        &mut scratch.full_object,
+                        &mut scratch.preview_object,
                     );
-                    worst_cm = worst_cm.max(e * to_cm);
-                    for ((f, p), precision) in
-                        full_floats.iter().zip(&preview_floats).zip(&precisions)
+                    let to_cm = clip.unit().to_cm(1.0) * actor.frame_scale;
+                    worst.0 = worst.0.max(e * to_cm);
+                    for ((f, p), precision) in full_floats
+                        .iter()
+                        .zip(&scratch.floats)
+                        .zip(&scratch.precisions)
                     {
                         let e = f64::from((f - p).abs()) / precision;
-                        worst_float = worst_float.max(if e.is_nan() { f64::INFINITY } else { e });
+                        worst.1 = worst.1.max(if e.is_nan() { f64::INFINITY } else { e });
                     }
                 }
-                Ok((worst_cm, worst_float))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(worst
-            .iter()
-            .fold((0.0, 0.0), |(c, f), &(wc, wf)| (c.max(wc), f.max(wf))))
+            }
+            Ok(worst)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut total = vec![(0.0f64, 0.0f64); pending.len()];
+    for chunk in worst {
+        for ((c, f), (wc, wf)) in total.iter_mut().zip(chunk) {
+            *c = c.max(wc);
+            *f = f.max(wf);
+        }
+    }
+    Ok(total)
+}
+
+/// One actor's buffers in [`measure`]: its preview pose and floats, the
+/// object transforms of both poses, the floats' precisions (none but the
+/// first actor's).
+struct Scratch {
+    pose: Vec<Transform>,
+    floats: Vec<f32>,
+    full_object: Vec<DTransform>,
+    preview_object: Vec<DTransform>,
+    precisions: Vec<f64>,
+}
+
+impl Scratch {
+    fn new(bones: usize, floats: bool, precisions: &[f64]) -> Scratch {
+        let identity = DTransform::from_f32(&Transform::IDENTITY);
+        let precisions = match floats {
+            true => precisions.to_vec(),
+            false => Vec::new(),
+        };
+        Scratch {
+            pose: vec![Transform::IDENTITY; bones],
+            floats: vec![0.0; precisions.len()],
+            full_object: vec![identity; bones],
+            preview_object: vec![identity; bones],
+            precisions,
+        }
     }
 }

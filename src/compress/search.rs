@@ -339,6 +339,8 @@ struct Search<'a> {
     fast: Option<Fast>,
     /// Object transforms composed so far.
     compositions: usize,
+    /// Each bone's tracks: `by_bone[starts[b]..starts[b + 1]]`, ascending.
+    bone_tracks: (Vec<usize>, Vec<usize>),
 }
 
 impl<'a> Search<'a> {
@@ -771,7 +773,7 @@ impl<'a> Search<'a> {
 
     fn lower_steps(&mut self, t: usize) {
         let bone = self.tracks[t].track.bone as usize;
-        let subtree = &self.ctx.subtrees[bone];
+        let subtree = self.ctx.subtrees.of(bone);
         while self.rates[t] > RATE_CONSTANT {
             self.rates[t] -= 1;
             self.apply(t);
@@ -894,6 +896,12 @@ impl<'a> Search<'a> {
     /// the union of their subtrees stays within the threshold. Tells whether
     /// a step was refused, or `None` when the budget ran out first.
     fn lower_block(&mut self, block: &[usize], budget: &mut usize) -> Option<bool> {
+        // A block with nothing left to lower costs nothing: on a chain the
+        // union below is the chain under the block, and the blocks of a
+        // level are as many as its tracks.
+        if block.iter().all(|&t| self.rates[t] == RATE_CONSTANT) {
+            return Some(false);
+        }
         let mut roots: Vec<usize> = block
             .iter()
             .map(|&t| self.tracks[t].track.bone as usize)
@@ -904,10 +912,10 @@ impl<'a> Search<'a> {
         let mut check = Vec::new();
         for bone in roots {
             if !self.in_subtree[bone] {
-                for &b in &self.ctx.subtrees[bone] {
+                for &b in self.ctx.subtrees.of(bone) {
                     self.in_subtree[b] = true;
                 }
-                check.extend_from_slice(&self.ctx.subtrees[bone]);
+                check.extend_from_slice(self.ctx.subtrees.of(bone));
             }
         }
         for &b in &check {
@@ -971,16 +979,19 @@ impl<'a> Search<'a> {
         if self.rates[t] >= RATE_HIGHEST_QUANTIZED || self.ctx.heights[bone] > SHORT_HEIGHT {
             return;
         }
-        let subtree = &self.ctx.subtrees[bone];
-        for &b in subtree {
-            self.in_subtree[b] = true;
-        }
-        let affected: Vec<usize> = (0..self.tracks.len())
-            .filter(|&u| self.in_subtree[self.tracks[u].track.bone as usize])
+        let subtree = self.ctx.subtrees.of(bone);
+        // The subtree's tracks in track order, found through its bones: a
+        // pass over every track per trade would cost a wide skeleton the
+        // square of its bones.
+        let mut affected: Vec<usize> = subtree
+            .iter()
+            .flat_map(|&b| {
+                let (starts, by_bone) = &self.bone_tracks;
+                &by_bone[starts[b]..starts[b + 1]]
+            })
+            .copied()
             .collect();
-        for &b in subtree {
-            self.in_subtree[b] = false;
-        }
+        affected.sort_unstable();
         let saved: Vec<u8> = affected.iter().map(|&u| self.rates[u]).collect();
         let before = self.key_bits_of(&affected);
         self.rates[t] += 1;
@@ -1091,6 +1102,26 @@ pub(crate) fn search_slot(
     (RATE_FULL_PRECISION, [0; RANGE_SLOT_BYTES])
 }
 
+/// Each bone's tracks, ascending, as (starts, tracks): bone `b`'s are
+/// `tracks[starts[b]..starts[b + 1]]`.
+fn tracks_by_bone(tracks: &[TrackSamples], bones: usize) -> (Vec<usize>, Vec<usize>) {
+    let mut starts = vec![0usize; bones + 1];
+    for track in tracks {
+        starts[track.track.bone as usize + 1] += 1;
+    }
+    for b in 0..bones {
+        starts[b + 1] += starts[b];
+    }
+    let mut next = starts.clone();
+    let mut by_bone = vec![0usize; tracks.len()];
+    for (t, track) in tracks.iter().enumerate() {
+        let slot = &mut next[track.track.bone as usize];
+        by_bone[*slot] = t;
+        *slot += 1;
+    }
+    (starts, by_bone)
+}
+
 /// Searches the bit rates of one segment and encodes it. `all_tracks` are
 /// the bones' tracks (the first `bone_tracks`), then the float slots. Tracks
 /// of `pinned` bones are held at full precision (used when verification
@@ -1150,6 +1181,7 @@ pub(crate) fn search_segment(
         brute_force: ctx.brute_force,
         fast,
         compositions: 0,
+        bone_tracks: tracks_by_bone(tracks, bones),
     };
     search.run(pinned);
     let mut rates = search.rates.clone();

@@ -223,23 +223,41 @@ impl PreviewTier {
                 expected.iter().map(|r| r.start).collect::<Vec<_>>()
             )));
         }
-        let mut actors = Vec::with_capacity(parts.len());
-        let mut tables_total = 0usize;
-        for (actor, (first, keys, layout, (ends, data, data_start))) in parts.iter().enumerate() {
+        let fault = |actor: usize, message: String| ReadFault {
+            offset: parts[actor].3 .2,
+            message: format!("actor {actor}: {message}"),
+        };
+        let mut ranges: Vec<std::ops::Range<usize>> = Vec::with_capacity(parts.len());
+        for (actor, (first, ..)) in parts.iter().enumerate() {
             let end = parts.get(actor + 1).map_or(bones, |p| p.0);
-            let expected = actors.last().map_or(0, |a: &ActorPreview| a.bones.end);
-            let fault = |message: String| ReadFault {
-                offset: *data_start,
-                message: format!("actor {actor}: {message}"),
-            };
+            let expected = ranges.last().map_or(0, |r| r.end);
             if *first != expected || end <= *first || end > bones {
-                return Err(fault(format!(
+                return Err(fault(actor, format!(
                     "bones {first}..{end} do not follow the last actor's (from {expected}, of {bones})"
                 )));
             }
-            let mut meta = full
-                .bone_range(*first..end, actor == 0)
-                .ok_or_else(|| fault(format!("bones {first}..{end} are not whole hierarchies")))?;
+            ranges.push(*first..end);
+        }
+        // Every actor's metadata in one pass over the clip's tracks (one
+        // pass per actor would cost a wide skeleton the square of its bones).
+        let metas = full.bone_ranges(&ranges).ok_or_else(|| {
+            let actor = ranges
+                .iter()
+                .position(|r| full.bone_range(r.clone(), r.start == 0).is_none())
+                .unwrap_or(0);
+            let r = &ranges[actor];
+            fault(
+                actor,
+                format!("bones {}..{} are not whole hierarchies", r.start, r.end),
+            )
+        })?;
+        let mut actors = Vec::with_capacity(parts.len());
+        let mut tables_total = 0usize;
+        for (actor, ((first, keys, layout, (ends, data, _)), mut meta)) in
+            parts.iter().zip(metas).enumerate()
+        {
+            let end = ranges[actor].end;
+            let fault = |message: String| fault(actor, message);
             meta.loop_mode = LoopMode::Clamp;
             meta.segments = *layout;
             let plan = DecodePlan::new(&meta);

@@ -11,7 +11,7 @@
 
 use std::ops::Range;
 
-use crate::clip::{LoopMode, Skeleton, TrackKind};
+use crate::clip::{LoopMode, TrackKind};
 use crate::format::ClipMeta;
 
 /// Most samples between two preview keys: bounds a preview's gaps (and a
@@ -174,10 +174,24 @@ pub fn actor_ranges(meta: &ClipMeta) -> Vec<Range<usize>> {
         Some(0) => still_root && bone > 1,
         Some(_) => false,
     };
+    // Per bone: the earliest parent of it or any bone after it (a still
+    // scene root and no parent count as none), so that whether a bone
+    // starts an actor is one comparison, not a pass over the bones after
+    // it (the square of the actors on a wide skeleton).
+    let mut earliest_parent = vec![usize::MAX; bones + 1];
+    for bone in (0..bones).rev() {
+        let parent = match skeleton.parent(bone) {
+            Some(0) if still_root => usize::MAX,
+            Some(p) => p,
+            None => usize::MAX,
+        };
+        earliest_parent[bone] = earliest_parent[bone + 1].min(parent);
+    }
     let mut ranges: Vec<Range<usize>> = Vec::with_capacity(1);
     ranges.push(0..0);
-    for bone in 0..bones {
-        if starts(bone) && is_new_actor(skeleton, bone, still_root) {
+    for (bone, &earliest) in earliest_parent[..bones].iter().enumerate() {
+        // No bone from it on has a parent before it: it starts an actor.
+        if starts(bone) && earliest >= bone {
             ranges.push(bone..bone + 1);
         } else if let Some(last) = ranges.last_mut() {
             last.end = bone + 1;
@@ -196,16 +210,6 @@ pub fn actor_ranges(meta: &ClipMeta) -> Vec<Range<usize>> {
     }
 }
 
-/// Whether `bone` starts an actor: no bone after it has a parent before it
-/// (but a still scene root).
-fn is_new_actor(skeleton: &Skeleton, bone: usize, still_root: bool) -> bool {
-    (bone..skeleton.len()).all(|b| {
-        skeleton
-            .parent(b)
-            .is_none_or(|p| p >= bone || (still_root && p == 0))
-    })
-}
-
 fn end_of(full_samples: usize, loop_mode: LoopMode) -> usize {
     match loop_mode {
         LoopMode::Clamp => full_samples - 1,
@@ -217,6 +221,7 @@ fn end_of(full_samples: usize, loop_mode: LoopMode) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clip::Skeleton;
 
     #[test]
     fn keys_cover_every_sample_and_end_on_the_clips_end() {

@@ -441,6 +441,76 @@ impl ClipMeta {
     /// lies before `range` (a still scene root) becomes a root. `None` if
     /// `range` is out of bounds.
     pub fn bone_range(&self, range: std::ops::Range<usize>, floats: bool) -> Option<ClipMeta> {
+        let keep = |channel: Channel, bone: u16| match channel {
+            Channel::Float => floats,
+            _ => range.contains(&(bone as usize)),
+        };
+        let constants = self
+            .constants
+            .iter()
+            .filter(|c| keep(c.channel, c.bone))
+            .copied()
+            .collect();
+        let animated = self
+            .animated
+            .iter()
+            .filter(|t| keep(t.channel, t.bone))
+            .copied()
+            .collect();
+        self.part(range, floats, constants, animated)
+    }
+
+    /// [`bone_range`](Self::bone_range) of each of `ranges` (disjoint, in
+    /// bone order), the float tracks with the first: the actors' metadata
+    /// in one pass over the tracks, where one pass per actor would cost a
+    /// wide skeleton the square of its bones. `None` if a range is out of
+    /// bounds or not whole hierarchies.
+    pub fn bone_ranges(&self, ranges: &[std::ops::Range<usize>]) -> Option<Vec<ClipMeta>> {
+        let bones = self.skeleton.len();
+        // Per bone: the range holding it (`ranges.len()` for none).
+        let mut owner = vec![ranges.len(); bones];
+        for (index, range) in ranges.iter().enumerate() {
+            owner.get_mut(range.clone())?.fill(index);
+        }
+        let mut constants = vec![Vec::new(); ranges.len()];
+        let mut animated = vec![Vec::new(); ranges.len()];
+        let part_of = |channel: Channel, bone: u16| match channel {
+            Channel::Float => (!ranges.is_empty()).then_some(0),
+            _ => owner
+                .get(bone as usize)
+                .copied()
+                .filter(|&i| i < ranges.len()),
+        };
+        for c in &self.constants {
+            if let Some(i) = part_of(c.channel, c.bone) {
+                constants[i].push(*c);
+            }
+        }
+        for t in &self.animated {
+            if let Some(i) = part_of(t.channel, t.bone) {
+                animated[i].push(*t);
+            }
+        }
+        ranges
+            .iter()
+            .zip(constants.into_iter().zip(animated))
+            .enumerate()
+            .map(|(index, (range, (constants, animated)))| {
+                self.part(range.clone(), index == 0, constants, animated)
+            })
+            .collect()
+    }
+
+    /// The metadata of bones `range` from their own constants and animated
+    /// tracks (and the float tracks', when `floats`), still numbered as in
+    /// the full clip.
+    fn part(
+        &self,
+        range: std::ops::Range<usize>,
+        floats: bool,
+        constants: Vec<ConstantTrack>,
+        animated: Vec<AnimatedTrack>,
+    ) -> Option<ClipMeta> {
         let start = range.start;
         let bones = self.skeleton.bones().get(range.clone())?;
         let mut renumbered = Vec::with_capacity(bones.len());
@@ -456,31 +526,22 @@ impl ClipMeta {
             });
         }
         let skeleton = Arc::new(Skeleton::new(renumbered).ok()?);
-        let in_range = |bone: u16| range.contains(&(bone as usize));
-        let keep = |channel: Channel, bone: u16| match channel {
-            Channel::Float => floats,
-            _ => in_range(bone),
-        };
         let shift = |channel: Channel, bone: u16| match channel {
             Channel::Float => bone,
             _ => bone - start as u16,
         };
-        let constants = self
-            .constants
-            .iter()
-            .filter(|c| keep(c.channel, c.bone))
+        let constants = constants
+            .into_iter()
             .map(|c| ConstantTrack {
                 bone: shift(c.channel, c.bone),
-                ..*c
+                ..c
             })
             .collect();
-        let animated = self
-            .animated
-            .iter()
-            .filter(|t| keep(t.channel, t.bone))
+        let animated = animated
+            .into_iter()
             .map(|t| AnimatedTrack {
                 bone: shift(t.channel, t.bone),
-                ..*t
+                ..t
             })
             .collect();
         let meta = ClipMeta::new(

@@ -296,93 +296,153 @@ pub fn check_previews(
 /// The spike ratio is taken run by run because this machine's speed drifts
 /// by a third over milliseconds: a median p50 from fast runs over a median
 /// p99 from slow ones would show spikes no run had.
-pub fn combine(mut runs: Vec<PlayReport>) -> Option<PlayReport> {
-    if runs.is_empty() {
-        return None;
+///
+/// The same as pushing each run into a [`RunCombiner`], which is what a
+/// player of many runs should do: it does not hold every run's frames.
+pub fn combine(runs: Vec<PlayReport>) -> Option<PlayReport> {
+    let mut combiner = RunCombiner::default();
+    for run in runs {
+        combiner.push(run);
     }
-    let median = |pick: &dyn Fn(&PlayReport) -> f64| {
-        let mut v: Vec<f64> = runs.iter().map(pick).collect();
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let latency_us = Percentiles {
-        p50: median(&|r| r.latency_us.p50),
-        p90: median(&|r| r.latency_us.p90),
-        p99: median(&|r| r.latency_us.p99),
-        p999: median(&|r| r.latency_us.p999),
-        max: runs.iter().map(|r| r.latency_us.max).fold(0.0, f64::max),
-    };
-    let relative = Percentiles {
-        p50: median(&|r| r.relative.p50),
-        p90: median(&|r| r.relative.p90),
-        p99: median(&|r| r.relative.p99),
-        p999: median(&|r| r.relative.p999),
-        max: runs.iter().map(|r| r.relative.max).fold(0.0, f64::max),
-    };
-    let spike_ratio = median(&|r| r.spike_ratio);
-    let preroll_ms = median(&|r| r.preroll_ms);
-    let mut stats = StreamStats::default();
-    for t in runs.iter().map(|r| r.stats) {
-        stats.hits += t.hits;
-        stats.misses += t.misses;
-        stats.stalls += t.stalls;
-        stats.stall_ns += t.stall_ns;
-        stats.not_ready += t.not_ready;
-        stats.previews += t.previews;
-        stats.bytes_read += t.bytes_read;
-        stats.page_loads += t.page_loads;
-        stats.prefetch_loads += t.prefetch_loads;
-        stats.evictions += t.evictions;
-        stats.resident_bytes = stats.resident_bytes.max(t.resident_bytes);
-        stats.peak_resident_bytes = stats.peak_resident_bytes.max(t.peak_resident_bytes);
+    combiner.finish()
+}
+
+/// [`combine`] run by run, holding the first run whole (its frame lists
+/// are the combined report's) and of every later run only what the
+/// combined figures need: its percentiles, spike ratio and preroll (a few
+/// numbers a run), its counters (summed or kept as maxima as they come)
+/// and its waits for full quality (one value per wait, which the report
+/// lists). Memory does not grow with the frames of the runs after the
+/// first, however many there are.
+#[derive(Debug, Default)]
+pub struct RunCombiner {
+    first: Option<PlayReport>,
+    /// Per run, in order: the figures whose median the report gives.
+    figures: Vec<RunFigures>,
+    latency_max: f64,
+    relative_max: f64,
+    stats: StreamStats,
+    max_stalls_in_a_frame: u64,
+    not_ready_frames: usize,
+    worst_wait_frames: usize,
+    worst_wait_s: f64,
+    worst_wait_wall_ms: f64,
+    to_full_ms: Vec<f64>,
+    page_ready_ms: Vec<f64>,
+    pages_never_seen: usize,
+    worst_error_cm: Option<f64>,
+    worst_pop_cm: Option<f64>,
+}
+
+/// What one run contributes to the medians of a [`RunCombiner`].
+#[derive(Clone, Copy, Debug)]
+struct RunFigures {
+    latency_us: Percentiles,
+    relative: Percentiles,
+    spike_ratio: f64,
+    preroll_ms: f64,
+}
+
+impl RunCombiner {
+    /// Takes in one run: its figures, then its frames dropped unless it is
+    /// the first.
+    pub fn push(&mut self, run: PlayReport) {
+        self.figures.push(RunFigures {
+            latency_us: run.latency_us,
+            relative: run.relative,
+            spike_ratio: run.spike_ratio,
+            preroll_ms: run.preroll_ms,
+        });
+        self.latency_max = self.latency_max.max(run.latency_us.max);
+        self.relative_max = self.relative_max.max(run.relative.max);
+        let (s, t) = (&mut self.stats, run.stats);
+        s.hits += t.hits;
+        s.misses += t.misses;
+        s.stalls += t.stalls;
+        s.stall_ns += t.stall_ns;
+        s.not_ready += t.not_ready;
+        s.previews += t.previews;
+        s.bytes_read += t.bytes_read;
+        s.page_loads += t.page_loads;
+        s.prefetch_loads += t.prefetch_loads;
+        s.evictions += t.evictions;
+        s.resident_bytes = s.resident_bytes.max(t.resident_bytes);
+        s.peak_resident_bytes = s.peak_resident_bytes.max(t.peak_resident_bytes);
+        self.max_stalls_in_a_frame = self.max_stalls_in_a_frame.max(run.max_stalls_in_a_frame);
+        self.not_ready_frames += run.not_ready_frames;
+        self.worst_wait_frames = self.worst_wait_frames.max(run.worst_wait_frames);
+        self.worst_wait_s = self.worst_wait_s.max(run.worst_wait_s);
+        self.worst_wait_wall_ms = self.worst_wait_wall_ms.max(run.worst_wait_wall_ms);
+        // Waits for full quality of every run; the worst errors of any.
+        self.to_full_ms.extend_from_slice(&run.preview.to_full_ms);
+        self.page_ready_ms
+            .extend_from_slice(&run.preview.page_ready_ms);
+        self.pages_never_seen += run.preview.pages_never_seen;
+        let worse = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        self.worst_error_cm = worse(self.worst_error_cm, run.preview.worst_error_cm);
+        self.worst_pop_cm = worse(self.worst_pop_cm, run.preview.worst_pop_cm);
+        if self.first.is_none() {
+            self.first = Some(run);
+        }
     }
-    let max_stalls_in_a_frame = runs.iter().map(|r| r.max_stalls_in_a_frame).max();
-    let not_ready_frames = runs.iter().map(|r| r.not_ready_frames).sum();
-    let worst_wait_frames = runs.iter().map(|r| r.worst_wait_frames).max();
-    let worst_wait_s = runs.iter().map(|r| r.worst_wait_s).fold(0.0, f64::max);
-    let worst_wait_wall_ms = runs
-        .iter()
-        .map(|r| r.worst_wait_wall_ms)
-        .fold(0.0, f64::max);
-    let count = runs.len();
-    // Preview frame lists of the first run; waits for full quality of
-    // every run; the worst errors of any.
-    let every_run = |pick: fn(&PreviewFrames) -> &Vec<f64>| -> Vec<f64> {
-        runs.iter()
-            .flat_map(|r| pick(&r.preview).iter().copied())
-            .collect()
-    };
-    let to_full_ms = every_run(|p| &p.to_full_ms);
-    let page_ready_ms = every_run(|p| &p.page_ready_ms);
-    let pages_never_seen = runs.iter().map(|r| r.preview.pages_never_seen).sum();
-    let worst =
-        |pick: &dyn Fn(&PlayReport) -> Option<f64>| runs.iter().filter_map(pick).reduce(f64::max);
-    let worst_error_cm = worst(&|r| r.preview.worst_error_cm);
-    let worst_pop_cm = worst(&|r| r.preview.worst_pop_cm);
-    let first = runs.swap_remove(0);
-    let preview = PreviewFrames {
-        to_full_ms,
-        page_ready_ms,
-        pages_never_seen,
-        worst_error_cm,
-        worst_pop_cm,
-        ..first.preview.clone()
-    };
-    Some(PlayReport {
-        preview,
-        latency_us,
-        stats,
-        max_stalls_in_a_frame: max_stalls_in_a_frame.unwrap_or(0),
-        not_ready_frames,
-        worst_wait_frames: worst_wait_frames.unwrap_or(0),
-        worst_wait_s,
-        worst_wait_wall_ms,
-        preroll_ms,
-        spike_ratio,
-        relative,
-        runs: count,
-        ..first
-    })
+
+    /// Frame times held (the first run's): what the combiner keeps of the
+    /// runs' frames.
+    pub fn frames_held(&self) -> usize {
+        self.first.as_ref().map_or(0, |r| r.frame_us.capacity())
+    }
+
+    /// The combined report ([`combine`]'s); None before any run.
+    pub fn finish(self) -> Option<PlayReport> {
+        let first = self.first?;
+        let median = |pick: &dyn Fn(&RunFigures) -> f64| {
+            let mut v: Vec<f64> = self.figures.iter().map(pick).collect();
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let latency_us = Percentiles {
+            p50: median(&|r| r.latency_us.p50),
+            p90: median(&|r| r.latency_us.p90),
+            p99: median(&|r| r.latency_us.p99),
+            p999: median(&|r| r.latency_us.p999),
+            max: self.latency_max,
+        };
+        let relative = Percentiles {
+            p50: median(&|r| r.relative.p50),
+            p90: median(&|r| r.relative.p90),
+            p99: median(&|r| r.relative.p99),
+            p999: median(&|r| r.relative.p999),
+            max: self.relative_max,
+        };
+        let spike_ratio = median(&|r| r.spike_ratio);
+        let preroll_ms = median(&|r| r.preroll_ms);
+        let preview = PreviewFrames {
+            to_full_ms: self.to_full_ms,
+            page_ready_ms: self.page_ready_ms,
+            pages_never_seen: self.pages_never_seen,
+            worst_error_cm: self.worst_error_cm,
+            worst_pop_cm: self.worst_pop_cm,
+            ..first.preview.clone()
+        };
+        Some(PlayReport {
+            preview,
+            latency_us,
+            stats: self.stats,
+            max_stalls_in_a_frame: self.max_stalls_in_a_frame,
+            not_ready_frames: self.not_ready_frames,
+            worst_wait_frames: self.worst_wait_frames,
+            worst_wait_s: self.worst_wait_s,
+            worst_wait_wall_ms: self.worst_wait_wall_ms,
+            preroll_ms,
+            spike_ratio,
+            relative,
+            runs: self.figures.len(),
+            ..first
+        })
+    }
 }
 
 /// Neighbours on each side whose median a frame's time is divided by in
@@ -720,6 +780,50 @@ mod tests {
             float_values: 0,
             preview: PreviewFrames::default(),
         }
+    }
+
+    #[test]
+    fn a_run_combiner_holds_the_first_runs_frames_only_and_combines_exactly() {
+        // `play --repeat` kept every run's report, frames and all, until the
+        // end: memory grew with the runs. The combiner keeps the first run's
+        // frames and a few numbers of each other, and gives what combining
+        // every report gives.
+        let runs: Vec<PlayReport> = (0..41)
+            .map(|run| {
+                let frames: Vec<f64> = (0..2000)
+                    .map(|i| 1.0 + ((i * 7 + run * 13) % 97) as f64 / 10.0)
+                    .collect();
+                let mut r = report(&frames, run as u64 % 3, 10 * run as u64);
+                r.preview.to_full_ms = vec![run as f64];
+                r.preview.worst_error_cm = (run % 2 == 0).then_some(run as f64 / 100.0);
+                r
+            })
+            .collect();
+        let mut combiner = RunCombiner::default();
+        for run in runs.iter().cloned() {
+            combiner.push(run);
+            assert_eq!(
+                combiner.frames_held(),
+                2000,
+                "the first run's frames, no more"
+            );
+        }
+        let combined = combiner.finish().unwrap();
+        assert_eq!(Some(combined.clone()), combine(runs.clone()));
+        // The figures, checked on their own: medians of the runs' own.
+        let mut p99: Vec<f64> = runs.iter().map(|r| r.latency_us.p99).collect();
+        p99.sort_by(f64::total_cmp);
+        assert_eq!(combined.latency_us.p99, p99[20]);
+        let mut p999: Vec<f64> = runs.iter().map(|r| r.latency_us.p999).collect();
+        p999.sort_by(f64::total_cmp);
+        assert_eq!(combined.latency_us.p999, p999[20]);
+        let worst = runs.iter().map(|r| r.latency_us.max).fold(0.0, f64::max);
+        assert_eq!(combined.latency_us.max, worst);
+        assert_eq!(combined.runs, 41);
+        assert_eq!(combined.frame_us, runs[0].frame_us);
+        assert_eq!(combined.preview.to_full_ms.len(), 41);
+        assert_eq!(combined.preview.worst_error_cm, Some(0.4));
+        assert!(RunCombiner::default().finish().is_none());
     }
 
     #[test]

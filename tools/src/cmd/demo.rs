@@ -11,7 +11,7 @@ use cinestream::container::{write_stream_with_preview, StreamReader, WriteOption
 use cinestream::display::escaped;
 use cinestream::format::BIT_RATES;
 use cinestream::play::harness::{self, Pattern, PlayConfig};
-use cinestream::procedural::{cinematic, CinematicSpec};
+use cinestream::procedural::{cinematic, CinematicSpec, CINEMATIC_MEMORY_LIMIT};
 use cinestream::stream::{MissingPage, StreamOptions};
 use cinestream::CompressedClip;
 
@@ -77,6 +77,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .with_seconds(args.seconds)
         .with_face(true)
         .with_camera(true);
+    // Each flag within its range, together they can still ask for more
+    // memory than the machine has: refused before anything is built.
+    spec.check_memory(CINEMATIC_MEMORY_LIMIT)?;
     let start = Instant::now();
     let clip = cinematic(&spec);
     println!(

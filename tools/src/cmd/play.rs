@@ -82,7 +82,9 @@ pub struct Args {
     missing_page: MissingPageArg,
     /// Play each pattern this many times (a fresh stream each) and report
     /// the median of each percentile; counters are summed, peaks are the
-    /// largest. Tames a noisy machine.
+    /// largest. Tames a noisy machine. Memory does not grow with the runs:
+    /// the first run's frames are kept (for --plot), of the others only
+    /// their figures.
     #[arg(long, default_value_t = 1)]
     repeat: u32,
     /// Also time a constant workload in place of the player, with the same
@@ -344,7 +346,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             _ => seconds,
         };
         let config = PlayConfig::new(pattern, args.fps, play_seconds).realtime(realtime);
-        let mut runs = Vec::new();
+        // Run by run: the first run's frames, and of the others only the
+        // figures the report combines, so that --repeat holds no more.
+        let mut runs = harness::RunCombiner::default();
         let mut page_load = None;
         for _ in 0..args.repeat {
             if pattern == Pattern::Control {
@@ -370,7 +374,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 failed = true;
             }
         }
-        let r = harness::combine(runs)
+        let r = runs
+            .finish()
             .ok_or_else(|| anyhow::anyhow!("no runs of {}", pattern.name()))?;
         let l = r.latency_us;
         let s = r.stats;
