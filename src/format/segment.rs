@@ -3,9 +3,9 @@
 
 use super::keys::key_bits;
 use super::tracks::encoding_of;
-use super::tracks::AnimatedTrack;
+use super::tracks::{AnimatedTrack, Channel};
 use super::values::{
-    rates_len, read_bits, segment_header_len, write_bits, SegmentEncoding, NUM_RATES,
+    bits_of, rates_len, read_bits, segment_header_len, write_bits, SegmentEncoding, NUM_RATES,
     PACKED_RATE_BITS, RANGE_SLOT_BYTES,
 };
 
@@ -28,6 +28,20 @@ pub enum SegmentFault {
         /// The index found.
         rate: u8,
     },
+    /// A full-precision key whose value the decoder could not keep finite:
+    /// not finite, or too large for the arithmetic a pose does with it
+    /// (interpolation's difference, a rotation's normalization).
+    RawKeyOutOfRange {
+        /// Track index.
+        track: usize,
+        /// Sample within the segment.
+        sample: usize,
+        /// The component (x, y, z, w as 0 to 3).
+        component: usize,
+        /// The value stored, as its bits (`f32::from_bits` gives it; bits
+        /// keep the fault comparable, NaN included).
+        value_bits: u32,
+    },
 }
 
 impl std::fmt::Display for SegmentFault {
@@ -45,6 +59,18 @@ impl std::fmt::Display for SegmentFault {
                     "track {track} has bit-rate index {rate}, the table has {NUM_RATES}"
                 )
             }
+            SegmentFault::RawKeyOutOfRange {
+                track,
+                sample,
+                component,
+                value_bits,
+            } => write!(
+                f,
+                "track {track}'s full-precision key at sample {sample} holds {:e} in \
+                 component {component}, which no pose can use (not finite, or too large to \
+                 interpolate)",
+                f32::from_bits(*value_bits)
+            ),
         }
     }
 }
@@ -116,6 +142,8 @@ impl<'a> SegmentView<'a> {
             }
         }
         let mut sample_bits = 0usize;
+        // Tracks stored at full precision, with their bit offset in a sample.
+        let mut raw_tracks = Vec::new();
         for (track, t) in animated.iter().enumerate() {
             let rate = view.rate(track);
             if rate >= NUM_RATES {
@@ -129,6 +157,9 @@ impl<'a> SegmentView<'a> {
                     needed: header,
                     found: bytes.len(),
                 })?;
+            if bits_of(rate) == 32 {
+                raw_tracks.push((track, t.channel == Channel::Rotation, sample_bits));
+            }
             sample_bits += key_bits(t, rate, slot);
         }
         let needed = header + (sample_bits * samples).div_ceil(8);
@@ -138,10 +169,51 @@ impl<'a> SegmentView<'a> {
                 found: bytes.len(),
             });
         }
-        Ok(SegmentView {
+        let view = SegmentView {
             sample_bits,
             ..view
-        })
+        };
+        view.check_raw_keys(&raw_tracks, samples)?;
+        Ok(view)
+    }
+
+    /// Every full-precision key holds a value a pose can be made from. A
+    /// quantized key is bounded by its ranges, checked with the metadata;
+    /// a raw key is whatever 32 bits the file holds, so it is read here,
+    /// once, when the segment's page is checked. The bounds: translations,
+    /// scales and floats within half of `f32::MAX` (so that the difference
+    /// two keys' interpolation takes stays finite), rotation components
+    /// within 1e18 (a unit quaternion's are within 1; the squares that
+    /// normalization sums stay finite).
+    fn check_raw_keys(
+        &self,
+        raw_tracks: &[(usize, bool, usize)],
+        samples: usize,
+    ) -> Result<(), SegmentFault> {
+        const MAX_ROTATION_COMPONENT: f32 = 1e18;
+        let keys = self.keys();
+        for &(track, rotation, offset) in raw_tracks {
+            let (components, bound) = match rotation {
+                true => (4, MAX_ROTATION_COMPONENT),
+                false => (3, f32::MAX / 2.0),
+            };
+            for sample in 0..samples {
+                let bit = self.key_bit(sample) + offset;
+                for component in 0..components {
+                    let value = f32::from_bits(read_bits(keys, bit + 32 * component, 32));
+                    // `!(a <= b)` is true for NaN as well.
+                    if !(value.abs() <= bound) {
+                        return Err(SegmentFault::RawKeyOutOfRange {
+                            track,
+                            sample,
+                            component,
+                            value_bits: value.to_bits(),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A view of bytes already checked by [`SegmentView::new`] against
@@ -313,6 +385,71 @@ mod tests {
                     SegmentView::new(&padded, &tracks, 4).unwrap_err(),
                     SegmentFault::RatePadding
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn full_precision_keys_no_pose_can_use_are_refused() {
+        use crate::format::RATE_FULL_PRECISION;
+        let range = ClipRange {
+            min: Vec3::ZERO,
+            extent: Vec3::ONE,
+        };
+        let rates = [3u8, RATE_FULL_PRECISION, RATE_FULL_PRECISION];
+        let slots = [[0, 0, 0, 255, 255, 255]; 3];
+        for encoding in [SegmentEncoding::Original, SegmentEncoding::Compact] {
+            let tracks = [
+                AnimatedTrack::new(0, Channel::Translation, range, Vec3::ZERO)
+                    .with_encoding(encoding),
+                AnimatedTrack::new(1, Channel::Rotation, range, Vec3::ZERO).with_encoding(encoding),
+                AnimatedTrack::new(1, Channel::Translation, range, Vec3::ZERO)
+                    .with_encoding(encoding),
+            ];
+            let samples = 2;
+            let len = SegmentView::encoded_len(&rates, &slots, &tracks, samples);
+            let header = segment_header_len(3, encoding);
+            let mut bytes = vec![0u8; len];
+            write_rates(&mut bytes, &rates, encoding);
+            for (t, slot) in slots.iter().enumerate() {
+                let at = rates_len(3, encoding) + t * RANGE_SLOT_BYTES;
+                bytes[at..at + RANGE_SLOT_BYTES].copy_from_slice(slot);
+            }
+            // A sample: 15 bits of the quantized track, then the rotation's
+            // four words, then the translation's three.
+            let sample_bits = 15 + 32 * 7;
+            let put = |bytes: &mut [u8], sample: usize, word: usize, value: f32| {
+                let bit = sample * sample_bits + 15 + 32 * word;
+                write_bits(&mut bytes[header..], bit, 32, value.to_bits());
+            };
+            for sample in 0..samples {
+                for (word, value) in [0.0, 0.0, 0.0, 1.0, 1e30, -1e30, 5.0]
+                    .into_iter()
+                    .enumerate()
+                {
+                    put(&mut bytes, sample, word, value);
+                }
+            }
+            SegmentView::new(&bytes, &tracks, samples).unwrap();
+            for (sample, word, value, track, component) in [
+                (1, 2, f32::NAN, 1, 2),
+                (0, 3, f32::INFINITY, 1, 3),
+                (1, 0, 1e19, 1, 0),
+                (0, 5, f32::NEG_INFINITY, 2, 1),
+                (1, 6, f32::MAX, 2, 2),
+            ] {
+                let mut bad = bytes.clone();
+                put(&mut bad, sample, word, value);
+                match SegmentView::new(&bad, &tracks, samples) {
+                    Err(SegmentFault::RawKeyOutOfRange {
+                        track: t,
+                        sample: s,
+                        component: c,
+                        ..
+                    }) => assert_eq!((t, s, c), (track, sample, component), "{value}"),
+                    Err(other) => panic!("{value}: {other}"),
+                    Ok(_) => panic!("{value} at track {track} sample {sample} accepted"),
+                }
             }
         }
     }
