@@ -8,6 +8,7 @@ use std::sync::Mutex;
 use anyhow::Context as _;
 use cinestream::compress::{DEFAULT_PREVIEW_CM, PREVIEW_CM_RANGE};
 use cinestream::container::WriteOptions;
+use cinestream::display::escaped;
 use cinestream::many::OnError;
 use cinestream::recipes::pack::{
     self as recipe, Combine, Labels, PackRequest, Packed, PreviewReport,
@@ -372,7 +373,7 @@ fn print_resampling(packed: &[Packed]) {
         };
         println!(
             "'{}': sampled at {} Hz ({}), resampling error {:.5} cm against the source's keys",
-            p.clip,
+            escaped(&p.clip),
             r.rate,
             r.reason.name(),
             r.error_cm

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use cinestream::display::escaped;
 use cinestream::format::ClipMeta;
 use cinestream::import::gltf::SourceCheck;
 use cinestream::recipes::verify::{
@@ -119,7 +120,7 @@ fn verify(args: Args) -> anyhow::Result<ExitCode> {
         println!(
             "{}: '{}', {} bones{float_tracks}, {} samples, {} segments in {} pages",
             args.file.display(),
-            meta.name,
+            escaped(&meta.name),
             meta.num_bones(),
             meta.num_samples(),
             meta.segments.count(),
@@ -136,6 +137,7 @@ fn verify(args: Args) -> anyhow::Result<ExitCode> {
                 .bones()
                 .get(e.worst.0)
                 .map_or("?", |b| b.name.as_str());
+            let bone = escaped(bone);
             println!(
                 "  codec error against the source (read in {}): max {:.5} cm (bone {} '{bone}', sample {}), p99 {:.5} cm, p50 {:.5} cm; threshold {threshold} cm",
                 m.source_unit,
@@ -165,11 +167,12 @@ fn verify(args: Args) -> anyhow::Result<ExitCode> {
 /// The resampling error and the error against the source's own curves.
 fn print_source_check(check: &SourceCheck, meta: &ClipMeta, threshold: f64) {
     let bone = |b: usize| {
-        meta.skeleton
+        let name = meta
+            .skeleton
             .bones()
             .get(b)
-            .map_or("?", |b| b.name.as_str())
-            .to_string()
+            .map_or("?", |b| b.name.as_str());
+        escaped(name).to_string()
     };
     let (rb, rt) = check.resample_worst;
     let (sb, st) = check.source_worst;
@@ -205,12 +208,12 @@ fn print_parts(layout: Layout, parts: &[PartError], threshold: f64) {
         "  {} parts ({}): every bone at every sample checked; worst part '{}' at {:.5} cm; {} over the threshold",
         parts.len(),
         layout.name(),
-        worst.0,
+        escaped(&worst.0),
         worst.1,
         over.len()
     );
     for part in over {
-        println!("    '{}': max {:.5} cm", part.name, part.max_cm);
+        println!("    '{}': max {:.5} cm", escaped(&part.name), part.max_cm);
     }
 }
 
@@ -219,13 +222,14 @@ fn print_parts(layout: Layout, parts: &[PartError], threshold: f64) {
 const FLOATS_SHOWN: usize = 24;
 
 fn print_floats(check: &FloatCheck, meta: &ClipMeta, threshold: f64) {
-    for name in &check.missing {
+    for name in check.missing.iter().map(|n| escaped(n)) {
         println!("  float track '{name}' of the source is not in the file");
     }
-    for name in &check.extra {
+    for name in check.extra.iter().map(|n| escaped(n)) {
         println!("  float track '{name}' of the file is not in the source");
     }
     for (name, source, file) in &check.mismatched {
+        let name = escaped(name);
         println!("  float track '{name}': {source} components in the source, {file} in the file");
     }
     if check.tracks.is_empty() {
@@ -259,7 +263,7 @@ fn print_floats(check: &FloatCheck, meta: &ClipMeta, threshold: f64) {
         };
         println!(
             "    {:<28} {:<13} max {:.3e} at sample {:<5} precision {:.3e}{vertex}{}",
-            format!("'{}'", m.name),
+            format!("'{}'", escaped(&m.name)),
             m.kind.name(),
             e.max,
             e.sample,
