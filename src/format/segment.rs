@@ -201,8 +201,8 @@ impl<'a> SegmentView<'a> {
                 let bit = self.key_bit(sample) + offset;
                 for component in 0..components {
                     let value = f32::from_bits(read_bits(keys, bit + 32 * component, 32));
-                    // `!(a <= b)` is true for NaN as well.
-                    if !(value.abs() <= bound) {
+                    // NaN is not finite, so it is refused here too.
+                    if !value.is_finite() || value.abs() > bound {
                         return Err(SegmentFault::RawKeyOutOfRange {
                             track,
                             sample,
