@@ -24,8 +24,10 @@ use cinestream::import::{self, ImportOptions};
 use cinestream::many::{self, OnError, Skipped};
 use cinestream::metric::Percentiles;
 use cinestream::recipes;
+use cinestream::recipes::pack::SkippedReport;
 use cinestream::recipes::pack::{Combine, Labels, Pack, PackRequest};
 use cinestream::recipes::verify::{Layout, VerifyRequest};
+use cinestream::recipes::WarningReport;
 use cinestream::sample::PoseWriter;
 use cinestream::stream::{MissingPage, Stream, StreamOptions};
 use cinestream::warnings::{self, Warning};
@@ -70,20 +72,9 @@ fn value_err(message: String) -> PyErr {
 /// raises each through Python's `warnings` module as a `CinestreamWarning`
 /// (which an 'error' filter turns into an exception).
 fn hand_over(py: Python<'_>, report: &Bound<'_, PyDict>, warnings: &[Warning]) -> PyResult<()> {
-    let list = PyList::empty(py);
-    for w in warnings {
-        let d = PyDict::new(py);
-        set(&d, "message", &w.message)?;
-        set(&d, "file", w.file.as_ref().map(|f| f.display().to_string()))?;
-        let fields = PyDict::new(py);
-        for (name, value) in &w.fields {
-            set(&fields, name, value)?;
-        }
-        set(&d, "fields", fields)?;
-        set(&d, "origin", &w.origin)?;
-        set(&d, "text", w.to_string())?;
-        list.append(d)?;
-    }
+    let reports = serde_json::to_value(WarningReport::all(warnings))
+        .map_err(|e| CinestreamError::new_err(e.to_string()))?;
+    let list = to_py(py, &reports)?;
     set(report, "warnings", list)?;
     let category = py.get_type::<CinestreamWarning>();
     for w in warnings {
@@ -97,16 +88,10 @@ fn hand_over(py: Python<'_>, report: &Bound<'_, PyDict>, warnings: &[Warning]) -
 
 /// The sources `keep_going=True` left out, as dicts of file, clip (when
 /// only one animation of the file failed) and error.
-fn skipped_list<'py>(py: Python<'py>, skipped: &[Skipped]) -> PyResult<Bound<'py, PyList>> {
-    let list = PyList::empty(py);
-    for s in skipped {
-        let d = PyDict::new(py);
-        set(&d, "file", s.file.display().to_string())?;
-        set(&d, "clip", s.clip.as_deref())?;
-        set(&d, "error", &s.error)?;
-        list.append(d)?;
-    }
-    Ok(list)
+fn skipped_list<'py>(py: Python<'py>, skipped: &[Skipped]) -> PyResult<Bound<'py, PyAny>> {
+    let reports = serde_json::to_value(SkippedReport::all(skipped))
+        .map_err(|e| CinestreamError::new_err(e.to_string()))?;
+    to_py(py, &reports)
 }
 
 /// `inputs` as paths: one path (str or os.PathLike) or a sequence of them.

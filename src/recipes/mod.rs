@@ -13,3 +13,42 @@
 pub mod outputs;
 pub mod pack;
 pub mod verify;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::warnings::Warning;
+
+/// A warning the library raised, as every report lists it (the program's
+/// `--json`, Python's dicts): the fields of [`Warning`], and `text`, the
+/// line the program prints on stderr.
+#[derive(Clone, Debug, Serialize)]
+pub struct WarningReport {
+    /// What is doubtful and what was done about it.
+    pub message: String,
+    /// The source file being read, when the call read several.
+    pub file: Option<String>,
+    /// Where and how much, by name.
+    pub fields: BTreeMap<String, String>,
+    /// The module that raised it.
+    pub origin: String,
+    /// The whole line, as printed.
+    pub text: String,
+}
+
+impl WarningReport {
+    /// Every warning, as reports list them.
+    pub fn all(warnings: &[Warning]) -> Vec<WarningReport> {
+        warnings
+            .iter()
+            .map(|w| WarningReport {
+                message: w.message.clone(),
+                file: w.file.as_ref().map(|f| f.display().to_string()),
+                fields: w.fields.iter().cloned().collect(),
+                origin: w.origin.clone(),
+                text: w.to_string(),
+            })
+            .collect()
+    }
+}

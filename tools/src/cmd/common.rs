@@ -2,7 +2,6 @@
 //! gathering inputs, the library's refusal of an output that is an input, track usage counts,
 //! the warnings and skipped sources of a `--json` report.
 
-use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
 use std::path::PathBuf;
 
@@ -11,7 +10,6 @@ use cinestream::compress::{
 };
 use cinestream::import::{self, ImportOptions, InputFile, SkipReason};
 use cinestream::many::Skipped;
-use cinestream::warnings::Warning;
 use cinestream::{LengthUnit, TrackKind};
 use serde::Serialize;
 
@@ -280,29 +278,12 @@ pub fn print_report(mut report: serde_json::Value) -> anyhow::Result<()> {
     print_json(&report)
 }
 
-/// A warning the library raised, in a `--json` report: the fields of
-/// [`Warning`], and `text`, the line printed on stderr.
-#[derive(Serialize)]
-pub struct WarningReport {
-    message: String,
-    file: Option<String>,
-    fields: BTreeMap<String, String>,
-    origin: String,
-    text: String,
-}
+/// A warning the library raised, in a `--json` report.
+pub use cinestream::recipes::WarningReport;
 
 /// The warnings raised so far in this command, for its `--json` report.
 pub fn warnings_so_far() -> Vec<WarningReport> {
-    cinestream::warnings::so_far()
-        .iter()
-        .map(|w: &Warning| WarningReport {
-            message: w.message.clone(),
-            file: w.file.as_ref().map(|f| f.display().to_string()),
-            fields: w.fields.iter().cloned().collect(),
-            origin: w.origin.clone(),
-            text: w.to_string(),
-        })
-        .collect()
+    WarningReport::all(&cinestream::warnings::so_far())
 }
 
 /// A source left out with `--keep-going`, in a `--json` report.
