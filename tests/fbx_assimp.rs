@@ -3,7 +3,10 @@
 //! the directory `CINESTREAM_FBX_ASSIMP` names, the joints' object-space
 //! positions and orientations at every sample of cinestream's FBX import
 //! agree with cinestream's glTF import of assimp's file, sampled at the same
-//! rate.
+//! rate, each joint at the times that are a key of every moving channel of
+//! it and its ancestors in assimp's file (`NAME.keys.json` beside it:
+//! assimp joins FBX's cubic curves with straight lines between keys, so
+//! only keys are common ground).
 //!
 //! The two share no FBX code: assimp reads the FBX (its own transform
 //! rules, pivots and pre-rotations as helper nodes), cinestream's glTF
@@ -116,10 +119,42 @@ struct Fit {
     worst_at: String,
     worst_axis: f64,
     compared: usize,
+    /// How far from the origin any compared joint is, cm: what pins the unit.
+    moved_cm: f64,
 }
 
-/// Compares one FBX clip with assimp's conversion of it.
-fn compare(fbx: &Clip, assimp: &Clip) -> Option<Fit> {
+/// The times (seconds) at which each bone of `assimp` holds the file's own
+/// values: `None` at any time, else the key times common to it and its
+/// ancestors (`keys`: each moving node's key times).
+fn exact_times(assimp: &Clip, keys: &serde_json::Value) -> Vec<Option<Vec<f64>>> {
+    let mut out: Vec<Option<Vec<f64>>> = Vec::new();
+    for bone in assimp.skeleton().bones() {
+        let own: Option<Vec<f64>> = keys
+            .get(&bone.name)
+            .and_then(|v| serde_json::from_value(v.clone()).ok());
+        let inherited = bone.parent.and_then(|p| out[p].clone());
+        out.push(match (own, inherited) {
+            (Some(a), Some(b)) => Some(
+                a.into_iter()
+                    .filter(|t| b.iter().any(|u| (t - u).abs() < 1e-4))
+                    .collect(),
+            ),
+            (a, b) => a.or(b),
+        });
+    }
+    out
+}
+
+/// Compares one FBX clip with assimp's conversion of it, each joint at the
+/// samples of `assimp` where it holds the file's own values (`keys`).
+fn compare(fbx: &Clip, assimp: &Clip, keys: &serde_json::Value) -> Option<Fit> {
+    let exact = exact_times(assimp, keys);
+    let on_key = |bone: usize, sample: usize| {
+        let t = sample as f64 / f64::from(assimp.sample_rate());
+        exact[bone]
+            .as_ref()
+            .is_none_or(|times| times.iter().any(|k| (k - t).abs() < 1e-4))
+    };
     let mut assimp_bones: HashMap<&str, usize> = HashMap::new();
     for (i, b) in assimp.skeleton().bones().iter().enumerate() {
         if !b.name.contains("$AssimpFbx$") {
@@ -164,11 +199,12 @@ fn compare(fbx: &Clip, assimp: &Clip) -> Option<Fit> {
                     worst_at: String::new(),
                     worst_axis: 0.0,
                     compared: 0,
+                    moved_cm: 0.0,
                 };
                 let samples = fbx_poses.len().min(assimp_poses.len() - offset);
                 for s in 0..samples {
                     let (f, a) = (&fbx_poses[s], &assimp_poses[s + offset]);
-                    for &(i, j) in &pairs {
+                    for &(i, j) in pairs.iter().filter(|&&(_, j)| on_key(j, s + offset)) {
                         // cinestream's pose taken into the file's space.
                         let position = rotation * f[i].0 / cm_per_file_unit;
                         let err = (position - a[j].0).length() * cm_per_file_unit;
@@ -183,6 +219,7 @@ fn compare(fbx: &Clip, assimp: &Clip) -> Option<Fit> {
                                 format!("'{}' sample {s}", fbx.skeleton().bones()[i].name);
                         }
                         fit.worst_axis = fit.worst_axis.max(axis_err);
+                        fit.moved_cm = fit.moved_cm.max(f[i].0.length());
                         fit.compared += 1;
                     }
                 }
@@ -194,6 +231,48 @@ fn compare(fbx: &Clip, assimp: &Clip) -> Option<Fit> {
         }
     }
     best
+}
+
+/// What the FBX file itself says of its space (its GlobalSettings, read by
+/// `.ci/fbx_assimp`): its up axis and its unit.
+struct Declared {
+    up: DVec3,
+    cm_per_unit: f64,
+}
+
+impl Declared {
+    fn read(path: &Path) -> Option<Declared> {
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+        let up: [f64; 3] = serde_json::from_value(v.get("up")?.clone()).ok()?;
+        Some(Declared {
+            up: DVec3::from(up),
+            cm_per_unit: v.get("unit_cm")?.as_f64()?,
+        })
+    }
+
+    /// Why `fit` is not the conversion the file declares: its +Y up must be
+    /// the file's up axis, and its unit the file's. A fit that nothing
+    /// pins (no joint ever leaves the origin) is not judged.
+    fn mismatch(&self, fit: &Fit) -> Option<String> {
+        let declared = self;
+        if fit.moved_cm < 1e-3 {
+            return None;
+        }
+        let up = fit.rotation * DVec3::Y;
+        if (up - declared.up).length() > 1e-9 {
+            return Some(format!(
+                "cinestream's +Y is the file's {up}, but the file says up is {}",
+                declared.up
+            ));
+        }
+        if (fit.cm_per_file_unit - declared.cm_per_unit).abs() > 1e-6 * declared.cm_per_unit {
+            return Some(format!(
+                "the poses fit a unit of {} cm, but the file says {} cm",
+                fit.cm_per_file_unit, declared.cm_per_unit
+            ));
+        }
+        None
+    }
 }
 
 #[test]
@@ -216,6 +295,11 @@ fn fbx_import_agrees_with_assimp() {
     for gltf in &converted {
         let stem = gltf.file_stem().and_then(|s| s.to_str()).expect("a name");
         let fbx_path = fbx_dir.join(format!("{stem}.fbx"));
+        let keys: serde_json::Value = std::fs::read(gltf.with_extension("keys.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        let declared = Declared::read(&gltf.with_extension("file.json"));
         let fbx_clips = import_file(&fbx_path, &ImportOptions::default())
             .unwrap_or_else(|e| panic!("{}: {e}", fbx_path.display()));
         for (k, fbx) in fbx_clips.iter().enumerate() {
@@ -237,14 +321,15 @@ fn fbx_import_agrees_with_assimp() {
                 println!("{stem} '{}': no animation in assimp's file", fbx.name());
                 continue;
             };
-            match compare(fbx, assimp) {
+            let anim_keys = keys.get(assimp.name()).cloned().unwrap_or_default();
+            match compare(fbx, assimp, &anim_keys) {
                 None => println!(
                     "{stem} '{}': no joint name in common with assimp's file",
                     fbx.name()
                 ),
                 Some(fit) => {
                     let line = format!(
-                        "{stem} '{}': {} bones, {} samples at {} Hz; {} joint-samples compared; \
+                        "{stem} '{}': {} bones, {} samples at {} Hz; {} joint-samples compared at keys; \
                          {}, file unit {} cm, assimp {} sample(s) later; worst {:.6} cm ({}), \
                          worst axis {:.2e}",
                         fbx.name(),
@@ -262,6 +347,8 @@ fn fbx_import_agrees_with_assimp() {
                     println!("{line}");
                     if fit.worst_cm > GATE_CM || fit.worst_axis > 1e-3 {
                         failures.push(line);
+                    } else if let Some(problem) = declared.as_ref().and_then(|d| d.mismatch(&fit)) {
+                        failures.push(format!("{line}: {problem}"));
                     }
                 }
             }
