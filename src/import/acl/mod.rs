@@ -471,20 +471,21 @@ fn transform_clip(
             ));
         }
         let parent_name = doc.string(bone.require(doc, "parent")?, "parent")?;
-        let parent =
-            if parent_name.is_empty() {
-                None
-            } else {
-                match index.get(parent_name) {
-                    Some(&p) if p < bones.len() => Some(p),
-                    _ => return Err(doc.error(
+        let parent = if parent_name.is_empty() {
+            None
+        } else {
+            match index.get(parent_name) {
+                Some(&p) if p < bones.len() => Some(p),
+                _ => {
+                    return Err(doc.error(
                         node.line,
                         format!(
                             "bone '{name}': parent '{parent_name}' is not a bone listed before it"
                         ),
-                    )),
+                    ))
                 }
-            };
+            }
+        };
         let distance = doc.positive(bone.require(doc, "vertex_distance")?, "vertex_distance")?;
         shells.push((bones.len(), doc.unit.to_cm(distance)));
         let mut bind = Transform::IDENTITY;

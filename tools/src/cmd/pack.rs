@@ -201,7 +201,7 @@ fn pack(args: Args) -> anyhow::Result<ExitCode> {
     let options = args
         .import
         .options()?
-        .with_resample_error(args.codec.threshold_cm, args.codec.shell_cm);
+        .with_resample_error(args.codec.threshold_cm(), args.codec.shell_cm);
     if args.preview_cm != 0.0 {
         check_real(
             "--preview-cm",
