@@ -470,7 +470,8 @@ fn transform_clip(
                 ),
             ));
         }
-        let parent_name = doc.string(bone.require(doc, "parent")?, "parent")?;
+        let parent_node = bone.require(doc, "parent")?;
+        let parent_name = doc.string(parent_node, "parent")?;
         let parent = if parent_name.is_empty() {
             None
         } else {
@@ -478,7 +479,7 @@ fn transform_clip(
                 Some(&p) if p < bones.len() => Some(p),
                 _ => {
                     return Err(doc.error(
-                        node.line,
+                        parent_node.line,
                         format!(
                             "bone '{name}': parent '{parent_name}' is not a bone listed before it"
                         ),
