@@ -187,7 +187,7 @@ fn report_dict<'py>(
 /// `cinestream pack --json` prints, as a dict with the same keys.
 ///
 /// The library's pack recipe, the one `cinestream pack` runs: `inputs` is
-/// a path or a sequence of paths (.bvh, .gltf, .glb, or directories of
+/// a path or a sequence of paths (.bvh, .gltf, .glb, .acl.sjson, or directories of
 /// them). One file named alone is packed into the file ``output`` (into
 /// it when it is a directory; ``clip`` picks one of several animations,
 /// which otherwise go one file each into the directory ``output``);
@@ -968,7 +968,8 @@ fn verify_file(
             .collect();
         if request.against.is_empty() {
             return Err(cinestream::Error::Incompatible {
-                message: "against: no .bvh, .gltf or .glb files in the given sources".into(),
+                message: "against: no .bvh, .gltf, .glb or .sjson files in the given sources"
+                    .into(),
             });
         }
     }
