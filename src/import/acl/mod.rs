@@ -16,7 +16,7 @@
 //!   block's `error_threshold` (ACL's default 0.01 when the block leaves it
 //!   out; version 1's `clip.error_threshold` when there is no block) is the
 //!   clip's threshold: both go into the clip's
-//!   [`SourceMetric`](crate::clip::SourceMetric), in centimetres, which the
+//!   [`SourceMetric`], in centimetres, which the
 //!   metric and the codec apply. A threshold given explicitly
 //!   ([`CompressSettings::with_threshold_cm`](crate::compress::CompressSettings::with_threshold_cm),
 //!   `--threshold-cm`) wins over the file's. ACL's other settings
@@ -605,9 +605,10 @@ fn transform_clip(
         &tracks,
     )
     .map_err(|e| doc.invalid(e))?;
-    let mut metric = SourceMetric::default();
-    metric.bone_shells_cm = shells;
-    metric.threshold_cm = threshold.map(|t| doc.unit.to_cm(t));
+    let metric = SourceMetric {
+        bone_shells_cm: shells,
+        threshold_cm: threshold.map(|t| doc.unit.to_cm(t)),
+    };
     clip.with_source_metric(metric).map_err(|e| doc.invalid(e))
 }
 
@@ -744,7 +745,9 @@ impl Doc<'_> {
 fn rotation(doc: &Doc<'_>, [x, y, z, w]: [f64; 4], line: usize, what: &str) -> Result<Quat> {
     let q = DQuat::from_xyzw(x, y, z, w);
     let length = q.length();
-    if !(length >= f64::from(MIN_QUATERNION_LENGTH)) || !length.is_finite() {
+    // NaN fails every comparison: refused too.
+    let usable = length >= f64::from(MIN_QUATERNION_LENGTH) && length.is_finite();
+    if !usable {
         return Err(doc.error(
             line,
             format!("{what}: quaternion [{x}, {y}, {z}, {w}] has length {length}, not a rotation"),

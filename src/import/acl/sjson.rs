@@ -260,7 +260,7 @@ impl Parser<'_> {
             // refuses values that are not finite anyway.
             Some(b'"') => Value::String(self.string()?),
             Some(b'-' | b'0'..=b'9') => Value::Number(self.number()?),
-            Some(b't' | b'f' | b'n') => self.word()?,
+            Some(c) if c.is_ascii_alphabetic() => self.word()?,
             Some(c) => {
                 return self.error(format!("a value expected, found '{}'", c.escape_ascii()))
             }
