@@ -117,7 +117,7 @@ fn play(path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// The first clip of a BVH, glTF or GLB file.
+/// The first clip of a BVH, glTF, GLB or ACL .sjson file.
 fn load(path: &Path) -> Result<Clip, Box<dyn std::error::Error>> {
     let clips = import_file(path, &ImportOptions::default())?;
     let first = clips.into_iter().next();

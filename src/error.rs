@@ -40,6 +40,16 @@ pub enum Error {
         /// What was expected and what was found.
         message: String,
     },
+    /// An ACL raw clip (`.acl.sjson`) is malformed or unsupported.
+    #[error("acl: {} line {line}: {}", escaped(source_name), escaped(message))]
+    AclSjson {
+        /// File name or label of the text.
+        source_name: String,
+        /// 1-based line number where the problem is.
+        line: usize,
+        /// What was expected and what was found.
+        message: String,
+    },
     /// A glTF file is malformed or unsupported.
     #[error(
         "gltf: {} at {}: {}",
@@ -63,8 +73,8 @@ pub enum Error {
         /// What the clip model rejected.
         source: ClipError,
     },
-    /// A file whose extension is none of `.bvh`, `.gltf`, `.glb`.
-    #[error("{}: unknown clip format (expected .bvh, .gltf or .glb)", escaped(&path.display().to_string()))]
+    /// A file whose extension is none of `.bvh`, `.gltf`, `.glb`, `.acl.sjson`.
+    #[error("{}: unknown clip format (expected .bvh, .gltf, .glb or .acl.sjson)", escaped(&path.display().to_string()))]
     UnknownFormat {
         /// The file.
         path: PathBuf,

@@ -86,11 +86,15 @@ impl MetricSettings {
         self
     }
 
-    /// Shell distance of every bone of `clip`, in the clip's length unit.
+    /// Shell distance of every bone of `clip`, in the clip's length unit:
+    /// the default, replaced by the shells the clip's source gives
+    /// ([`Clip::source_metric`]), replaced by this metric's own per-bone
+    /// shells.
     pub fn shell_distances(&self, clip: &Clip) -> Vec<f64> {
         let unit = clip.unit();
         let mut shells = vec![unit.from_cm(self.shell_distance_cm); clip.num_bones()];
-        for &(bone, cm) in &self.bone_shell_cm {
+        let from_source = &clip.source_metric().bone_shells_cm;
+        for &(bone, cm) in from_source.iter().chain(&self.bone_shell_cm) {
             if let Some(shell) = shells.get_mut(bone) {
                 *shell = unit.from_cm(cm);
             }

@@ -1,8 +1,9 @@
-//! Deterministic fuzzing of the BVH and glTF importers.
+//! Deterministic fuzzing of the BVH, glTF and ACL raw clip importers.
 //!
 //! Runs the harness the `fuzz/` targets run (`cinestream::import::fuzzing`)
 //! over a fixed corpus of valid files the project writes itself (procedural
-//! clips exported as BVH, `.glb` and `.gltf`) and, for each, mutations:
+//! clips exported as BVH, `.glb` and `.gltf`, and written as ACL raw clips
+//! and a scalar track list) and, for each, mutations:
 //! every truncation of a small file (a stride of big ones), single-byte
 //! flips and seeded multi-byte corruptions, and "interesting" bytes. Nothing
 //! may panic, and every accepted clip must keep the clip model's promises;
@@ -10,7 +11,7 @@
 //!
 //! `CINESTREAM_WRITE_FUZZ_SEEDS=<dir> cargo test --release --test
 //! import_fuzz write_import_fuzz_seeds` writes the valid files to
-//! `<dir>/import_bvh` and `<dir>/import_gltf`, the seed corpora of the
+//! `<dir>/import_bvh`, `<dir>/import_gltf` and `<dir>/import_acl`, the seed corpora of the
 //! `fuzz/` targets.
 // Needs the pipeline (compress, import, metric): not built by the runtime alone.
 #![cfg(feature = "pipeline")]
@@ -22,8 +23,24 @@ use cinestream::export::{export_bytes, ExportFormat};
 use cinestream::import::fuzzing::{self, Outcome};
 use cinestream::procedural::{cinematic, coiled_chain, CinematicSpec};
 
+#[path = "common/acl_writer.rs"]
+mod acl_writer;
+
+/// What a corpus file is, so that the right importer reads it.
+#[derive(Clone, Copy)]
+enum Format {
+    Export(ExportFormat),
+    Acl,
+}
+
+/// A scalar track list with one track of each kind ACL writes.
+const ACL_TRACK_LIST: &str = "version = 5\ntrack_list =\n{\n\tname = \"curves\"\n\tnum_samples = 3\n\tsample_rate = 30\n}\n\
+tracks =\n[\n\t{\n\t\tname = \"a\"\n\t\ttype = \"float1f\"\n\t\tprecision = 0.001\n\t\tdata = [ [ 1.0 ] [ 2.0 ] [ 3.0 ] ]\n\t}\n\
+\t{\n\t\tname = \"b\"\n\t\ttype = \"float3f\"\n\t\tdata = [ [ 1, 2, 3 ] [ 4, 5, 6 ] [ 7, 8, 9 ] ]\n\t}\n\
+\t{\n\t\ttype = \"vector4f\"\n\t\tprecision = 0.5\n\t\tdata = [ [ 1, 2, 3, 4 ] [ 4, 5, 6, 7 ] [ 7, 8, 9, 10 ] ]\n\t}\n]\n";
+
 /// Valid inputs: (name, format, bytes).
-fn corpus() -> Vec<(String, ExportFormat, Vec<u8>)> {
+fn corpus() -> Vec<(String, Format, Vec<u8>)> {
     let clips = [
         cinematic(&CinematicSpec::default().with_seconds(0.5)),
         cinematic(&CinematicSpec::default().with_actors(2).with_seconds(0.3)),
@@ -34,16 +51,31 @@ fn corpus() -> Vec<(String, ExportFormat, Vec<u8>)> {
         let (compressed, _) = compress(clip, &CompressSettings::default()).expect("compress");
         for format in [ExportFormat::Bvh, ExportFormat::Glb, ExportFormat::Gltf] {
             let bytes = export_bytes(&compressed, format).expect("export");
-            files.push((format!("clip{i}.{}", format.name()), format, bytes));
+            files.push((
+                format!("clip{i}.{}", format.name()),
+                Format::Export(format),
+                bytes,
+            ));
         }
     }
+    // ACL clips are text of every sample: the smallest clip keeps the
+    // mutations many per byte.
+    let shells = vec![3.0; clips[2].num_bones()];
+    let acl = acl_writer::acl_text(&clips[2], &shells, Some(0.02));
+    files.push(("clip2.acl.sjson".into(), Format::Acl, acl.into_bytes()));
+    files.push((
+        "curves.acl.sjson".into(),
+        Format::Acl,
+        ACL_TRACK_LIST.as_bytes().to_vec(),
+    ));
     files
 }
 
-fn run(format: ExportFormat, data: &[u8]) -> Outcome {
+fn run(format: Format, data: &[u8]) -> Outcome {
     match format {
-        ExportFormat::Bvh => fuzzing::bvh(data),
-        _ => fuzzing::gltf(data),
+        Format::Export(ExportFormat::Bvh) => fuzzing::bvh(data),
+        Format::Export(_) => fuzzing::gltf(data),
+        Format::Acl => fuzzing::acl_sjson(data),
     }
 }
 
@@ -123,8 +155,9 @@ fn write_import_fuzz_seeds() {
     let dir = std::path::PathBuf::from(dir);
     for (name, format, bytes) in corpus() {
         let target = match format {
-            ExportFormat::Bvh => "import_bvh",
-            _ => "import_gltf",
+            Format::Export(ExportFormat::Bvh) => "import_bvh",
+            Format::Export(_) => "import_gltf",
+            Format::Acl => "import_acl",
         };
         std::fs::create_dir_all(dir.join(target)).expect("a seed folder");
         std::fs::write(dir.join(target).join(&name), bytes).expect("a seed");

@@ -187,7 +187,7 @@ fn report_dict<'py>(
 /// `cinestream pack --json` prints, as a dict with the same keys.
 ///
 /// The library's pack recipe, the one `cinestream pack` runs: `inputs` is
-/// a path or a sequence of paths (.bvh, .gltf, .glb, or directories of
+/// a path or a sequence of paths (.bvh, .gltf, .glb, .acl.sjson, or directories of
 /// them). One file named alone is packed into the file ``output`` (into
 /// it when it is a directory; ``clip`` picks one of several animations,
 /// which otherwise go one file each into the directory ``output``);
@@ -203,9 +203,18 @@ fn report_dict<'py>(
 /// skipped and listed in ``skipped`` with its error. The warnings raised
 /// come as ``CinestreamWarning`` and in ``warnings``. The GIL is released
 /// while it works.
+/// Default settings with the threshold given, if one is: without one, the
+/// default holds, or the threshold an ACL clip gives.
+fn given_threshold(threshold_cm: Option<f64>) -> CompressSettings {
+    match threshold_cm {
+        Some(cm) => CompressSettings::default().with_threshold_cm(cm),
+        None => CompressSettings::default(),
+    }
+}
+
 #[pyfunction]
 #[pyo3(signature = (
-    inputs, output, *, threshold_cm=0.01, shell_cm=3.0, segment_samples=16, r#loop="auto",
+    inputs, output, *, threshold_cm=None, shell_cm=3.0, segment_samples=16, r#loop="auto",
     unit="cm", rate=None, lenient=false, lz4=false, page_kib=64, preview_cm=DEFAULT_PREVIEW_CM,
     sequence=false, actors=false, clip=None, recursive=false, keep_going=false
 ))]
@@ -214,7 +223,7 @@ fn pack<'py>(
     py: Python<'py>,
     inputs: &Bound<'py, PyAny>,
     output: PathBuf,
-    threshold_cm: f64,
+    threshold_cm: Option<f64>,
     shell_cm: f64,
     segment_samples: usize,
     r#loop: &str,
@@ -253,14 +262,13 @@ fn pack<'py>(
             "page_kib must be in 1..=1048576, not {page_kib}"
         )));
     }
-    let settings = CompressSettings::default()
-        .with_threshold_cm(threshold_cm)
+    let settings = given_threshold(threshold_cm)
         .with_shell_cm(shell_cm)
         .with_segment_samples(segment_samples)
         .with_loop_policy(loop_policy(r#loop)?);
     // Uneven glTF keys are resampled within the codec's own bound, as the
     // program does.
-    let options = options.with_resample_error(threshold_cm, shell_cm);
+    let options = options.with_resample_error(settings.threshold_cm, shell_cm);
     let write = WriteOptions::default()
         .with_page_bytes(page_kib.saturating_mul(1024))
         .with_lz4(lz4);
@@ -326,14 +334,14 @@ fn import_files(
 /// ``CinestreamWarning`` and in ``warnings``.
 #[pyfunction]
 #[pyo3(signature = (
-    inputs, *, threshold_cm=0.01, shell_cm=3.0, segment_samples=16, unit="cm", rate=None,
+    inputs, *, threshold_cm=None, shell_cm=3.0, segment_samples=16, unit="cm", rate=None,
     lenient=false, recursive=false, jobs=None, keep_going=false
 ))]
 #[allow(clippy::too_many_arguments)]
 fn batch<'py>(
     py: Python<'py>,
     inputs: &Bound<'py, PyAny>,
-    threshold_cm: f64,
+    threshold_cm: Option<f64>,
     shell_cm: f64,
     segment_samples: usize,
     unit: &str,
@@ -350,8 +358,7 @@ fn batch<'py>(
             return Err(value_err(format!("jobs must be in 1..=1024, not {jobs}")));
         }
     }
-    let settings = CompressSettings::default()
-        .with_threshold_cm(threshold_cm)
+    let settings = given_threshold(threshold_cm)
         .with_shell_cm(shell_cm)
         .with_segment_samples(segment_samples);
     let mut pool = rayon::ThreadPoolBuilder::new();
@@ -455,10 +462,10 @@ fn batch<'py>(
         "clips_over_threshold",
         results
             .iter()
-            .filter(|r| r.0.error.max_cm > threshold_cm)
+            .filter(|r| r.0.error.max_cm > r.0.error.threshold_cm)
             .count(),
     )?;
-    set(&d, "threshold_cm", threshold_cm)?;
+    set(&d, "threshold_cm", settings.threshold_cm)?;
     set(&d, "shell_cm", shell_cm)?;
     set(&d, "seconds", seconds)?;
     set(&d, "kib_per_s", total_raw as f64 / 1024.0 / seconds)?;
@@ -961,7 +968,8 @@ fn verify_file(
             .collect();
         if request.against.is_empty() {
             return Err(cinestream::Error::Incompatible {
-                message: "against: no .bvh, .gltf or .glb files in the given sources".into(),
+                message: "against: no .bvh, .gltf, .glb or .sjson files in the given sources"
+                    .into(),
             });
         }
     }

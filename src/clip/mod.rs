@@ -536,6 +536,24 @@ pub struct Clip {
     steps: Vec<BoneSteps>,
     /// Samples where every track jumps, increasing (see [`Clip::with_cuts`]).
     cuts: Vec<usize>,
+    /// How the source asks the clip to be measured (see [`SourceMetric`]).
+    source_metric: SourceMetric,
+}
+
+/// How a source file asks its clip to be measured, in centimetres: ACL raw
+/// clips give every bone a shell distance (`vertex_distance`) and may give
+/// the clip an error threshold. The metric
+/// ([`MetricSettings::shell_distances`](crate::metric::MetricSettings::shell_distances))
+/// and the codec ([`compress`](crate::compress::compress)) apply it, so it
+/// holds in every front end; settings given explicitly win (see
+/// [`CompressSettings::threshold_from_source`](crate::compress::CompressSettings::threshold_from_source)).
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct SourceMetric {
+    /// Shell distance of each bone the source names, by bone index, in cm.
+    pub bone_shells_cm: Vec<(usize, f64)>,
+    /// The source's error threshold, in cm.
+    pub threshold_cm: Option<f64>,
 }
 
 impl Clip {
@@ -579,6 +597,7 @@ impl Clip {
             resampling: None,
             steps: vec![BoneSteps::NONE; bones],
             cuts: Vec::new(),
+            source_metric: SourceMetric::default(),
         })
     }
 
@@ -751,6 +770,33 @@ impl Clip {
     /// otherwise (BVH frames, combined clips, clips built in code).
     pub fn resampling(&self) -> Option<&Resampling> {
         self.resampling.as_ref()
+    }
+
+    /// The same clip measured as its source asks: `metric`'s bone shells
+    /// (each a bone index of this clip and a positive, finite distance in
+    /// cm) and threshold (positive and finite).
+    pub fn with_source_metric(mut self, metric: SourceMetric) -> Result<Clip, ClipError> {
+        let positive = |cm: f64| cm.is_finite() && cm > 0.0;
+        for &(bone, cm) in &metric.bone_shells_cm {
+            if bone >= self.num_bones() || !positive(cm) {
+                return Err(ClipError::Incompatible {
+                    message: format!("bone {bone}: shell distance {cm} cm for a clip of {} bones (a bone index and a positive distance)", self.num_bones()),
+                });
+            }
+        }
+        if let Some(cm) = metric.threshold_cm.filter(|&cm| !positive(cm)) {
+            return Err(ClipError::Incompatible {
+                message: format!("error threshold {cm} cm: positive and finite"),
+            });
+        }
+        self.source_metric = metric;
+        Ok(self)
+    }
+
+    /// How the source asks this clip to be measured; empty for sources
+    /// that do not say (BVH, glTF, clips built in code).
+    pub fn source_metric(&self) -> &SourceMetric {
+        &self.source_metric
     }
 
     /// The first `samples` samples (at least one, at most all) as a clip of
@@ -996,6 +1042,7 @@ impl Clip {
             resampling: None,
             steps,
             cuts,
+            source_metric: SourceMetric::combined(clips.iter().map(|c| (0, c))),
         })
     }
 
@@ -1089,7 +1136,38 @@ impl Clip {
             resampling: None,
             steps,
             cuts,
+            source_metric: SourceMetric::combined(actor_offsets(clips)),
         })
+    }
+}
+
+/// Each clip with the index its first bone has among [`Clip::actors`]' bones.
+fn actor_offsets(clips: &[Clip]) -> impl Iterator<Item = (usize, &Clip)> {
+    clips.iter().scan(1, |offset, clip| {
+        let first = *offset;
+        *offset += clip.num_bones();
+        Some((first, clip))
+    })
+}
+
+impl SourceMetric {
+    /// The metric of clips combined (`(first bone index, clip)`): every
+    /// bone keeps its shell, and the strictest threshold holds.
+    fn combined<'a>(clips: impl Iterator<Item = (usize, &'a Clip)>) -> SourceMetric {
+        let mut metric = SourceMetric::default();
+        for (offset, clip) in clips {
+            let own = &clip.source_metric;
+            for &(bone, cm) in &own.bone_shells_cm {
+                let bone = bone + offset;
+                metric.bone_shells_cm.retain(|(b, _)| *b != bone);
+                metric.bone_shells_cm.push((bone, cm));
+            }
+            metric.threshold_cm = match (metric.threshold_cm, own.threshold_cm) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        metric
     }
 }
 

@@ -96,6 +96,12 @@ pub struct CompressSettings {
     /// quantization of the animated tracks gets the rest, in
     /// [`CONSTANT_SHARE_RANGE`]. Default: 0.5.
     pub constant_share: f64,
+    /// Whether a clip whose source gives an error threshold (an ACL raw
+    /// clip, [`Clip::source_metric`]) is compressed to that threshold
+    /// instead of [`threshold_cm`](Self::threshold_cm). Default: true;
+    /// [`with_threshold_cm`](Self::with_threshold_cm) turns it off, so a
+    /// threshold given explicitly wins.
+    pub threshold_from_source: bool,
 }
 
 impl Default for CompressSettings {
@@ -106,6 +112,7 @@ impl Default for CompressSettings {
             segment_samples: 16,
             loop_policy: LoopPolicy::Auto,
             constant_share: 0.5,
+            threshold_from_source: true,
         }
     }
 }
@@ -117,10 +124,24 @@ impl CompressSettings {
         self.threshold_cm * (1.0 - SOURCE_ROUNDING_SHARE)
     }
 
-    /// Sets the threshold.
+    /// Sets the threshold, which then holds for every clip, whatever its
+    /// source says ([`threshold_from_source`](Self::threshold_from_source)).
     pub fn with_threshold_cm(mut self, cm: f64) -> Self {
         self.threshold_cm = cm;
+        self.threshold_from_source = false;
         self
+    }
+
+    /// The settings `clip` is compressed with: its source's threshold when
+    /// it gives one and [`threshold_from_source`](Self::threshold_from_source).
+    pub fn for_clip(&self, clip: &Clip) -> CompressSettings {
+        let mut settings = self.clone();
+        if let Some(cm) = clip.source_metric().threshold_cm {
+            if self.threshold_from_source {
+                settings.threshold_cm = cm;
+            }
+        }
+        settings
     }
 
     /// Sets the shell distance.
@@ -473,7 +494,23 @@ fn compress_with(
     settings: &CompressSettings,
     brute_force: bool,
 ) -> Result<(CompressedClip, CompressStats, usize)> {
+    let settings = &settings.for_clip(clip);
     settings.check()?;
+    if let Some(&(bone, cm)) = clip
+        .source_metric()
+        .bone_shells_cm
+        .iter()
+        .find(|(_, cm)| !SHELL_CM_RANGE.contains(cm))
+    {
+        return Err(Error::InvalidSettings {
+            message: format!(
+                "bone {bone} ('{}'): the source's shell distance {cm} cm is outside [{}, {}] cm",
+                clip.skeleton().bones()[bone].name,
+                SHELL_CM_RANGE.start(),
+                SHELL_CM_RANGE.end()
+            ),
+        });
+    }
     let start = Instant::now();
     let bones = clip.num_bones();
     let source_samples = clip.num_samples();

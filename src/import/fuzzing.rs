@@ -9,7 +9,7 @@
 //! make the harness open a file.
 
 use crate::clip::{Clip, LengthUnit};
-use crate::import::{bvh, gltf, ImportOptions};
+use crate::import::{acl, bvh, gltf, ImportOptions};
 
 /// What an importer made of an input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,6 +51,31 @@ pub fn gltf(data: &[u8]) -> Outcome {
         Ok(clips) => {
             clips.iter().for_each(check);
             Outcome::Imported(clips.len())
+        }
+        Err(_) => Outcome::Refused,
+    }
+}
+
+/// Parses `data` as an ACL raw clip, in centimetres and in metres. Panics
+/// only if the importer does, or if it returns a clip that breaks the clip
+/// model or whose source metric is not positive and finite.
+pub fn acl_sjson(data: &[u8]) -> Outcome {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return Outcome::Refused;
+    };
+    let metres = ImportOptions::default().with_bvh_unit(LengthUnit::METRE);
+    let _ = acl::parse_acl_sjson(text, "fuzz.acl.sjson", &metres).map(|clip| check(&clip));
+    match acl::parse_acl_sjson(text, "fuzz.acl.sjson", &ImportOptions::default()) {
+        Ok(clip) => {
+            check(&clip);
+            let metric = clip.source_metric();
+            for &(bone, cm) in &metric.bone_shells_cm {
+                assert!(bone < clip.num_bones() && cm.is_finite() && cm > 0.0);
+            }
+            assert!(metric
+                .threshold_cm
+                .is_none_or(|cm| cm.is_finite() && cm > 0.0));
+            Outcome::Imported(1)
         }
         Err(_) => Outcome::Refused,
     }

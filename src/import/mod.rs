@@ -1,9 +1,11 @@
-//! Importers: BVH motion capture and glTF 2.0 skins and animations into [`Clip`]s.
+//! Importers: BVH motion capture, glTF 2.0 skins and animations, and ACL
+//! raw clips into [`Clip`]s.
 //!
 //! Each importer turns its source into validated clips and reports every
 //! problem with its place in the source (a BVH line, a glTF JSON path).
 //! This module picks the importer by file extension and walks directories.
 
+pub mod acl;
 pub mod bvh;
 pub mod fuzzing;
 pub mod gltf;
@@ -18,7 +20,8 @@ use crate::error::{Error, Result};
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct ImportOptions {
-    /// Length unit of BVH files, which do not say. Default: centimetres.
+    /// Length unit of BVH files and ACL raw clips, which do not say.
+    /// Default: centimetres.
     pub bvh_unit: LengthUnit,
     /// Rate at which glTF animations are sampled, in Hz (finite and
     /// positive). `None` (the default): an animation keyed uniformly (every
@@ -119,6 +122,8 @@ pub enum SourceFormat {
     Bvh,
     /// glTF 2.0, JSON (`.gltf`) or binary (`.glb`).
     Gltf,
+    /// ACL raw clips (`.acl.sjson`, or any `.sjson`).
+    AclSjson,
 }
 
 impl SourceFormat {
@@ -128,12 +133,14 @@ impl SourceFormat {
         match ext.as_str() {
             "bvh" => Some(SourceFormat::Bvh),
             "gltf" | "glb" => Some(SourceFormat::Gltf),
+            "sjson" => Some(SourceFormat::AclSjson),
             _ => None,
         }
     }
 }
 
-/// Imports every clip of one file: one for a BVH file, one per animation for glTF.
+/// Imports every clip of one file: one for a BVH file or an ACL raw clip,
+/// one per animation for glTF.
 ///
 /// # Example
 ///
@@ -156,6 +163,14 @@ pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Vec<Clip>> {
             Ok(vec![clip])
         }
         Some(SourceFormat::Gltf) => gltf::load_gltf(path, options),
+        Some(SourceFormat::AclSjson) => {
+            let clip = acl::load_acl_sjson(path, options)?;
+            // Like BVH, ACL never states its unit.
+            if let Some(doubt) = unit_check::doubt_unit(&clip) {
+                tracing::warn!("{}: {doubt}", path.display());
+            }
+            Ok(vec![clip])
+        }
         None => Err(Error::UnknownFormat {
             path: path.to_path_buf(),
         }),
@@ -163,8 +178,8 @@ pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Vec<Clip>> {
 }
 
 /// Expands files and directories into the clip files they name: files are
-/// kept as given, directories contribute their `.bvh`, `.gltf` and `.glb`
-/// files (not recursively), sorted by name so runs are reproducible.
+/// kept as given, directories contribute their `.bvh`, `.gltf`, `.glb`
+/// and `.sjson` files (not recursively), sorted by name so runs are reproducible.
 /// [`collect_inputs_with`] also walks subdirectories and says what it skipped.
 pub fn collect_inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(collect_inputs_with(paths, false)?
@@ -189,7 +204,7 @@ pub struct InputFile {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SkipReason {
-    /// Not a `.bvh`, `.gltf` or `.glb` file.
+    /// Not a `.bvh`, `.gltf`, `.glb` or `.sjson` file.
     NotAClip,
     /// A subdirectory, and the walk is not recursive.
     Directory,
@@ -203,7 +218,7 @@ impl SkipReason {
     /// A few words for listing it.
     pub fn describe(self) -> &'static str {
         match self {
-            SkipReason::NotAClip => "not .bvh, .gltf or .glb",
+            SkipReason::NotAClip => "not .bvh, .gltf, .glb or .sjson",
             SkipReason::Directory => "a subdirectory, not walked (not recursive)",
             SkipReason::DirectoryLink => "a link to a directory, not followed",
             SkipReason::NotAFile => "not a file",
@@ -226,7 +241,7 @@ pub struct Inputs {
 /// Expands files and directories into the clip files they name, and lists
 /// what it left out. Files given are kept as given (whatever their
 /// extension; importing says what is wrong). A directory given contributes
-/// its `.bvh`, `.gltf` and `.glb` files, and with `recursive` those of its
+/// its `.bvh`, `.gltf`, `.glb` and `.sjson` files, and with `recursive` those of its
 /// subdirectories, at any depth. Links to files are read; links to
 /// directories inside a walk are not followed (a directory given as a link
 /// is), and a directory met twice (a bind mount) is walked once, so a walk

@@ -210,6 +210,7 @@ impl Packed {
             ratio: self.ratio(),
             max_error_cm: self.stats.error.max_cm,
             p99_error_cm: self.stats.error.percentiles_cm.p99,
+            threshold_cm: self.stats.error.threshold_cm,
             pages: self.file.pages,
             lz4_pages: self.file.lz4_pages,
             seconds: self.stats.seconds,
@@ -258,6 +259,9 @@ pub struct FileReport {
     pub max_error_cm: f64,
     /// Its 99th percentile, in cm.
     pub p99_error_cm: f64,
+    /// The threshold the clip was compressed to, in cm: the one asked
+    /// for, or the source's own (an ACL raw clip's) when none was.
+    pub threshold_cm: f64,
     /// Pages in the file.
     pub pages: usize,
     /// Of them, compressed with lz4.
@@ -367,16 +371,18 @@ pub struct Pack {
     pub skipped: Vec<Skipped>,
     /// The output as given.
     pub output: PathBuf,
-    /// The threshold the clips were compressed to, in cm.
+    /// The threshold asked for, in cm; a clip whose source gives its own
+    /// is compressed to that instead (each clip's
+    /// [`ErrorReport::threshold_cm`](crate::metric::ErrorReport::threshold_cm)).
     pub threshold_cm: f64,
 }
 
 impl Pack {
-    /// Clips whose error is over the threshold.
+    /// Clips whose error is over the threshold they were compressed to.
     pub fn over_threshold(&self) -> usize {
         self.packed
             .iter()
-            .filter(|p| p.stats.error.max_cm > self.threshold_cm)
+            .filter(|p| p.stats.error.max_cm > p.stats.error.threshold_cm)
             .count()
     }
 
@@ -442,7 +448,7 @@ pub fn pack(request: &PackRequest, progress: &dyn Progress) -> Result<Pack> {
     }
     if r.files.is_empty() {
         return Err(refuse(
-            "no .bvh, .gltf or .glb files in the given inputs".to_string(),
+            "no .bvh, .gltf, .glb or .sjson files in the given inputs".to_string(),
         ));
     }
     let sources = InputSet::of_sources(&r.files);

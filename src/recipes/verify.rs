@@ -433,7 +433,7 @@ fn load_sources(request: &VerifyRequest, meta: &ClipMeta) -> Result<Sources> {
     let options = &request.import;
     if files.is_empty() {
         return Err(refuse(
-            "no .bvh, .gltf or .glb files in the given sources".to_string(),
+            "no .bvh, .gltf, .glb or .sjson files in the given sources".to_string(),
         ));
     }
     if files.len() == 1 && request.layout.is_none() {

@@ -44,12 +44,13 @@ use crate::progress;
 /// Example: cinestream batch ../shared/data/bandai-namco-1 --json
 #[derive(clap::Args)]
 pub struct Args {
-    /// BVH, glTF or GLB files, or directories holding them.
+    /// BVH, glTF, GLB or ACL .sjson files, or directories holding them.
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
-    /// Largest object-space error allowed, in centimetres.
-    #[arg(long, default_value_t = 0.01)]
-    threshold_cm: f64,
+    /// Largest object-space error allowed, in centimetres [default: 0.01,
+    /// or the threshold an ACL clip gives].
+    #[arg(long)]
+    threshold_cm: Option<f64>,
     /// Virtual-vertex distance from each joint, in centimetres.
     #[arg(long, default_value_t = 3.0)]
     shell_cm: f64,
@@ -150,7 +151,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 fn batch(args: Args) -> anyhow::Result<ExitCode> {
     let on_error = OnError::keep_going(args.keep_going);
     let options = args.import.options()?;
-    check_codec(args.threshold_cm, args.shell_cm, args.segment_samples)?;
+    let default_threshold = CompressSettings::default().threshold_cm;
+    check_codec(
+        args.threshold_cm.unwrap_or(default_threshold),
+        args.shell_cm,
+        args.segment_samples,
+    )?;
     super::common::check_real(
         "--constant-share",
         args.constant_share,
@@ -176,8 +182,11 @@ fn batch(args: Args) -> anyhow::Result<ExitCode> {
         .into_iter()
         .flat_map(|(file, clips)| clips.into_iter().map(move |c| (c, file.path.as_path())))
         .unzip();
-    let settings = CompressSettings::default()
-        .with_threshold_cm(args.threshold_cm)
+    let mut settings = CompressSettings::default();
+    if let Some(cm) = args.threshold_cm {
+        settings = settings.with_threshold_cm(cm);
+    }
+    let settings = settings
         .with_shell_cm(args.shell_cm)
         .with_constant_share(args.constant_share)
         .with_segment_samples(args.segment_samples);
@@ -253,7 +262,7 @@ fn batch(args: Args) -> anyhow::Result<ExitCode> {
     let percentiles = Percentiles::of(&mut all_errors);
     let over = results
         .iter()
-        .filter(|s| s.error.max_cm > args.threshold_cm)
+        .filter(|s| s.error.max_cm > s.error.threshold_cm)
         .count();
     let mut histogram = [0u64; cinestream::format::NUM_RATES as usize];
     for s in &results {
@@ -302,7 +311,7 @@ fn batch(args: Args) -> anyhow::Result<ExitCode> {
             p99_error_cm: percentiles.p99,
             p999_error_cm: percentiles.p999,
             clips_over_threshold: over,
-            threshold_cm: args.threshold_cm,
+            threshold_cm: args.threshold_cm.unwrap_or(default_threshold),
             shell_cm: args.shell_cm,
             seconds,
             kib_per_s,
@@ -379,7 +388,10 @@ fn batch(args: Args) -> anyhow::Result<ExitCode> {
             "p99 / p99.9 error    {:.5} / {:.5} cm",
             percentiles.p99, percentiles.p999
         );
-        println!("clips over {:.4} cm  {over}", args.threshold_cm);
+        println!(
+            "clips over {:.4} cm  {over}",
+            args.threshold_cm.unwrap_or(default_threshold)
+        );
         println!(
             "time                 {seconds:.2} s on {} threads, {kib_per_s:.0} raw KiB/s",
             pool.current_num_threads()

@@ -16,9 +16,10 @@ use serde::Serialize;
 /// Compression settings every compressing subcommand accepts.
 #[derive(clap::Args, Clone, Debug)]
 pub struct CodecArgs {
-    /// Largest object-space error allowed, in centimetres.
-    #[arg(long, default_value_t = 0.01)]
-    pub threshold_cm: f64,
+    /// Largest object-space error allowed, in centimetres [default: 0.01,
+    /// or the threshold an ACL clip gives].
+    #[arg(long)]
+    pub threshold_cm: Option<f64>,
     /// Virtual-vertex distance from each joint, in centimetres.
     #[arg(long, default_value_t = 3.0)]
     pub shell_cm: f64,
@@ -41,12 +42,22 @@ pub enum LoopArg {
 impl CodecArgs {
     /// Refuses values the codec cannot use, naming the flag and its range.
     pub fn check(&self) -> anyhow::Result<()> {
-        check_codec(self.threshold_cm, self.shell_cm, self.segment_samples)
+        check_codec(self.threshold_cm(), self.shell_cm, self.segment_samples)
+    }
+
+    /// The threshold given, else the default (a clip whose source gives
+    /// one is compressed to that instead: see [`CodecArgs::settings`]).
+    pub fn threshold_cm(&self) -> f64 {
+        self.threshold_cm
+            .unwrap_or(CompressSettings::default().threshold_cm)
     }
 
     pub fn settings(&self) -> CompressSettings {
-        CompressSettings::default()
-            .with_threshold_cm(self.threshold_cm)
+        let mut settings = CompressSettings::default();
+        if let Some(cm) = self.threshold_cm {
+            settings = settings.with_threshold_cm(cm);
+        }
+        settings
             .with_shell_cm(self.shell_cm)
             .with_segment_samples(self.segment_samples)
             .with_loop_policy(match self.loop_policy {
@@ -78,7 +89,7 @@ pub struct ImportArgs {
     #[arg(long)]
     pub recursive: bool,
     /// List every entry of the input directories that was skipped (not a
-    /// .bvh, .gltf or .glb file), not only how many.
+    /// .bvh, .gltf, .glb or .sjson file), not only how many.
     #[arg(long)]
     pub verbose: bool,
 }
@@ -200,7 +211,7 @@ impl ImportArgs {
                 }
             } else {
                 eprintln!(
-                    "note: skipped {} that are not .bvh, .gltf or .glb files{walk}; --verbose \
+                    "note: skipped {} that are not .bvh, .gltf, .glb or .sjson files{walk}; --verbose \
                      lists them",
                     entries(skipped.len())
                 );
@@ -208,7 +219,7 @@ impl ImportArgs {
         }
         anyhow::ensure!(
             !found.files.is_empty(),
-            "no .bvh, .gltf or .glb files in the given inputs{}",
+            "no .bvh, .gltf, .glb or .sjson files in the given inputs{}",
             match self.recursive {
                 true => "",
                 false => " (--recursive looks in subdirectories too)",

@@ -53,7 +53,7 @@ use crate::{plot, progress};
 /// Every join of --sequence is a cut: playback holds the last pose of a
 /// take until the next begins, never blends the two; --cuts adds others.
 ///
-/// Directories contribute their .bvh, .gltf and .glb files, sorted by name
+/// Directories contribute their .bvh, .gltf, .glb and .sjson files, sorted by name
 /// (--recursive: their subdirectories' too; links to directories are not
 /// followed); how many other entries were skipped is noted on stderr, and
 /// --verbose lists them. A progress bar shows on a terminal; --json prints
@@ -85,7 +85,7 @@ use crate::{plot, progress};
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// Source clips (.bvh, .gltf, .glb) or directories holding them.
+    /// Source clips (.bvh, .gltf, .glb, .acl.sjson) or directories holding them.
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
     /// The container file to write (or a directory to write it in); the
@@ -201,7 +201,7 @@ fn pack(args: Args) -> anyhow::Result<ExitCode> {
     let options = args
         .import
         .options()?
-        .with_resample_error(args.codec.threshold_cm, args.codec.shell_cm);
+        .with_resample_error(args.codec.threshold_cm(), args.codec.shell_cm);
     if args.preview_cm != 0.0 {
         check_real(
             "--preview-cm",
@@ -253,6 +253,7 @@ fn pack(args: Args) -> anyhow::Result<ExitCode> {
         print_report(done.report().to_json()?)?;
     } else {
         print_table(&done.packed, done.many);
+        print_source_thresholds(&done.packed, args.codec.threshold_cm());
     }
     print_skipped(&done.skipped);
     if let (Some(path), false) = (&args.plot, done.packed.is_empty()) {
@@ -377,6 +378,21 @@ fn print_resampling(packed: &[Packed]) {
             r.rate,
             r.reason.name(),
             r.error_cm
+        );
+    }
+}
+
+/// A line for each clip packed to a threshold its source gave (an ACL raw
+/// clip's `error_threshold`) rather than the one `--threshold-cm` names.
+fn print_source_thresholds(packed: &[Packed], threshold_cm: f64) {
+    for p in packed
+        .iter()
+        .filter(|p| p.stats.error.threshold_cm != threshold_cm)
+    {
+        println!(
+            "'{}': threshold {} cm, the source's (--threshold-cm overrides it)",
+            escaped(&p.clip),
+            p.stats.error.threshold_cm
         );
     }
 }
