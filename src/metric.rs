@@ -343,6 +343,31 @@ pub fn measure_error(
     Ok(job.report(part))
 }
 
+/// The error of every bone at one `sample` of `decoded` against `raw`, in
+/// centimetres, bone by bone: what [`measure_error`] measures there, for a
+/// viewer colouring each bone at the current time.
+///
+/// Fails when the two disagree on the number of bones or samples, or when
+/// `sample` is past the last.
+pub fn bone_errors_at(
+    raw: &Clip,
+    decoded: &dyn PoseSource,
+    settings: &MetricSettings,
+    sample: usize,
+) -> Result<Vec<f64>> {
+    let job = Measurement::new(raw, decoded, settings)?;
+    if sample >= raw.num_samples() {
+        return Err(Error::Incompatible {
+            message: format!(
+                "sample {sample} is past the last of '{}' ({} samples)",
+                raw.name(),
+                raw.num_samples()
+            ),
+        });
+    }
+    Ok(job.run(decoded, sample..sample + 1).errors)
+}
+
 /// Samples per piece of work of [`measure_error_parallel`].
 const CHUNK_SAMPLES: usize = 512;
 
