@@ -600,6 +600,34 @@ mod tests {
     }
 
     #[test]
+    fn bone_errors_at_one_sample_name_the_bone_that_moved() {
+        // The leaf turned 0.2 rad about z in the decoded clip at sample 2:
+        // its points 3 cm along x and y move by a chord of that arc, its z
+        // point not at all; every other bone is exact.
+        let raw = clip_with(LengthUnit::CENTIMETRE, |_, _| {});
+        let decoded = clip_with(LengthUnit::CENTIMETRE, |s, pose| {
+            if s == 2 {
+                pose[2].rotation = Quat::from_rotation_z(0.2);
+            }
+        });
+        let settings = MetricSettings::default();
+        let chord = 2.0 * 3.0 * (0.1f64).sin();
+        let at_2 = bone_errors_at(&raw, &decoded, &settings, 2).unwrap();
+        assert_eq!(at_2.len(), 4);
+        assert_eq!([at_2[0], at_2[1], at_2[3]], [0.0; 3]);
+        assert!(
+            (at_2[2] - chord).abs() < 1e-5,
+            "{} against {chord}",
+            at_2[2]
+        );
+        assert_eq!(
+            bone_errors_at(&raw, &decoded, &settings, 1).unwrap(),
+            [0.0; 4]
+        );
+        assert!(bone_errors_at(&raw, &decoded, &settings, 4).is_err());
+    }
+
+    #[test]
     fn identical_clips_have_zero_error() {
         let clip = clip_with(LengthUnit::CENTIMETRE, |s, pose| {
             pose[1].rotation = Quat::from_rotation_z(0.1 * s as f32);

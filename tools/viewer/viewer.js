@@ -151,7 +151,9 @@ class Viewer {
   setupScene() {
     const meta = this.meta;
     const host = $('view');
-    this.renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
+    // No multisampling: in a software renderer (headless, remote desktops) it
+    // costs more than the rest of the frame.
+    this.renderer = new THREE.WebGLRenderer({ antialias: false });
     this.renderer.setPixelRatio(1);
     this.renderer.setClearColor('#14161a');
     host.appendChild(this.renderer.domElement);
@@ -415,10 +417,14 @@ class Viewer {
 
   render() {
     const s = this.state;
+    const started = performance.now();
     const camera = s.view === 'file' && this.cameraBone >= 0 ? this.fileCamera : this.orbit;
     this.renderer.render(this.scene, camera);
+    const drawn = performance.now();
     this.drawTimeline();
     this.drawFloatPlayhead();
+    s.renderMs = drawn - started;
+    s.panelsMs = performance.now() - drawn;
     const ft = [...s.frameTimes].sort((a, b) => a - b);
     const p50 = percentile(ft, 0.5), p99 = percentile(ft, 0.99);
     $('clock').textContent = `${s.time.toFixed(3)} / ${this.meta.duration.toFixed(3)} s`;
@@ -494,8 +500,8 @@ class Viewer {
       legend.push([hue, k]);
     }
     this.floatBackground = g.getImageData(0, 0, c.width, c.height);
-    $('float-legend').innerHTML = this.meta.floats.map((f, i) =>
-      `<i style="background:hsl(${(f.offset * 67) % 360} 70% 60%)"></i>${escapeHtml(f.name)} (${escapeHtml(f.kind)})`).join(' ');
+    $('float-legend').innerHTML = this.meta.floats.map((f) =>
+      `<div><i style="background:hsl(${(f.offset * 67) % 360} 70% 60%)"></i>${escapeHtml(f.name)} (${escapeHtml(f.kind)})</div>`).join('');
   }
 
   drawFloatPlayhead() {

@@ -227,8 +227,11 @@ pub fn serve(session: Session, settings: &ViewSettings) -> anyhow::Result<ExitCo
     );
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
-    ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
-        .map_err(|e| anyhow::anyhow!("setting the Ctrl-C handler: {e}"))?;
+    ctrlc::set_handler(move || {
+        flag.store(true, Ordering::Relaxed);
+        server::wake(address);
+    })
+    .map_err(|e| anyhow::anyhow!("setting the Ctrl-C handler: {e}"))?;
     if settings.open {
         open_browser(&url);
     }

@@ -94,8 +94,9 @@ fn reason(status: u16) -> &'static str {
 
 /// Serves `session` on `listener` until `stop` is set; returns once every
 /// worker has ended.
+/// To stop it, set `stop` and connect once to the listener's address (see
+/// [`wake`]): `accept` blocks.
 pub fn serve(listener: TcpListener, session: Session, stop: Arc<AtomicBool>) -> anyhow::Result<()> {
-    listener.set_nonblocking(true)?;
     let session = Arc::new(Mutex::new(session));
     let (send, receive) = sync_channel::<TcpStream>(QUEUE);
     let receive = Arc::new(Mutex::new(receive));
@@ -109,25 +110,20 @@ pub fn serve(listener: TcpListener, session: Session, stop: Arc<AtomicBool>) -> 
         .collect();
     while !stop.load(Ordering::Relaxed) {
         match listener.accept() {
-            Ok((stream, _)) => {
-                let _ = stream.set_nonblocking(false);
-                match send.try_send(stream) {
-                    Ok(()) => {}
-                    Err(TrySendError::Full(mut stream)) => {
-                        let _ = write_response(
-                            &mut stream,
-                            &Response::error(503, "busy: too many connections"),
-                            false,
-                            true,
-                        );
-                    }
-                    Err(TrySendError::Disconnected(_)) => break,
+            Ok(_) if stop.load(Ordering::Relaxed) => break,
+            Ok((stream, _)) => match send.try_send(stream) {
+                Ok(()) => {}
+                Err(TrySendError::Full(mut stream)) => {
+                    let _ = write_response(
+                        &mut stream,
+                        &Response::error(503, "busy: too many connections"),
+                        false,
+                        true,
+                    );
                 }
-            }
-            // Polled, so that Ctrl-C is seen within a tick.
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                std::thread::sleep(Duration::from_millis(20));
-            }
+                Err(TrySendError::Disconnected(_)) => break,
+            },
+            // Out of descriptors, say: a pause, not a spin.
             Err(_) => std::thread::sleep(Duration::from_millis(20)),
         }
     }
@@ -370,6 +366,11 @@ fn route(request: &Request, session: &Mutex<Session>) -> Result<Response, Respon
         "/api/float-curves" => Response::json(&lock()?.float_curves_json().map_err(failed)?),
         _ => Response::error(404, "no such page"),
     })
+}
+
+/// Ends a blocked `accept` of the server on `address` once `stop` is set.
+pub fn wake(address: SocketAddr) {
+    let _ = TcpStream::connect_timeout(&address, Duration::from_secs(1));
 }
 
 /// Binds `127.0.0.1:port` (a free port for 0).
