@@ -177,8 +177,7 @@ class Viewer {
       this.ghost = new Skeleton(meta, GHOST_COLOR, 0.45, skip);
       this.scene.add(this.ghost.group);
     } else {
-      $('ghost-label').style.display = 'none';
-      $('worst').style.display = 'none';
+      for (const id of ['ghost-label', 'worst', 'error', 'error-head']) $(id).style.display = 'none';
     }
     this.grid = new THREE.GridHelper(1, 20, 0x30343c, 0x24272d);
     this.scene.add(this.grid);
