@@ -26,8 +26,14 @@ struct Viewer {
 
 impl Viewer {
     fn start(args: &[&str], dir: &Path) -> Viewer {
+        let mut full = vec!["view"];
+        full.extend_from_slice(args);
+        Viewer::run(&full, dir)
+    }
+
+    /// `cinestream args...`, which serves the viewer.
+    fn run(args: &[&str], dir: &Path) -> Viewer {
         let mut child = Command::new(env!("CARGO_BIN_EXE_cinestream"))
-            .arg("view")
             .args(args)
             .current_dir(dir)
             .stdout(Stdio::piped())
@@ -344,4 +350,30 @@ fn bad_settings_are_refused_before_serving() {
         assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
+}
+
+#[test]
+fn demo_view_serves_the_cinematic_with_its_camera() {
+    let dir = common::temp_dir("view-demo", "cinematic");
+    let viewer = Viewer::run(&["demo", "--view", "--seconds", "2", "--actors", "2"], &dir);
+    let meta = json(&viewer.get("/api/meta").1);
+    assert_eq!(meta["against"], true, "compared with the procedural source");
+    assert_eq!(
+        meta["actors"].as_array().map(Vec::len),
+        Some(2),
+        "{}",
+        meta["actors"]
+    );
+    let camera = &meta["camera"];
+    let bone = camera["bone"].as_u64().expect("a camera bone") as usize;
+    assert_eq!(meta["bones"][bone], "Camera");
+    let fov = camera["fov_value"].as_u64().expect("its field of view") as usize;
+    // The field of view the pose carries is a real one, in radians.
+    let (_, _, floats) = pose(&viewer.get("/api/pose?seek=1").1);
+    let bones = meta["bones"].as_array().map_or(0, Vec::len);
+    let yfov = floats[bones * 10 + fov];
+    assert!((0.1..3.0).contains(&yfov), "{yfov}");
+    let curves = json(&viewer.get("/api/float-curves").1);
+    assert!(curves["times"].as_array().is_some_and(|t| t.len() > 10));
+    assert!(viewer.stop().success());
 }
