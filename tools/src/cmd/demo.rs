@@ -203,6 +203,7 @@ fn view_it(
     let mut session = view::open_session(
         "procedural cinematic (demo)".to_string(),
         bytes.into(),
+        None,
         &view_settings,
     )?;
     let source = clip.prefix(compressed.meta().num_samples());

@@ -9,7 +9,7 @@
 pub mod server;
 pub mod session;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -22,7 +22,7 @@ use cinestream::display::escaped;
 use cinestream::import::{self, ImportOptions, SourceFormat};
 use cinestream::metric::measure_error;
 use cinestream::recipes::verify::{compare, metric_settings, VerifyRequest};
-use cinestream::stream::{MemorySource, SlowSource, Source, Stream, StreamOptions};
+use cinestream::stream::{FileSource, MemorySource, SlowSource, Source, Stream, StreamOptions};
 
 use super::common::check_real;
 use super::play::{stream_options, MissingPageArg, BUDGET_MIB_RANGE, THROTTLE_MBPS_RANGE};
@@ -118,14 +118,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         let title = args.file.display().to_string();
         let (bytes, source) = pack_in_memory(&clip)?;
-        let mut session = open_session(title, bytes, &settings)?;
+        let mut session = open_session(title, bytes, None, &settings)?;
         session.against = Some(against_clip(source, &session.reader)?);
         return serve(session, &settings);
     }
     let bytes: Arc<[u8]> = std::fs::read(&args.file)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?
         .into();
-    let mut session = open_session(args.file.display().to_string(), bytes, &settings)?;
+    let mut session = open_session(
+        args.file.display().to_string(),
+        bytes,
+        Some(&args.file),
+        &settings,
+    )?;
     if !args.against.is_empty() {
         let request = VerifyRequest {
             against: import::collect_inputs(&args.against)?,
@@ -169,18 +174,29 @@ pub fn pack_in_memory(clip: &Clip) -> anyhow::Result<(Arc<[u8]>, Clip)> {
     Ok((bytes.into(), source))
 }
 
-/// The stream over `bytes` the page plays (throttled when asked), and the
-/// session around it.
+/// The stream the page plays (throttled when asked), and the session
+/// around it: pages read from `file`, as `play` reads them, or from
+/// `bytes` when the file was packed in memory. `bytes` are the whole file
+/// for the rest (inspect, float curves, the error at a time).
 pub fn open_session(
     title: String,
     bytes: Arc<[u8]>,
+    file: Option<&Path>,
     settings: &ViewSettings,
 ) -> anyhow::Result<Session> {
-    let memory = MemorySource::new(Arc::clone(&bytes));
     let options = settings.options();
-    let stream = match settings.throttle_mbps {
-        Some(mbps) => open_stream(SlowSource::new(memory, Duration::ZERO, mbps), options)?,
-        None => open_stream(memory, options)?,
+    let throttle = |source| -> anyhow::Result<Stream> {
+        match settings.throttle_mbps {
+            Some(mbps) => open_stream(
+                SlowSource::new(source, Duration::ZERO, mbps),
+                options.clone(),
+            ),
+            None => open_stream(source, options.clone()),
+        }
+    };
+    let stream = match file {
+        Some(path) => throttle(Box::new(FileSource::open(path)?) as Box<dyn Source>)?,
+        None => throttle(Box::new(MemorySource::new(Arc::clone(&bytes))) as Box<dyn Source>)?,
     };
     let reader = StreamReader::open(Arc::clone(&bytes))?;
     let inspect = super::inspect::json_summary(title.clone(), &reader)?;
