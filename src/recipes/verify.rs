@@ -405,11 +405,7 @@ where
     let meta = reader.clip_meta();
     let sources = load_sources(request, meta)?;
     let stored = sources.clip.prefix(meta.num_samples());
-    let settings = MetricSettings::default()
-        .with_shell_distance_cm(meta.shell_cm)
-        .with_threshold_cm(threshold)
-        // A source in metres (glTF) checks a file packed in cm.
-        .with_decoded_unit(meta.unit);
+    let settings = metric_settings(meta, threshold);
     let error = measure_error(&stored, reader, &settings)?;
     let parts = part_errors(&sources, &error);
     let floats = check_floats(&stored, reader, &request.file)?;
@@ -424,6 +420,49 @@ where
         parts,
         floats,
         source_check,
+    })
+}
+
+/// How a file is measured against its sources: at its shell distance, to
+/// `threshold` cm, its decoded poses in its own unit (a source in metres,
+/// glTF's, checks a file packed in cm).
+pub fn metric_settings(meta: &ClipMeta, threshold: f64) -> MetricSettings {
+    MetricSettings::default()
+        .with_shell_distance_cm(meta.shell_cm)
+        .with_threshold_cm(threshold)
+        .with_decoded_unit(meta.unit)
+}
+
+/// A file beside its sources, as a viewer shows them.
+#[derive(Debug)]
+pub struct Comparison {
+    /// The sources combined the way the file was packed, cut to the file's
+    /// samples, in the sources' unit.
+    pub source: Clip,
+    /// What the error is measured with ([`metric_settings`]).
+    pub settings: MetricSettings,
+    /// The decoded file against `source`, every bone at every sample (its
+    /// `max_per_sample_cm` is the worst-error curve over the clip).
+    pub error: ErrorReport,
+}
+
+/// Reads the sources `request.against` names, combined as `verify` combines
+/// them, and measures `reader` (the file `request.file` names, however it
+/// was opened) against them at the file's own threshold unless the request
+/// gives one.
+pub fn compare<S>(request: &VerifyRequest, reader: &S) -> Result<Comparison>
+where
+    S: Sampling + crate::metric::PoseSource,
+{
+    let meta = reader.clip_meta();
+    let threshold = request.threshold_cm.unwrap_or(meta.threshold_cm);
+    let source = load_sources(request, meta)?.clip.prefix(meta.num_samples());
+    let settings = metric_settings(meta, threshold);
+    let error = measure_error(&source, reader, &settings)?;
+    Ok(Comparison {
+        source,
+        settings,
+        error,
     })
 }
 

@@ -35,6 +35,7 @@ enum Command {
     Play(cmd::play::Args),
     Stats(cmd::stats::Args),
     Verify(cmd::verify::Args),
+    View(cmd::view::Args),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +54,7 @@ fn main() -> ExitCode {
         Command::Play(args) => cmd::play::run(args),
         Command::Stats(args) => cmd::stats::run(args),
         Command::Verify(args) => cmd::verify::run(args),
+        Command::View(args) => cmd::view::run(args),
     };
     match result {
         Ok(code) => code,

@@ -4,8 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
-const SUBCOMMANDS: [&str; 8] = [
-    "batch", "demo", "export", "inspect", "pack", "play", "stats", "verify",
+const SUBCOMMANDS: [&str; 9] = [
+    "batch", "demo", "export", "inspect", "pack", "play", "stats", "verify", "view",
 ];
 
 /// The long flags `cinestream <subcommand> --help` lists, each with its

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use cinestream::clip::Clip;
 use cinestream::compress::{build_preview, compress, CompressSettings, DEFAULT_PREVIEW_CM};
-use cinestream::container::{write_stream_with_preview, StreamReader, WriteOptions};
+use cinestream::container::{
+    encode_stream_with_preview, write_stream_with_preview, StreamReader, WriteOptions,
+};
 use cinestream::display::escaped;
 use cinestream::format::BIT_RATES;
 use cinestream::play::harness::{self, Pattern, PlayConfig};
@@ -52,6 +54,11 @@ pub struct Args {
     /// in a short play).
     #[arg(long, default_value_t = 8)]
     page_kib: usize,
+    /// Open the cinematic in the browser viewer (see `view`) instead of
+    /// playing it here: packed in memory, streamed from media throttled as
+    /// above, compared with the procedural source; Ctrl-C stops it.
+    #[arg(long)]
+    view: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -158,6 +165,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .map(|(bits, n)| format!("{bits}b {:.1}%", 100.0 * n as f64 / total.max(1) as f64))
         .collect();
     println!("bit rates (track x segment): {}", rates.join(", "));
+    if args.view {
+        return view_it(&args, clip, &compressed, &settings);
+    }
     let within = p.max <= settings.threshold_cm && floats_within;
     let played_well = if args.play_seconds > 0.0 {
         stream_it(&args, &clip, &compressed, &settings)?
@@ -169,6 +179,36 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// Serves the cinematic in the viewer, packed in memory with its preview
+/// tier, beside the procedural clip it came from.
+fn view_it(
+    args: &Args,
+    clip: Clip,
+    compressed: &CompressedClip,
+    settings: &CompressSettings,
+) -> anyhow::Result<ExitCode> {
+    use super::view;
+    let options = WriteOptions::default().with_page_bytes(args.page_kib * 1024);
+    let preview = build_preview(&clip, compressed, settings, DEFAULT_PREVIEW_CM)?;
+    let (bytes, _) = encode_stream_with_preview(compressed, Some(&preview), &options)?;
+    let view_settings = view::ViewSettings {
+        budget_mib: (BUDGET >> 20) as f64,
+        throttle_mbps: Some(args.throttle_mbps),
+        missing_page: super::play::MissingPageArg::Block,
+        port: 0,
+        open: false,
+    };
+    let mut session = view::open_session(
+        "procedural cinematic (demo)".to_string(),
+        bytes.into(),
+        None,
+        &view_settings,
+    )?;
+    let source = clip.prefix(compressed.meta().num_samples());
+    session.against = Some(view::against_clip(source, &session.reader)?);
+    view::serve(session, &view_settings)
 }
 
 /// A file removed when dropped.

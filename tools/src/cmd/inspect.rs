@@ -498,6 +498,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// What `inspect --json` prints of the file `reader` reads (`file` names
+/// it): the viewer's inspect panel.
+pub fn json_summary<D: AsRef<[u8]>>(
+    file: String,
+    reader: &StreamReader<D>,
+) -> anyhow::Result<serde_json::Value> {
+    Ok(serde_json::to_value(gather(file, reader)?.json())?)
+}
+
 fn gather<D: AsRef<[u8]>>(file: String, reader: &StreamReader<D>) -> anyhow::Result<Report<'_>> {
     let index = reader.index();
     let meta = reader.meta();

@@ -9,3 +9,4 @@ pub mod pack;
 pub mod play;
 pub mod stats;
 pub mod verify;
+pub mod view;

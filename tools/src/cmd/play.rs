@@ -103,12 +103,32 @@ pub struct Args {
     plot: Option<PathBuf>,
 }
 
-/// `--missing-page` values.
+/// `--missing-page` values (`play` and `view`).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq)]
-enum MissingPageArg {
+pub enum MissingPageArg {
     Block,
     NotReady,
     Preview,
+}
+
+impl MissingPageArg {
+    /// The stream's policy.
+    pub fn policy(self) -> MissingPage {
+        match self {
+            MissingPageArg::Block => MissingPage::Block,
+            MissingPageArg::NotReady => MissingPage::NotReady,
+            MissingPageArg::Preview => MissingPage::Preview,
+        }
+    }
+}
+
+/// The stream options of `play` and `view`: a budget in MiB, the
+/// prefetcher's lookahead in seconds, what a frame does on a missing page.
+pub fn stream_options(budget_mib: f64, lookahead_s: f64, policy: MissingPage) -> StreamOptions {
+    StreamOptions::default()
+        .with_budget_bytes((budget_mib * 1024.0 * 1024.0) as u64)
+        .with_lookahead_seconds(lookahead_s)
+        .with_missing_page(policy)
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq)]
@@ -237,14 +257,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let latency = Duration::from_secs_f64(args.latency_ms.unwrap_or(0.0) / 1e3);
     let slow = args.throttle_mbps.is_some() || args.latency_ms.is_some();
     let realtime = args.realtime || slow || args.cold;
-    let options = StreamOptions::default()
-        .with_budget_bytes((args.budget_mib * 1024.0 * 1024.0) as u64)
-        .with_lookahead_seconds(args.lookahead_s)
-        .with_missing_page(match (args.non_blocking, args.missing_page) {
-            (true, _) | (_, MissingPageArg::NotReady) => MissingPage::NotReady,
-            (_, MissingPageArg::Preview) => MissingPage::Preview,
-            (_, MissingPageArg::Block) => MissingPage::Block,
-        });
+    let options = stream_options(
+        args.budget_mib,
+        args.lookahead_s,
+        match args.non_blocking {
+            true => MissingPage::NotReady,
+            false => args.missing_page.policy(),
+        },
+    );
     let policy = options.missing_page;
     // Preview frames are checked against the full-quality decode of the
     // same time, from a whole-file reader of the same file.
