@@ -55,6 +55,22 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// An FBX file is malformed, unsupported or over a limit.
+    #[error(
+        "fbx: {} at {}: {}",
+        escaped(source_name),
+        escaped(location),
+        escaped(message)
+    )]
+    Fbx {
+        /// File name or label of the document.
+        source_name: String,
+        /// Where: `file` for what ufbx refused, else the animation stack,
+        /// node or channel, e.g. `stack 'walk'`.
+        location: String,
+        /// What is wrong.
+        message: String,
+    },
     /// The imported data does not make a valid clip.
     #[error("{}: {}", escaped(source_name), escaped(&source.to_string()))]
     InvalidClip {
@@ -64,7 +80,7 @@ pub enum Error {
         source: ClipError,
     },
     /// A file whose extension is none of `.bvh`, `.gltf`, `.glb`.
-    #[error("{}: unknown clip format (expected .bvh, .gltf or .glb)", escaped(&path.display().to_string()))]
+    #[error("{}: unknown clip format (expected .bvh, .gltf, .glb or .fbx)", escaped(&path.display().to_string()))]
     UnknownFormat {
         /// The file.
         path: PathBuf,

@@ -961,7 +961,7 @@ fn verify_file(
             .collect();
         if request.against.is_empty() {
             return Err(cinestream::Error::Incompatible {
-                message: "against: no .bvh, .gltf or .glb files in the given sources".into(),
+                message: "against: no .bvh, .gltf, .glb or .fbx files in the given sources".into(),
             });
         }
     }

@@ -532,6 +532,9 @@ pub struct Clip {
     floats: Vec<FloatTrack>,
     /// How an importer sampled it from its source's curves, if it did.
     resampling: Option<Resampling>,
+    /// The axes and unit the source file stated, where the importer
+    /// converted them (FBX), e.g. `+Z up, 1 unit = 100 cm`.
+    source_space: Option<String>,
     /// Which of each bone's tracks hold between samples, one per bone.
     steps: Vec<BoneSteps>,
     /// Samples where every track jumps, increasing (see [`Clip::with_cuts`]).
@@ -577,6 +580,7 @@ impl Clip {
             poses,
             floats: Vec::new(),
             resampling: None,
+            source_space: None,
             steps: vec![BoneSteps::NONE; bones],
             cuts: Vec::new(),
         })
@@ -751,6 +755,21 @@ impl Clip {
     /// otherwise (BVH frames, combined clips, clips built in code).
     pub fn resampling(&self) -> Option<&Resampling> {
         self.resampling.as_ref()
+    }
+
+    /// The same clip with the axes and unit its source file stated, where
+    /// the importer converted them to the clip's (FBX).
+    pub fn with_source_space(mut self, space: impl Into<String>) -> Clip {
+        self.source_space = Some(space.into());
+        self
+    }
+
+    /// The axes and unit the source file stated before the importer
+    /// converted them (`+Z up, 1 unit = 100 cm`); `None` for sources
+    /// whose space is fixed (glTF) or unstated (BVH), and clips built
+    /// otherwise.
+    pub fn source_space(&self) -> Option<&str> {
+        self.source_space.as_deref()
     }
 
     /// The first `samples` samples (at least one, at most all) as a clip of
@@ -994,6 +1013,7 @@ impl Clip {
             floats,
             // Several sources: each has its own; the combined clip none.
             resampling: None,
+            source_space: None,
             steps,
             cuts,
         })
@@ -1087,6 +1107,7 @@ impl Clip {
             floats,
             // Several sources: each has its own; the combined clip none.
             resampling: None,
+            source_space: None,
             steps,
             cuts,
         })

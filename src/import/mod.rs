@@ -1,10 +1,12 @@
-//! Importers: BVH motion capture and glTF 2.0 skins and animations into [`Clip`]s.
+//! Importers: BVH motion capture, glTF 2.0 and FBX skins and animations into [`Clip`]s.
 //!
 //! Each importer turns its source into validated clips and reports every
-//! problem with its place in the source (a BVH line, a glTF JSON path).
+//! problem with its place in the source (a BVH line, a glTF JSON path, an
+//! FBX stack or ufbx's description).
 //! This module picks the importer by file extension and walks directories.
 
 pub mod bvh;
+pub mod fbx;
 pub mod fuzzing;
 pub mod gltf;
 pub mod unit_check;
@@ -119,6 +121,8 @@ pub enum SourceFormat {
     Bvh,
     /// glTF 2.0, JSON (`.gltf`) or binary (`.glb`).
     Gltf,
+    /// FBX, ASCII or binary, 6.1 to 7.7 (`.fbx`).
+    Fbx,
 }
 
 impl SourceFormat {
@@ -128,12 +132,14 @@ impl SourceFormat {
         match ext.as_str() {
             "bvh" => Some(SourceFormat::Bvh),
             "gltf" | "glb" => Some(SourceFormat::Gltf),
+            "fbx" => Some(SourceFormat::Fbx),
             _ => None,
         }
     }
 }
 
-/// Imports every clip of one file: one for a BVH file, one per animation for glTF.
+/// Imports every clip of one file: one for a BVH file, one per animation for
+/// glTF, one per animation stack for FBX.
 ///
 /// # Example
 ///
@@ -156,6 +162,7 @@ pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Vec<Clip>> {
             Ok(vec![clip])
         }
         Some(SourceFormat::Gltf) => gltf::load_gltf(path, options),
+        Some(SourceFormat::Fbx) => fbx::load_fbx(path, options),
         None => Err(Error::UnknownFormat {
             path: path.to_path_buf(),
         }),
@@ -163,8 +170,8 @@ pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Vec<Clip>> {
 }
 
 /// Expands files and directories into the clip files they name: files are
-/// kept as given, directories contribute their `.bvh`, `.gltf` and `.glb`
-/// files (not recursively), sorted by name so runs are reproducible.
+/// kept as given, directories contribute their `.bvh`, `.gltf`, `.glb` and
+/// `.fbx` files (not recursively), sorted by name so runs are reproducible.
 /// [`collect_inputs_with`] also walks subdirectories and says what it skipped.
 pub fn collect_inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(collect_inputs_with(paths, false)?
@@ -189,7 +196,7 @@ pub struct InputFile {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SkipReason {
-    /// Not a `.bvh`, `.gltf` or `.glb` file.
+    /// Not a `.bvh`, `.gltf`, `.glb` or `.fbx` file.
     NotAClip,
     /// A subdirectory, and the walk is not recursive.
     Directory,
@@ -203,7 +210,7 @@ impl SkipReason {
     /// A few words for listing it.
     pub fn describe(self) -> &'static str {
         match self {
-            SkipReason::NotAClip => "not .bvh, .gltf or .glb",
+            SkipReason::NotAClip => "not .bvh, .gltf, .glb or .fbx",
             SkipReason::Directory => "a subdirectory, not walked (not recursive)",
             SkipReason::DirectoryLink => "a link to a directory, not followed",
             SkipReason::NotAFile => "not a file",
@@ -226,7 +233,7 @@ pub struct Inputs {
 /// Expands files and directories into the clip files they name, and lists
 /// what it left out. Files given are kept as given (whatever their
 /// extension; importing says what is wrong). A directory given contributes
-/// its `.bvh`, `.gltf` and `.glb` files, and with `recursive` those of its
+/// its `.bvh`, `.gltf`, `.glb` and `.fbx` files, and with `recursive` those of its
 /// subdirectories, at any depth. Links to files are read; links to
 /// directories inside a walk are not followed (a directory given as a link
 /// is), and a directory met twice (a bind mount) is walked once, so a walk

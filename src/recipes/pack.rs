@@ -442,7 +442,7 @@ pub fn pack(request: &PackRequest, progress: &dyn Progress) -> Result<Pack> {
     }
     if r.files.is_empty() {
         return Err(refuse(
-            "no .bvh, .gltf or .glb files in the given inputs".to_string(),
+            "no .bvh, .gltf, .glb or .fbx files in the given inputs".to_string(),
         ));
     }
     let sources = InputSet::of_sources(&r.files);

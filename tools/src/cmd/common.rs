@@ -78,7 +78,7 @@ pub struct ImportArgs {
     #[arg(long)]
     pub recursive: bool,
     /// List every entry of the input directories that was skipped (not a
-    /// .bvh, .gltf or .glb file), not only how many.
+    /// .bvh, .gltf, .glb or .fbx file), not only how many.
     #[arg(long)]
     pub verbose: bool,
 }
@@ -200,7 +200,7 @@ impl ImportArgs {
                 }
             } else {
                 eprintln!(
-                    "note: skipped {} that are not .bvh, .gltf or .glb files{walk}; --verbose \
+                    "note: skipped {} that are not .bvh, .gltf, .glb or .fbx files{walk}; --verbose \
                      lists them",
                     entries(skipped.len())
                 );
@@ -208,7 +208,7 @@ impl ImportArgs {
         }
         anyhow::ensure!(
             !found.files.is_empty(),
-            "no .bvh, .gltf or .glb files in the given inputs{}",
+            "no .bvh, .gltf, .glb or .fbx files in the given inputs{}",
             match self.recursive {
                 true => "",
                 false => " (--recursive looks in subdirectories too)",

@@ -53,7 +53,7 @@ use crate::{plot, progress};
 /// Every join of --sequence is a cut: playback holds the last pose of a
 /// take until the next begins, never blends the two; --cuts adds others.
 ///
-/// Directories contribute their .bvh, .gltf and .glb files, sorted by name
+/// Directories contribute their .bvh, .gltf, .glb and .fbx files, sorted by name
 /// (--recursive: their subdirectories' too; links to directories are not
 /// followed); how many other entries were skipped is noted on stderr, and
 /// --verbose lists them. A progress bar shows on a terminal; --json prints
