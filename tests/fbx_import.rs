@@ -11,7 +11,7 @@ use cinestream::import::fbx::{load_fbx_sources, parse_fbx};
 use cinestream::import::gltf::{check_against_source, parse_gltf};
 use cinestream::import::{import_file, ImportOptions};
 use cinestream::metric::MetricSettings;
-use cinestream::{compress, Clip, CompressSettings, LengthUnit};
+use cinestream::{compress, Clip, CompressSettings, LengthUnit, Sampling};
 use glam::{DQuat, DVec3, EulerRot};
 
 const SECOND: i64 = 46_186_158_000;
@@ -306,9 +306,14 @@ fn every_shared_file_packs_verifies_and_round_trips_through_gltf() {
             let metric = MetricSettings::default().with_decoded_unit(LengthUnit::METRE);
             let check = check_against_source(&reader, clip, source, &metric).unwrap();
             // At every key and sample the stream is within the threshold
-            // of the file's own evaluation, resampling and codec together.
+            // of the file's own evaluation, resampling and codec together;
+            // a lenient import's over-threshold resampling adds its error.
+            let allowed = match lenient {
+                true => 0.01 + check.resample_error_cm,
+                false => 0.01,
+            };
             assert!(
-                check.source_error_cm <= 0.01 + 1e-4,
+                check.source_error_cm <= allowed + 1e-4,
                 "{name} '{}': {check:?}",
                 clip.name()
             );
@@ -320,13 +325,30 @@ fn every_shared_file_packs_verifies_and_round_trips_through_gltf() {
             let again = parse_gltf(&glb, None, "again.glb", &again_options).unwrap();
             let again = &again[0];
             assert_eq!(again.num_samples(), clip.num_samples(), "{name}");
+            // Against the stream it was exported from (its error against
+            // the source is checked above): only the export's rounding.
+            let bones = clip.num_bones();
+            let mut poses = vec![cinestream::Transform::IDENTITY; bones * clip.num_samples()];
+            for (k, pose) in poses.chunks_exact_mut(bones).enumerate() {
+                reader
+                    .sample(k as f64 / f64::from(clip.sample_rate()), pose)
+                    .unwrap();
+            }
+            let decoded = Clip::from_poses(
+                "decoded",
+                clip.skeleton().clone(),
+                clip.sample_rate(),
+                LengthUnit::METRE,
+                poses,
+            )
+            .unwrap();
             let mut worst = 0.0f64;
             for k in 0..clip.num_samples() {
-                for (a, b) in shell_points(clip, k).iter().zip(shell_points(again, k)) {
+                for (a, b) in shell_points(&decoded, k).iter().zip(shell_points(again, k)) {
                     worst = worst.max((*a - b).length());
                 }
             }
-            assert!(worst <= 0.01 + 1e-4, "{name} '{}': {worst} cm", clip.name());
+            assert!(worst <= 1e-3, "{name} '{}': {worst} cm", clip.name());
             eprintln!(
                 "{name} '{}': {} bones, {} samples at {} Hz, {:?}, {} float tracks, source error {:.5} cm, glTF round trip {worst:.5} cm",
                 clip.name(),
@@ -349,14 +371,24 @@ fn the_magnum_pair_agrees_and_holds_magnums_expected_values() {
     let m = import_file(&dir.join("magnum_animation-space-z-up-m.fbx"), &options).unwrap();
     let (cm, m) = (&cm[0], &m[0]);
     assert_eq!((cm.num_samples(), m.num_samples()), (25, 25));
-    let mut worst = 0.0f64;
+    // Blender writes the centimetre file with each object scaled 100 (its
+    // mesh in metres), the metre file with scale 1: the objects' positions
+    // and rotations agree, their scales differ by that factor, so scale is
+    // compared relative to each object's rest scale.
+    let (mut worst_cm, mut worst_angle) = (0.0f64, 0.0f64);
     for k in 0..25 {
-        for (a, b) in shell_points(cm, k).iter().zip(shell_points(m, k)) {
-            worst = worst.max((*a - b).length());
+        for ((ra, ta, _), (rb, tb, _)) in object_space(cm, k).into_iter().zip(object_space(m, k)) {
+            worst_cm = worst_cm.max((ta - tb).length() * 100.0);
+            for axis in [DVec3::X, DVec3::Y, DVec3::Z] {
+                worst_angle = worst_angle.max((ra * axis - rb * axis).length());
+            }
         }
     }
-    assert!(worst <= 0.01, "{worst} cm");
-    eprintln!("magnum pair: worst object-space difference {worst:.6} cm");
+    assert!(
+        worst_cm <= 0.01 && worst_angle < 1e-5,
+        "{worst_cm} cm, {worst_angle} rad"
+    );
+    eprintln!("magnum pair: joints {worst_cm:.6} cm, {worst_angle:.2e} rad apart at worst");
     // magnum's UfbxImporterTest expectations, at 0, 0.5 and 1 s.
     let bone = |clip: &Clip, name: &str| {
         clip.skeleton()
@@ -384,6 +416,7 @@ fn the_magnum_pair_agrees_and_holds_magnums_expected_values() {
                 "Cube rotation at {k}: {r:?}"
             );
             let (_, _, s) = space[squash];
+            let s = s / clip.skeleton().bones()[squash].bind.scale.as_dvec3();
             assert!(
                 (s - DVec3::from(scales[i])).length() < 1e-4,
                 "Squash at {k}: {s}"
