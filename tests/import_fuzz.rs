@@ -1,8 +1,9 @@
-//! Deterministic fuzzing of the BVH and glTF importers.
+//! Deterministic fuzzing of the BVH, glTF and FBX importers.
 //!
 //! Runs the harness the `fuzz/` targets run (`cinestream::import::fuzzing`)
 //! over a fixed corpus of valid files the project writes itself (procedural
-//! clips exported as BVH, `.glb` and `.gltf`) and, for each, mutations:
+//! clips exported as BVH, `.glb` and `.gltf`, and a small ASCII FBX
+//! document, `tests/data/fbx/linear_7400_ascii.fbx`) and, for each, mutations:
 //! every truncation of a small file (a stride of big ones), single-byte
 //! flips and seeded multi-byte corruptions, and "interesting" bytes. Nothing
 //! may panic, and every accepted clip must keep the clip model's promises;
@@ -10,7 +11,7 @@
 //!
 //! `CINESTREAM_WRITE_FUZZ_SEEDS=<dir> cargo test --release --test
 //! import_fuzz write_import_fuzz_seeds` writes the valid files to
-//! `<dir>/import_bvh` and `<dir>/import_gltf`, the seed corpora of the
+//! `<dir>/import_bvh`, `<dir>/import_gltf` and `<dir>/import_fbx`, the seed corpora of the
 //! `fuzz/` targets.
 // Needs the pipeline (compress, import, metric): not built by the runtime alone.
 #![cfg(feature = "pipeline")]
@@ -22,8 +23,19 @@ use cinestream::export::{export_bytes, ExportFormat};
 use cinestream::import::fuzzing::{self, Outcome};
 use cinestream::procedural::{cinematic, coiled_chain, CinematicSpec};
 
+/// The format of a corpus file: one the crate exports, or FBX.
+#[derive(Clone, Copy, PartialEq)]
+enum Format {
+    Exported(ExportFormat),
+    Fbx,
+}
+
+/// The ASCII FBX document of the corpus: one joint, a linear translation
+/// curve and a Visibility curve (skipped), one stack.
+const FBX_DOCUMENT: &[u8] = include_bytes!("data/fbx/linear_7400_ascii.fbx");
+
 /// Valid inputs: (name, format, bytes).
-fn corpus() -> Vec<(String, ExportFormat, Vec<u8>)> {
+fn corpus() -> Vec<(String, Format, Vec<u8>)> {
     let clips = [
         cinematic(&CinematicSpec::default().with_seconds(0.5)),
         cinematic(&CinematicSpec::default().with_actors(2).with_seconds(0.3)),
@@ -34,16 +46,22 @@ fn corpus() -> Vec<(String, ExportFormat, Vec<u8>)> {
         let (compressed, _) = compress(clip, &CompressSettings::default()).expect("compress");
         for format in [ExportFormat::Bvh, ExportFormat::Glb, ExportFormat::Gltf] {
             let bytes = export_bytes(&compressed, format).expect("export");
-            files.push((format!("clip{i}.{}", format.name()), format, bytes));
+            files.push((
+                format!("clip{i}.{}", format.name()),
+                Format::Exported(format),
+                bytes,
+            ));
         }
     }
+    files.push(("linear.fbx".to_string(), Format::Fbx, FBX_DOCUMENT.to_vec()));
     files
 }
 
-fn run(format: ExportFormat, data: &[u8]) -> Outcome {
+fn run(format: Format, data: &[u8]) -> Outcome {
     match format {
-        ExportFormat::Bvh => fuzzing::bvh(data),
-        _ => fuzzing::gltf(data),
+        Format::Exported(ExportFormat::Bvh) => fuzzing::bvh(data),
+        Format::Exported(_) => fuzzing::gltf(data),
+        Format::Fbx => fuzzing::fbx(data),
     }
 }
 
@@ -123,8 +141,9 @@ fn write_import_fuzz_seeds() {
     let dir = std::path::PathBuf::from(dir);
     for (name, format, bytes) in corpus() {
         let target = match format {
-            ExportFormat::Bvh => "import_bvh",
-            _ => "import_gltf",
+            Format::Exported(ExportFormat::Bvh) => "import_bvh",
+            Format::Exported(_) => "import_gltf",
+            Format::Fbx => "import_fbx",
         };
         std::fs::create_dir_all(dir.join(target)).expect("a seed folder");
         std::fs::write(dir.join(target).join(&name), bytes).expect("a seed");

@@ -9,7 +9,7 @@
 //! make the harness open a file.
 
 use crate::clip::{Clip, LengthUnit};
-use crate::import::{bvh, gltf, ImportOptions};
+use crate::import::{bvh, fbx, gltf, ImportOptions};
 
 /// What an importer made of an input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +48,23 @@ pub fn gltf(data: &[u8]) -> Outcome {
         clips.iter().for_each(check);
     }
     match gltf::parse_gltf(data, None, "fuzz.glb", &ImportOptions::default()) {
+        Ok(clips) => {
+            clips.iter().for_each(check);
+            Outcome::Imported(clips.len())
+        }
+        Err(_) => Outcome::Refused,
+    }
+}
+
+/// Parses `data` as an FBX document through ufbx, strictly and leniently.
+/// Panics only if the importer does, or if it returns a clip that breaks
+/// the clip model. ufbx reads from memory and never opens a file.
+pub fn fbx(data: &[u8]) -> Outcome {
+    let lenient = ImportOptions::default().with_lenient(true);
+    if let Ok(clips) = fbx::parse_fbx(data, "fuzz.fbx", &lenient) {
+        clips.iter().for_each(check);
+    }
+    match fbx::parse_fbx(data, "fuzz.fbx", &ImportOptions::default()) {
         Ok(clips) => {
             clips.iter().for_each(check);
             Outcome::Imported(clips.len())
