@@ -410,7 +410,9 @@ fn the_magnum_pair_agrees_and_holds_magnums_expected_values() {
                 "Cube at {k}: {t}"
             );
             let [x, y, z] = eulers[i].map(f64::to_radians);
-            let want = DQuat::from_euler(EulerRot::ZYX, z, y, x);
+            // Composed X, then Y, then Z as magnum's test composes its
+            // Euler angles (Rx * Ry * Rz).
+            let want = DQuat::from_euler(EulerRot::XYZ, x, y, z);
             assert!(
                 r.dot(want).abs() > 1.0 - 1e-6,
                 "Cube rotation at {k}: {r:?}"
