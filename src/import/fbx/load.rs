@@ -111,6 +111,7 @@ pub(super) fn describe_error(error: &ufbx::Error) -> String {
         E::BadIndex => "an index out of range".to_string(),
         E::InvalidUtf8 => "a string that is not UTF-8".to_string(),
         E::ExternalFileNotFound | E::FileNotFound => "it refers to another file".to_string(),
+        E::Unknown => "malformed or truncated FBX that ufbx's parser cannot read".to_string(),
         other => format!("{other:?}"),
     };
     let mut buffer = [0u8; 2048];

@@ -20,7 +20,7 @@ use indicatif::ProgressBar;
 use super::common::{check_jobs, check_real, print_report, print_skipped, CodecArgs, ImportArgs};
 use crate::{plot, progress};
 
-/// Compress BVH or glTF clips and write them as .cine streaming containers.
+/// Compress BVH, glTF or FBX clips and write them as .cine streaming containers.
 ///
 /// One clip (a file holding one, or --clip N of several) is written to the
 /// file -o names (inside it, when -o is a directory or ends in '/').
@@ -303,12 +303,13 @@ fn draw(path: &Path, packed: &[Packed]) -> anyhow::Result<()> {
 
 fn print_table(packed: &[Packed], many: bool) {
     println!(
-        "{:<40} {:>6} {:>8} {:>7} {:>4} {:>11} {:>10} {:>6} {:>8} {:>10} {:>7}",
+        "{:<40} {:>6} {:>8} {:>7} {:>4} {:>6} {:>11} {:>10} {:>6} {:>8} {:>10} {:>7}  source space",
         "output",
         "bones",
         "samples",
         "Hz",
         "unit",
+        "floats",
         "raw B",
         "file B",
         "pages",
@@ -322,19 +323,24 @@ fn print_table(packed: &[Packed], many: bool) {
             n => format!("{} ({n} clips)", p.output.display()),
         };
         println!(
-            "{:<40} {:>6} {:>8} {:>7} {:>4} {:>11} {:>10} {:>6} {:>8.2} {:>10.5} {:>7.2}",
+            "{:<40} {:>6} {:>8} {:>7} {:>4} {:>6} {:>11} {:>10} {:>6} {:>8.2} {:>10.5} {:>7.2}  {}",
             name,
             p.bones,
             p.samples,
             // Whole rates print whole; 23.976 and the like keep their digits.
             format!("{}", p.sample_rate),
             p.unit.to_string(),
+            p.float_tracks,
             p.stats.raw_bytes,
             p.file.file_bytes,
             p.file.pages,
             p.ratio(),
             p.stats.error.max_cm,
-            p.stats.seconds
+            p.stats.seconds,
+            // Where an importer converted the file's axes and unit (FBX).
+            p.source_space
+                .as_deref()
+                .map_or_else(|| "-".to_string(), |s| escaped(s).into_owned())
         );
     }
     if many {
@@ -345,13 +351,14 @@ fn print_table(packed: &[Packed], many: bool) {
             .map(|p| p.stats.error.max_cm)
             .fold(0.0, f64::max);
         println!(
-            "{:<40} {:>6} {:>8} {:>7} {:>4} {:>11} {:>10} {:>6} {:>8.2} {:>10.5}",
+            "{:<40} {:>6} {:>8} {:>7} {:>4} {:>6} {:>11} {:>10} {:>6} {:>8.2} {:>10.5}",
             // Every row is a file written: a failure stops before the table.
             format!("total: {} files", packed.len()),
             "",
             "",
             "",
             "",
+            packed.iter().map(|p| p.float_tracks).sum::<usize>(),
             raw,
             bytes,
             packed.iter().map(|p| p.file.pages).sum::<usize>(),
