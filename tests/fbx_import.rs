@@ -21,6 +21,19 @@ const SECOND: i64 = 46_186_158_000;
 /// second (stack `walk`, 24 fps), its Visibility keyed too, in a file of
 /// `up_axis` (1: Y, 2: Z with front -Y) and `unit_cm` centimetres per unit.
 fn document(up_axis: u8, unit_cm: f64, rest: [f64; 3], x0: f64, x1: f64) -> String {
+    document_with(up_axis, unit_cm, rest, (x0, x1), SECOND, ("", ""))
+}
+
+/// [`document`] with the stack ending at `stop` ticks, and `extra` objects
+/// and connections (each a block of lines) added.
+fn document_with(
+    up_axis: u8,
+    unit_cm: f64,
+    rest: [f64; 3],
+    (x0, x1): (f64, f64),
+    stop: i64,
+    extra: (&str, &str),
+) -> String {
     let (front, front_sign) = match up_axis {
         2 => (1, -1),
         _ => (2, 1),
@@ -54,10 +67,11 @@ Objects:  {{
 			P: "Lcl Translation", "Lcl Translation", "", "A",{},{},{}
 		}}
 	}}
+{}
 	AnimationStack: 2000, "AnimStack::walk", "" {{
 		Properties70:  {{
 			P: "LocalStart", "KTime", "Time", "",0
-			P: "LocalStop", "KTime", "Time", "",{SECOND}
+			P: "LocalStop", "KTime", "Time", "",{stop}
 		}}
 	}}
 	AnimationLayer: 2001, "AnimLayer::Base", "" {{
@@ -123,9 +137,10 @@ Connections:  {{
 	C: "OP",2003,2002, "d|X"
 	C: "OP",2004,1000, "Visibility"
 	C: "OP",2005,2004, "d|Visibility"
+{}
 }}
 "#,
-        rest[0], rest[1], rest[2], rest[1], rest[2]
+        rest[0], rest[1], rest[2], extra.0, rest[1], rest[2], extra.1
     )
 }
 
@@ -195,6 +210,70 @@ fn truncated_and_garbage_documents_are_refused_in_words() {
     .unwrap_err()
     .to_string();
     assert!(error.contains("junk.fbx"), "{error}");
+}
+
+#[test]
+fn keys_outside_the_stack_and_skipped_channels_are_said() {
+    // The stack ends at half a second; the keys run to one.
+    let text = document_with(1, 1.0, [0.0; 3], (0.0, 48.0), SECOND / 2, ("", ""));
+    let (clips, warnings) = cinestream::warnings::collect(|| import(&text));
+    assert_eq!(clips[0].num_samples(), 13);
+    let x = clips[0].pose(12)[0].translation.x;
+    assert!((x - 0.24).abs() < 1e-6, "{x}");
+    let said = |what: &str| warnings.iter().any(|w| w.message.contains(what));
+    assert!(said("keys outside its span"), "{warnings:?}");
+    assert!(said("hips.Visibility"), "{warnings:?}");
+}
+
+#[test]
+fn a_stack_of_millions_of_frames_is_refused_up_front() {
+    // A year at 24 fps: 757 million samples.
+    let stop = SECOND * 3600 * 24 * 365;
+    let text = document_with(1, 1.0, [0.0; 3], (0.0, 1.0), stop, ("", ""));
+    let error = parse_fbx(text.as_bytes(), "long.fbx", &ImportOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("sample limit") && error.contains("walk"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_sheared_rest_pose_is_refused_unless_lenient() {
+    // A child turned 45 degrees under a parent scaled 1 x 3 x 1: its world
+    // matrix shears, which no translation, rotation and scale holds.
+    let models = r#"	NodeAttribute: 1102, "NodeAttribute::", "LimbNode" {
+		TypeFlags: "Skeleton"
+	}
+	NodeAttribute: 1103, "NodeAttribute::", "LimbNode" {
+		TypeFlags: "Skeleton"
+	}
+	Model: 1100, "Model::arm", "LimbNode" {
+		Version: 232
+		Properties70:  {
+			P: "Lcl Scaling", "Lcl Scaling", "", "A",1,3,1
+		}
+	}
+	Model: 1101, "Model::hand", "LimbNode" {
+		Version: 232
+		Properties70:  {
+			P: "Lcl Translation", "Lcl Translation", "", "A",0,10,0
+			P: "Lcl Rotation", "Lcl Rotation", "", "A",0,0,45
+		}
+	}"#;
+    let connections = "\tC: \"OO\",1100,1000\n\tC: \"OO\",1101,1100\n\tC: \"OO\",1102,1100\n\tC: \"OO\",1103,1101";
+    let text = document_with(1, 1.0, [0.0; 3], (0.0, 1.0), SECOND, (models, connections));
+    let error = parse_fbx(text.as_bytes(), "shear.fbx", &ImportOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("hand") && error.contains("--lenient"),
+        "{error}"
+    );
+    let lenient = ImportOptions::default().with_lenient(true);
+    let clips = parse_fbx(text.as_bytes(), "shear.fbx", &lenient).unwrap();
+    assert_eq!(clips[0].num_bones(), 3);
 }
 
 /// Every bone's object-space position at sample `k`, in metres, composed

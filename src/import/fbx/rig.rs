@@ -325,6 +325,60 @@ fn skeleton(
     Ok((skeleton, nodes))
 }
 
+/// How far, in cm, a bone's rest pose composed as a TRS hierarchy may stray
+/// from ufbx's own world matrix (points 3 cm along each axis) before the
+/// hierarchy is taken as one a TRS chain cannot express (shear from scale
+/// inherited through a rotation): f32 rounding stays far below it.
+const REST_TOLERANCE_CM: f64 = 0.001;
+
+/// The bones whose rest pose, composed from their local TRS as the clip
+/// composes it, is not where ufbx puts them (a non-uniform scale inherited
+/// through a rotation shears, which no TRS holds), with the distance in cm
+/// of the worst: `(bone name, cm)`.
+pub(super) fn unexpressible(scene: &ufbx::Scene, rig: &Rig) -> Vec<(String, f64)> {
+    let bones = rig.skeleton.bones();
+    let mut world: Vec<(glam::DQuat, DVec3, DVec3)> = Vec::with_capacity(bones.len());
+    let mut bad = Vec::new();
+    for (bone, &node) in bones.iter().zip(&rig.nodes) {
+        let Some(node) = scene.nodes.get(node) else {
+            continue;
+        };
+        let t = &node.local_transform;
+        let local = (
+            glam::DQuat::from_xyzw(t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w)
+                .normalize(),
+            DVec3::new(t.translation.x, t.translation.y, t.translation.z),
+            DVec3::new(t.scale.x, t.scale.y, t.scale.z),
+        );
+        let composed = match bone.parent.and_then(|p| world.get(p)) {
+            None => local,
+            Some(&(pr, pt, ps)) => (pr * local.0, pt + pr * (ps * local.1), ps * local.2),
+        };
+        world.push(composed);
+        let m = &node.node_to_world;
+        let origin = DVec3::new(m.m03, m.m13, m.m23);
+        let columns = [
+            DVec3::new(m.m00, m.m10, m.m20),
+            DVec3::new(m.m01, m.m11, m.m21),
+            DVec3::new(m.m02, m.m12, m.m22),
+        ];
+        let (r, p, sc) = composed;
+        // 3 cm along each axis, in metres.
+        let shell = 0.03;
+        let mut worst = (origin - p).length();
+        for (axis, column) in [DVec3::X, DVec3::Y, DVec3::Z].into_iter().zip(columns) {
+            let want = origin + column * shell;
+            let got = p + r * (sc * axis * shell);
+            worst = worst.max((want - got).length());
+        }
+        let cm = worst * LengthUnit::METRE.cm_per_unit();
+        if !(cm <= REST_TOLERANCE_CM) {
+            bad.push((bone.name.clone(), cm));
+        }
+    }
+    bad
+}
+
 /// A ufbx transform as the crate's.
 pub(super) fn transform(t: &ufbx::Transform) -> Transform {
     Transform {

@@ -617,6 +617,36 @@ impl Loaded {
         }
     }
 
+    /// Warns of bones whose rest pose a TRS hierarchy cannot express:
+    /// composed from their local transforms they would not be where the
+    /// file puts them. Refused when one is over `threshold_cm`, unless
+    /// `lenient`.
+    fn check_rest(&self, threshold_cm: f64, lenient: bool) -> Result<()> {
+        let bad = rig::unexpressible(&self.root, &self.rig);
+        let Some(worst) = bad.iter().map(|b| b.1).reduce(f64::max) else {
+            return Ok(());
+        };
+        let names: Vec<String> = bad
+            .iter()
+            .map(|(n, cm)| format!("{n} ({cm:.4} cm)"))
+            .collect();
+        let message = format!(
+            "{} bones at rest are not where the file puts them once composed as translation, \
+             rotation and scale (a non-uniform scale inherited through a rotation shears, \
+             which no TRS hierarchy holds), up to {worst:.4} cm: {}",
+            bad.len(),
+            list(&names)
+        );
+        if worst > threshold_cm && !lenient {
+            return Err(self.error(
+                "file",
+                format!("{message}, over the threshold of {threshold_cm} cm; --lenient imports them anyway"),
+            ));
+        }
+        tracing::warn!(source = self.source_name.as_str(), "{message}");
+        Ok(())
+    }
+
     /// Warns once of the animated properties no track keeps.
     fn report_skipped(&self) {
         if !self.rig.skipped.is_empty() {
@@ -695,6 +725,7 @@ pub(super) fn import(
     }
     let fps = loaded.frame_rate()?;
     loaded.report_skipped();
+    loaded.check_rest(options.resample_threshold_cm, options.lenient)?;
     let mut budget = Budget {
         transforms: MAX_TRANSFORMS as f64,
         floats: MAX_FLOAT_VALUES as f64,
