@@ -276,6 +276,72 @@ fn a_sheared_rest_pose_is_refused_unless_lenient() {
     assert_eq!(clips[0].num_bones(), 3);
 }
 
+#[test]
+fn a_cameras_focal_length_becomes_its_vertical_field_of_view() {
+    // Focal length 35 -> 50 mm over the second, film 1.417 x 0.945 in,
+    // aperture mode "focal length", no gate fit.
+    let objects = r#"	NodeAttribute: 3001, "NodeAttribute::cam", "Camera" {
+		Properties70:  {
+			P: "FocalLength", "Number", "", "A",35
+			P: "FilmWidth", "Number", "", "",1.417
+			P: "FilmHeight", "Number", "", "",0.945
+			P: "ApertureMode", "enum", "", "",3
+			P: "GateFit", "enum", "", "",0
+		}
+		TypeFlags: "Camera"
+	}
+	Model: 3000, "Model::cam", "Camera" {
+		Version: 232
+	}
+	AnimationCurveNode: 3002, "AnimCurveNode::FocalLength", "" {
+		Properties70:  {
+			P: "d|FocalLength", "Number", "", "A",35
+		}
+	}
+	AnimationCurve: 3003, "AnimCurve::", "" {
+		Default: 0
+		KeyVer: 4008
+		KeyTime: *2 {
+			a: 0,46186158000
+		}
+		KeyValueFloat: *2 {
+			a: 35,50
+		}
+		KeyAttrFlags: *1 {
+			a: 4
+		}
+		KeyAttrDataFloat: *4 {
+			a: 0,0,0,0
+		}
+		KeyAttrRefCount: *1 {
+			a: 2
+		}
+	}"#;
+    let connections = "\tC: \"OO\",3000,0\n\tC: \"OO\",3001,3000\n\tC: \"OO\",3002,2001\n\tC: \"OP\",3002,3001, \"FocalLength\"\n\tC: \"OP\",3003,3002, \"d|FocalLength\"";
+    let text = document_with(1, 1.0, [0.0; 3], (0.0, 1.0), SECOND, (objects, connections));
+    let clips = import(&text);
+    let clip = &clips[0];
+    let names: Vec<&str> = clip
+        .skeleton()
+        .bones()
+        .iter()
+        .map(|b| b.name.as_str())
+        .collect();
+    assert!(names.contains(&"cam"), "{names:?}");
+    let track = &clip.float_tracks()[0];
+    assert_eq!(track.name(), "cam/yfov");
+    assert_eq!(track.kind(), cinestream::clip::FloatKind::FieldOfView);
+    for k in 0..25 {
+        let focal_mm = 35.0 + 15.0 * k as f64 / 24.0;
+        let want = 2.0 * (0.945 * 25.4 / (2.0 * focal_mm)).atan();
+        let got = f64::from(track.sample(k)[0]);
+        assert!(
+            (got - want).abs() < 1e-5,
+            "sample {k}: {got} rad, want {want}"
+        );
+    }
+}
+
 /// Every bone's object-space position at sample `k`, in metres, composed
 /// here in f64.
 fn object_positions(clip: &Clip, k: usize) -> Vec<DVec3> {

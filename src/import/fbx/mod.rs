@@ -31,7 +31,13 @@
 //!   segment scale compensate, scale that ignores the parent's) are
 //!   compensated by ufbx in the children where the scale is uniform and
 //!   static, and otherwise given a scale helper node of ufbx's, which is
-//!   then a bone of its own (named after ufbx's helper). Euler curves are
+//!   then a bone of its own (named after ufbx's helper). The bones' rest
+//!   poses are composed as the clip composes them and compared with ufbx's
+//!   world matrices (points 3 cm along each axis): a bone off by more than
+//!   0.001 cm (a non-uniform scale inherited through a rotation shears,
+//!   which no TRS hierarchy holds) is warned of, and beyond
+//!   [`ImportOptions::resample_threshold_cm`] refused unless
+//!   [`ImportOptions::lenient`]. Euler curves are
 //!   evaluated as Euler angles at each sample, so a curve turning several
 //!   times between keys is exact at every key; each bone's quaternions are
 //!   kept in the hemisphere of the previous sample.
@@ -64,7 +70,10 @@
 //!   [`ImportOptions::lenient`] (then at 240 Hz with a warning).
 //!   [`ImportOptions::gltf_sample_rate`] forces a rate, as `--rate` does for
 //!   glTF. Every clip says its rate, why and its resampling error
-//!   ([`Clip::resampling`]). A stack whose samples times bones (or float
+//!   ([`Clip::resampling`]): on a grid (every key a sample) measured at
+//!   the keys and samples, not between samples, where an Euler curve
+//!   crossing ±180° between two frames spins through the long way and the
+//!   sampler blends the short way. A stack whose samples times bones (or float
 //!   tracks) would pass the glTF import's limits (ten million transforms,
 //!   a hundred million float values, for all stacks of a file) is refused
 //!   before anything is sampled, naming the limit.
