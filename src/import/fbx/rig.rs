@@ -372,7 +372,8 @@ pub(super) fn unexpressible(scene: &ufbx::Scene, rig: &Rig) -> Vec<(String, f64)
             worst = worst.max((want - got).length());
         }
         let cm = worst * LengthUnit::METRE.cm_per_unit();
-        if !(cm <= REST_TOLERANCE_CM) {
+        // NaN (a degenerate matrix) counts as off.
+        if cm.is_nan() || cm > REST_TOLERANCE_CM {
             bad.push((bone.name.clone(), cm));
         }
     }
