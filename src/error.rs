@@ -65,6 +65,22 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// An FBX file is malformed, unsupported or over a limit.
+    #[error(
+        "fbx: {} at {}: {}",
+        escaped(source_name),
+        escaped(location),
+        escaped(message)
+    )]
+    Fbx {
+        /// File name or label of the document.
+        source_name: String,
+        /// Where: `file` for what ufbx refused, else the animation stack,
+        /// node or channel, e.g. `stack 'walk'`.
+        location: String,
+        /// What is wrong.
+        message: String,
+    },
     /// The imported data does not make a valid clip.
     #[error("{}: {}", escaped(source_name), escaped(&source.to_string()))]
     InvalidClip {
@@ -73,8 +89,8 @@ pub enum Error {
         /// What the clip model rejected.
         source: ClipError,
     },
-    /// A file whose extension is none of `.bvh`, `.gltf`, `.glb`, `.acl.sjson`.
-    #[error("{}: unknown clip format (expected .bvh, .gltf, .glb or .acl.sjson)", escaped(&path.display().to_string()))]
+    /// A file whose extension is none of `.bvh`, `.gltf`, `.glb`, `.fbx`, `.acl.sjson`.
+    #[error("{}: unknown clip format (expected .bvh, .gltf, .glb, .fbx or .acl.sjson)", escaped(&path.display().to_string()))]
     UnknownFormat {
         /// The file.
         path: PathBuf,

@@ -1,9 +1,10 @@
-//! Deterministic fuzzing of the BVH, glTF and ACL raw clip importers.
+//! Deterministic fuzzing of the BVH, glTF, FBX and ACL raw clip importers.
 //!
 //! Runs the harness the `fuzz/` targets run (`cinestream::import::fuzzing`)
 //! over a fixed corpus of valid files the project writes itself (procedural
-//! clips exported as BVH, `.glb` and `.gltf`, and written as ACL raw clips
-//! and a scalar track list) and, for each, mutations:
+//! clips exported as BVH, `.glb` and `.gltf`, a small ASCII FBX document,
+//! `tests/data/fbx/linear_7400_ascii.fbx`, and ACL raw clips and a scalar
+//! track list) and, for each, mutations:
 //! every truncation of a small file (a stride of big ones), single-byte
 //! flips and seeded multi-byte corruptions, and "interesting" bytes. Nothing
 //! may panic, and every accepted clip must keep the clip model's promises;
@@ -11,7 +12,7 @@
 //!
 //! `CINESTREAM_WRITE_FUZZ_SEEDS=<dir> cargo test --release --test
 //! import_fuzz write_import_fuzz_seeds` writes the valid files to
-//! `<dir>/import_bvh`, `<dir>/import_gltf` and `<dir>/import_acl`, the seed corpora of the
+//! `<dir>/import_bvh`, `<dir>/import_gltf`, `<dir>/import_fbx` and `<dir>/import_acl`, the seed corpora of the
 //! `fuzz/` targets.
 // Needs the pipeline (compress, import, metric): not built by the runtime alone.
 #![cfg(feature = "pipeline")]
@@ -26,12 +27,18 @@ use cinestream::procedural::{cinematic, coiled_chain, CinematicSpec};
 #[path = "common/acl_writer.rs"]
 mod acl_writer;
 
-/// What a corpus file is, so that the right importer reads it.
-#[derive(Clone, Copy)]
+/// What a corpus file is, so that the right importer reads it: one the
+/// crate exports, FBX, or an ACL raw clip.
+#[derive(Clone, Copy, PartialEq)]
 enum Format {
-    Export(ExportFormat),
+    Exported(ExportFormat),
+    Fbx,
     Acl,
 }
+
+/// The ASCII FBX document of the corpus: one joint, a linear translation
+/// curve and a Visibility curve (skipped), one stack.
+const FBX_DOCUMENT: &[u8] = include_bytes!("data/fbx/linear_7400_ascii.fbx");
 
 /// A scalar track list with one track of each kind ACL writes.
 const ACL_TRACK_LIST: &str = "version = 5\ntrack_list =\n{\n\tname = \"curves\"\n\tnum_samples = 3\n\tsample_rate = 30\n}\n\
@@ -53,7 +60,7 @@ fn corpus() -> Vec<(String, Format, Vec<u8>)> {
             let bytes = export_bytes(&compressed, format).expect("export");
             files.push((
                 format!("clip{i}.{}", format.name()),
-                Format::Export(format),
+                Format::Exported(format),
                 bytes,
             ));
         }
@@ -68,13 +75,15 @@ fn corpus() -> Vec<(String, Format, Vec<u8>)> {
         Format::Acl,
         ACL_TRACK_LIST.as_bytes().to_vec(),
     ));
+    files.push(("linear.fbx".to_string(), Format::Fbx, FBX_DOCUMENT.to_vec()));
     files
 }
 
 fn run(format: Format, data: &[u8]) -> Outcome {
     match format {
-        Format::Export(ExportFormat::Bvh) => fuzzing::bvh(data),
-        Format::Export(_) => fuzzing::gltf(data),
+        Format::Exported(ExportFormat::Bvh) => fuzzing::bvh(data),
+        Format::Exported(_) => fuzzing::gltf(data),
+        Format::Fbx => fuzzing::fbx(data),
         Format::Acl => fuzzing::acl_sjson(data),
     }
 }
@@ -155,8 +164,9 @@ fn write_import_fuzz_seeds() {
     let dir = std::path::PathBuf::from(dir);
     for (name, format, bytes) in corpus() {
         let target = match format {
-            Format::Export(ExportFormat::Bvh) => "import_bvh",
-            Format::Export(_) => "import_gltf",
+            Format::Exported(ExportFormat::Bvh) => "import_bvh",
+            Format::Exported(_) => "import_gltf",
+            Format::Fbx => "import_fbx",
             Format::Acl => "import_acl",
         };
         std::fs::create_dir_all(dir.join(target)).expect("a seed folder");

@@ -968,7 +968,7 @@ fn verify_file(
             .collect();
         if request.against.is_empty() {
             return Err(cinestream::Error::Incompatible {
-                message: "against: no .bvh, .gltf, .glb or .sjson files in the given sources"
+                message: "against: no .bvh, .gltf, .glb, .fbx or .sjson files in the given sources"
                     .into(),
             });
         }

@@ -532,6 +532,9 @@ pub struct Clip {
     floats: Vec<FloatTrack>,
     /// How an importer sampled it from its source's curves, if it did.
     resampling: Option<Resampling>,
+    /// The axes and unit the source file stated, where the importer
+    /// converted them (FBX), e.g. `+Z up, 1 unit = 100 cm`.
+    source_space: Option<String>,
     /// Which of each bone's tracks hold between samples, one per bone.
     steps: Vec<BoneSteps>,
     /// Samples where every track jumps, increasing (see [`Clip::with_cuts`]).
@@ -595,6 +598,7 @@ impl Clip {
             poses,
             floats: Vec::new(),
             resampling: None,
+            source_space: None,
             steps: vec![BoneSteps::NONE; bones],
             cuts: Vec::new(),
             source_metric: SourceMetric::default(),
@@ -797,6 +801,21 @@ impl Clip {
     /// that do not say (BVH, glTF, clips built in code).
     pub fn source_metric(&self) -> &SourceMetric {
         &self.source_metric
+    }
+
+    /// The same clip with the axes and unit its source file stated, where
+    /// the importer converted them to the clip's (FBX).
+    pub fn with_source_space(mut self, space: impl Into<String>) -> Clip {
+        self.source_space = Some(space.into());
+        self
+    }
+
+    /// The axes and unit the source file stated before the importer
+    /// converted them (`+Z up, 1 unit = 100 cm`); `None` for sources
+    /// whose space is fixed (glTF) or unstated (BVH), and clips built
+    /// otherwise.
+    pub fn source_space(&self) -> Option<&str> {
+        self.source_space.as_deref()
     }
 
     /// The first `samples` samples (at least one, at most all) as a clip of
@@ -1040,6 +1059,7 @@ impl Clip {
             floats,
             // Several sources: each has its own; the combined clip none.
             resampling: None,
+            source_space: None,
             steps,
             cuts,
             source_metric: SourceMetric::combined(clips.iter().map(|c| (0, c))),
@@ -1134,6 +1154,7 @@ impl Clip {
             floats,
             // Several sources: each has its own; the combined clip none.
             resampling: None,
+            source_space: None,
             steps,
             cuts,
             source_metric: SourceMetric::combined(actor_offsets(clips)),

@@ -9,7 +9,7 @@
 //! make the harness open a file.
 
 use crate::clip::{Clip, LengthUnit};
-use crate::import::{acl, bvh, gltf, ImportOptions};
+use crate::import::{acl, bvh, fbx, gltf, ImportOptions};
 
 /// What an importer made of an input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +76,23 @@ pub fn acl_sjson(data: &[u8]) -> Outcome {
                 .threshold_cm
                 .is_none_or(|cm| cm.is_finite() && cm > 0.0));
             Outcome::Imported(1)
+        }
+        Err(_) => Outcome::Refused,
+    }
+}
+
+/// Parses `data` as an FBX document through ufbx, strictly and leniently.
+/// Panics only if the importer does, or if it returns a clip that breaks
+/// the clip model. ufbx reads from memory and never opens a file.
+pub fn fbx(data: &[u8]) -> Outcome {
+    let lenient = ImportOptions::default().with_lenient(true);
+    if let Ok(clips) = fbx::parse_fbx(data, "fuzz.fbx", &lenient) {
+        clips.iter().for_each(check);
+    }
+    match fbx::parse_fbx(data, "fuzz.fbx", &ImportOptions::default()) {
+        Ok(clips) => {
+            clips.iter().for_each(check);
+            Outcome::Imported(clips.len())
         }
         Err(_) => Outcome::Refused,
     }

@@ -1,12 +1,14 @@
-//! Importers: BVH motion capture, glTF 2.0 skins and animations, and ACL
-//! raw clips into [`Clip`]s.
+//! Importers: BVH motion capture, glTF 2.0 and FBX skins and animations,
+//! and ACL raw clips into [`Clip`]s.
 //!
 //! Each importer turns its source into validated clips and reports every
-//! problem with its place in the source (a BVH line, a glTF JSON path).
+//! problem with its place in the source (a BVH line, a glTF JSON path, an
+//! FBX stack or ufbx's description).
 //! This module picks the importer by file extension and walks directories.
 
 pub mod acl;
 pub mod bvh;
+pub mod fbx;
 pub mod fuzzing;
 pub mod gltf;
 pub mod unit_check;
@@ -124,6 +126,8 @@ pub enum SourceFormat {
     Gltf,
     /// ACL raw clips (`.acl.sjson`, or any `.sjson`).
     AclSjson,
+    /// FBX, ASCII or binary, 6.1 to 7.7 (`.fbx`).
+    Fbx,
 }
 
 impl SourceFormat {
@@ -134,13 +138,14 @@ impl SourceFormat {
             "bvh" => Some(SourceFormat::Bvh),
             "gltf" | "glb" => Some(SourceFormat::Gltf),
             "sjson" => Some(SourceFormat::AclSjson),
+            "fbx" => Some(SourceFormat::Fbx),
             _ => None,
         }
     }
 }
 
 /// Imports every clip of one file: one for a BVH file or an ACL raw clip,
-/// one per animation for glTF.
+/// one per animation for glTF, one per animation stack for FBX.
 ///
 /// # Example
 ///
@@ -171,6 +176,7 @@ pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Vec<Clip>> {
             }
             Ok(vec![clip])
         }
+        Some(SourceFormat::Fbx) => fbx::load_fbx(path, options),
         None => Err(Error::UnknownFormat {
             path: path.to_path_buf(),
         }),
@@ -178,8 +184,8 @@ pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Vec<Clip>> {
 }
 
 /// Expands files and directories into the clip files they name: files are
-/// kept as given, directories contribute their `.bvh`, `.gltf`, `.glb`
-/// and `.sjson` files (not recursively), sorted by name so runs are reproducible.
+/// kept as given, directories contribute their `.bvh`, `.gltf`, `.glb`,
+/// `.fbx` and `.sjson` files (not recursively), sorted by name so runs are reproducible.
 /// [`collect_inputs_with`] also walks subdirectories and says what it skipped.
 pub fn collect_inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(collect_inputs_with(paths, false)?
@@ -204,7 +210,7 @@ pub struct InputFile {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SkipReason {
-    /// Not a `.bvh`, `.gltf`, `.glb` or `.sjson` file.
+    /// Not a `.bvh`, `.gltf`, `.glb`, `.fbx` or `.sjson` file.
     NotAClip,
     /// A subdirectory, and the walk is not recursive.
     Directory,
@@ -218,7 +224,7 @@ impl SkipReason {
     /// A few words for listing it.
     pub fn describe(self) -> &'static str {
         match self {
-            SkipReason::NotAClip => "not .bvh, .gltf, .glb or .sjson",
+            SkipReason::NotAClip => "not .bvh, .gltf, .glb, .fbx or .sjson",
             SkipReason::Directory => "a subdirectory, not walked (not recursive)",
             SkipReason::DirectoryLink => "a link to a directory, not followed",
             SkipReason::NotAFile => "not a file",
@@ -241,7 +247,7 @@ pub struct Inputs {
 /// Expands files and directories into the clip files they name, and lists
 /// what it left out. Files given are kept as given (whatever their
 /// extension; importing says what is wrong). A directory given contributes
-/// its `.bvh`, `.gltf`, `.glb` and `.sjson` files, and with `recursive` those of its
+/// its `.bvh`, `.gltf`, `.glb`, `.fbx` and `.sjson` files, and with `recursive` those of its
 /// subdirectories, at any depth. Links to files are read; links to
 /// directories inside a walk are not followed (a directory given as a link
 /// is), and a directory met twice (a bind mount) is walked once, so a walk

@@ -164,7 +164,10 @@ pub struct Packed {
     pub sample_rate: f32,
     /// The length unit the source was read in.
     pub unit: LengthUnit,
-    /// How a glTF animation was sampled from its keys.
+    /// The axes and unit the source file stated, where its importer
+    /// converted them to the clip's (FBX: `+Z up, 1 unit = 100 cm`).
+    pub source_space: Option<String>,
+    /// How a glTF animation or FBX stack was sampled from its keys.
     pub resampling: Option<Resampling>,
     /// What compressing it measured.
     pub stats: CompressStats,
@@ -202,6 +205,7 @@ impl Packed {
             samples: self.samples,
             sample_rate: self.sample_rate,
             source_unit: self.unit.to_string(),
+            source_space: self.source_space.clone(),
             resample_rate: self.resampling.map(|r| r.rate),
             resample_reason: self.resampling.map(|r| r.reason.name()),
             resample_error_cm: self.resampling.map(|r| r.error_cm),
@@ -241,7 +245,12 @@ pub struct FileReport {
     pub sample_rate: f32,
     /// The length unit the source was read in.
     pub source_unit: String,
-    /// The rate a glTF animation was sampled at (null for other sources).
+    /// The axes and unit the source file stated before import converted
+    /// them to `source_unit` and +Y up (FBX: `+Z up, 1 unit = 100 cm`);
+    /// null for other sources.
+    pub source_space: Option<String>,
+    /// The rate a glTF animation or FBX stack was sampled at (null for
+    /// other sources).
     pub resample_rate: Option<f64>,
     /// Why: "key grid", "common grid", "within threshold", "over
     /// threshold" or "forced" (a rate given).
@@ -448,7 +457,7 @@ pub fn pack(request: &PackRequest, progress: &dyn Progress) -> Result<Pack> {
     }
     if r.files.is_empty() {
         return Err(refuse(
-            "no .bvh, .gltf, .glb or .sjson files in the given inputs".to_string(),
+            "no .bvh, .gltf, .glb, .fbx or .sjson files in the given inputs".to_string(),
         ));
     }
     let sources = InputSet::of_sources(&r.files);
@@ -795,6 +804,7 @@ fn write(
         samples: clip.num_samples(),
         sample_rate: clip.sample_rate(),
         unit: clip.unit(),
+        source_space: clip.source_space().map(str::to_string),
         resampling: clip.resampling().copied(),
         stats,
         file,

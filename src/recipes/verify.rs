@@ -14,6 +14,7 @@ use serde::Serialize;
 use crate::container::StreamReader;
 use crate::error::{Error, Result};
 use crate::format::ClipMeta;
+use crate::import::fbx::load_fbx_sources;
 use crate::import::gltf::{check_against_source, load_gltf_sources, SourceAnimation, SourceCheck};
 use crate::import::{self, ImportOptions, SourceFormat};
 use crate::metric::{measure_error, ErrorReport, MetricSettings};
@@ -472,13 +473,15 @@ fn load_sources(request: &VerifyRequest, meta: &ClipMeta) -> Result<Sources> {
     let options = &request.import;
     if files.is_empty() {
         return Err(refuse(
-            "no .bvh, .gltf, .glb or .sjson files in the given sources".to_string(),
+            "no .bvh, .gltf, .glb, .fbx or .sjson files in the given sources".to_string(),
         ));
     }
     if files.len() == 1 && request.layout.is_none() {
-        let gltf = SourceFormat::from_path(&files[0]) == Some(SourceFormat::Gltf);
+        let format = SourceFormat::from_path(&files[0]);
+        let gltf = format == Some(SourceFormat::Gltf);
+        let fbx = format == Some(SourceFormat::Fbx);
         // The source sampled as the file was: at its rate, unless one is given.
-        let options = match (gltf, options.gltf_sample_rate) {
+        let options = match (gltf || fbx, options.gltf_sample_rate) {
             (true, None) => options
                 .clone()
                 .with_gltf_sample_rate(Some(meta.sample_rate)),
@@ -501,11 +504,14 @@ fn load_sources(request: &VerifyRequest, meta: &ClipMeta) -> Result<Sources> {
                 meta.num_bones()
             )));
         }
-        let curves = match gltf {
-            true => load_gltf_sources(&files[0], &options)?
+        let curves = match format {
+            Some(SourceFormat::Gltf) => load_gltf_sources(&files[0], &options)?
                 .into_iter()
                 .nth(index),
-            false => None,
+            Some(SourceFormat::Fbx) => load_fbx_sources(&files[0], &options)?
+                .into_iter()
+                .nth(index),
+            _ => None,
         };
         return Ok(Sources {
             curves,

@@ -21,7 +21,7 @@ pub use crate::clip::FIELD_OF_VIEW_PRECISION;
 
 /// Most float values (samples times float tracks) one document's
 /// animations may expand to together: 400 MB, as much as the transforms.
-pub(super) const MAX_FLOAT_VALUES: usize = 100_000_000;
+pub(crate) const MAX_FLOAT_VALUES: usize = 100_000_000;
 
 /// The smallest vertical field of view imported, in radians (0.057°): ten
 /// times the tracks' precision ([`FIELD_OF_VIEW_PRECISION`]), so that a

@@ -163,7 +163,7 @@ mod beneath;
 mod buffers;
 mod document;
 mod floats;
-mod resample;
+pub(crate) mod resample;
 mod skeleton;
 mod source;
 #[cfg(test)]
@@ -172,7 +172,8 @@ mod test_doc;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use floats::{FloatPlan, MAX_FLOAT_VALUES};
+use floats::FloatPlan;
+pub(crate) use floats::MAX_FLOAT_VALUES;
 pub use floats::{FIELD_OF_VIEW_PRECISION, MAX_FIELD_OF_VIEW, MIN_FIELD_OF_VIEW};
 use resample::{Bound, Budget, Curves};
 pub use source::{
@@ -201,7 +202,7 @@ enum Drive {
 /// expand to together: about 400 MB of poses. A file claiming more is far
 /// more likely corrupt than a real cinematic, and failing beats attempting
 /// the allocation.
-const MAX_TRANSFORMS: usize = 10_000_000;
+pub(crate) const MAX_TRANSFORMS: usize = 10_000_000;
 
 /// Largest buffer, in bytes, a document may declare (its `byteLength`):
 /// 1 GiB, more than twice the ten million poses an import may expand to, as f32

@@ -28,7 +28,7 @@ const MIN_OWN_RATE: f64 = 20.0;
 
 /// Above this rate, in Hz, a key grid is more likely uneven times that
 /// happen to share a tiny step than frames.
-const MAX_OWN_RATE: f64 = 240.0;
+pub(crate) const MAX_OWN_RATE: f64 = 240.0;
 
 /// How far, in f32 ulps of the time, a key time may be from its grid time:
 /// exporters round `k / R` to f32 (half an ulp) or compute it in f32
@@ -303,7 +303,7 @@ impl Curves {
 /// curves is still that key: the tolerance of the finest grid the importer
 /// keeps ([`MAX_OWN_RATE`]), so that a key is where every sampling rate puts
 /// it.
-pub(super) fn source_tolerance(time: f64) -> f64 {
+pub(crate) fn source_tolerance(time: f64) -> f64 {
     time_tolerance(time, 1.0 / MAX_OWN_RATE)
 }
 
@@ -325,26 +325,26 @@ pub(super) struct Bound<'a> {
 /// The share of the threshold irregular keys' resampling may take: the
 /// codec takes up to the whole threshold at the samples, and a key between
 /// two samples sees both errors, so the rate choice leaves it half.
-const RESAMPLING_SHARE: f64 = 0.5;
+pub(crate) const RESAMPLING_SHARE: f64 = 0.5;
 
 /// The worst error between the source's curves and a clip played at
 /// some times.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(super) struct Worst {
+pub(crate) struct Worst {
     /// Largest bone error, in cm.
-    pub(super) cm: f64,
+    pub(crate) cm: f64,
     /// Where it is, in seconds.
-    pub(super) time: f64,
+    pub(crate) time: f64,
     /// The bone.
-    pub(super) bone: usize,
+    pub(crate) bone: usize,
     /// Largest float error over its track's precision.
-    pub(super) float_share: f64,
+    pub(crate) float_share: f64,
 }
 
 impl Worst {
     /// Whether the bones are within `share` of `threshold_cm` and every
     /// float track within `share` of its precision.
-    fn is_within(&self, share: f64, threshold_cm: f64) -> bool {
+    pub(crate) fn is_within(&self, share: f64, threshold_cm: f64) -> bool {
         self.cm <= share * threshold_cm && self.float_share <= share
     }
 }
@@ -850,12 +850,12 @@ impl Timing {
 /// The rates tried, lowest first, for keys on no common grid: the first
 /// whose resampling error is within the threshold is the clip's. The last
 /// is the limit, [`MAX_OWN_RATE`].
-const IRREGULAR_RATES: [f64; 6] = [30.0, 60.0, 90.0, 120.0, 180.0, 240.0];
+pub(crate) const IRREGULAR_RATES: [f64; 6] = [30.0, 60.0, 90.0, 120.0, 180.0, 240.0];
 
 /// `nominal` lowered (by less than one sample over the whole clip) so that
 /// a whole number of intervals spans `end`: the last key is then a sample,
 /// where a grid running past it would play the clip's last moment late.
-fn ending_on_the_last_key(nominal: f64, end: f64) -> f64 {
+pub(crate) fn ending_on_the_last_key(nominal: f64, end: f64) -> f64 {
     if end <= 0.0 {
         return nominal;
     }
@@ -968,7 +968,7 @@ fn resampling_error(curves: &Curves, clip: &Clip, timing: Timing, bound: &Bound<
 
 /// Measures the error of a clip, as the sampler plays it, against poses
 /// given at any time, reusing its buffers.
-pub(super) struct PlayedError<'a> {
+pub(crate) struct PlayedError<'a> {
     clip: &'a Clip,
     shells: &'a [f64],
     played: Vec<Transform>,
@@ -977,7 +977,7 @@ pub(super) struct PlayedError<'a> {
 }
 
 impl<'a> PlayedError<'a> {
-    pub(super) fn new(clip: &'a Clip, shells: &'a [f64]) -> PlayedError<'a> {
+    pub(crate) fn new(clip: &'a Clip, shells: &'a [f64]) -> PlayedError<'a> {
         let bones = clip.num_bones();
         let identity = DTransform::from_f32(&Transform::IDENTITY);
         PlayedError {
@@ -991,7 +991,7 @@ impl<'a> PlayedError<'a> {
 
     /// The worst bone's error, in cm, between `source` and the clip played
     /// at `time`, and that bone.
-    pub(super) fn at(&mut self, time: f64, source: &[Transform]) -> (f64, usize) {
+    pub(crate) fn at(&mut self, time: f64, source: &[Transform]) -> (f64, usize) {
         played_pose(self.clip, time, &mut self.played);
         pose_error(
             self.clip,
@@ -1007,7 +1007,7 @@ impl<'a> PlayedError<'a> {
 /// The worst bone's error between two poses of `clip`'s skeleton (in its
 /// unit), in cm, and that bone: the metric's [`worst_pose_error`], with the
 /// bone found again where it is. `NaN` counts as infinite.
-pub(super) fn pose_error(
+pub(crate) fn pose_error(
     clip: &Clip,
     shells: &[f64],
     a: &[Transform],
@@ -1054,7 +1054,7 @@ fn played_keys(clip: &Clip, time: f64) -> (usize, usize, f32) {
 /// `clip` played at `time` as the sampler plays it: translations and scales
 /// blended linearly between the two samples around it, rotations by
 /// normalized lerp along the shorter arc.
-pub(super) fn played_pose(clip: &Clip, time: f64, pose: &mut [Transform]) {
+pub(crate) fn played_pose(clip: &Clip, time: f64, pose: &mut [Transform]) {
     let (a, b, alpha) = played_keys(clip, time);
     let (from, to) = (clip.pose(a), clip.pose(b));
     let steps = clip.bone_steps();
@@ -1076,7 +1076,7 @@ pub(super) fn played_pose(clip: &Clip, time: f64, pose: &mut [Transform]) {
 
 /// `clip`'s float tracks played at `time`, one value per track (the first
 /// component of each), blended linearly as the sampler blends them.
-fn played_float_values(clip: &Clip, time: f64, values: &mut [f32]) {
+pub(crate) fn played_float_values(clip: &Clip, time: f64, values: &mut [f32]) {
     let (a, b, alpha) = played_keys(clip, time);
     for (value, track) in values.iter_mut().zip(clip.float_tracks()) {
         let (x, y) = (track.sample(a)[0], track.sample(b)[0]);
@@ -1087,7 +1087,7 @@ fn played_float_values(clip: &Clip, time: f64, values: &mut [f32]) {
 
 /// "0.00312 cm at 1.2083 s (bone 'head')", with the float tracks' worst
 /// share of their precision when there are any.
-pub(super) fn describe(worst: &Worst, skeleton: &Skeleton) -> String {
+pub(crate) fn describe(worst: &Worst, skeleton: &Skeleton) -> String {
     let bone = skeleton
         .bones()
         .get(worst.bone)
@@ -1106,7 +1106,7 @@ pub(super) fn describe(worst: &Worst, skeleton: &Skeleton) -> String {
 /// be the same instant, with samples `interval` seconds apart: a few f32
 /// ulps of the time (key times are f32) but at least a small fraction of the
 /// interval, and never more than a quarter of it.
-fn time_tolerance(time: f64, interval: f64) -> f64 {
+pub(crate) fn time_tolerance(time: f64, interval: f64) -> f64 {
     let ulps = KEY_TIME_ULPS * f64::from(f32::EPSILON) * time.abs();
     ulps.max(KEY_TIME_FRACTION * interval).min(0.25 * interval)
 }

@@ -15,13 +15,26 @@ use crate::error::{Error, Result};
 use crate::metric::{DTransform, MetricSettings};
 use crate::sample::Sampling;
 
-/// One animation of a glTF document, as its own curves.
+/// How a source evaluates a pose at a time: one transform per bone.
+type Evaluate = Box<dyn Fn(f64, &mut [Transform]) + Send + Sync>;
+
+/// One animation of a source file as the file defines it: a glTF
+/// animation's own curves, or an FBX stack as ufbx evaluates it.
 pub struct SourceAnimation {
     index: usize,
     name: String,
     skeleton: Arc<Skeleton>,
-    curves: Curves,
+    poses: Poses,
     key_times: Vec<f64>,
+}
+
+/// Where a source's poses come from.
+enum Poses {
+    /// A glTF animation's channels.
+    Curves(Curves),
+    /// An evaluator of the source's own (FBX through ufbx), and the
+    /// animation's end in seconds.
+    Evaluated { evaluate: Evaluate, end: f64 },
 }
 
 impl std::fmt::Debug for SourceAnimation {
@@ -51,7 +64,28 @@ impl SourceAnimation {
         &self.skeleton
     }
 
-    /// Length unit of the translations: metres, as glTF specifies.
+    /// An animation evaluated by its importer: `evaluate` fills one
+    /// transform per bone of `skeleton` at a time in seconds from 0 to
+    /// `end`; `key_times` are the source's keys in that span, ascending.
+    pub(crate) fn evaluated(
+        index: usize,
+        name: String,
+        skeleton: Arc<Skeleton>,
+        key_times: Vec<f64>,
+        end: f64,
+        evaluate: Evaluate,
+    ) -> SourceAnimation {
+        SourceAnimation {
+            index,
+            name,
+            skeleton,
+            poses: Poses::Evaluated { evaluate, end },
+            key_times,
+        }
+    }
+
+    /// Length unit of the translations: metres, as glTF specifies and FBX
+    /// import converts to.
     pub fn unit(&self) -> LengthUnit {
         LengthUnit::METRE
     }
@@ -64,7 +98,10 @@ impl SourceAnimation {
 
     /// The last key time, in seconds.
     pub fn end(&self) -> f64 {
-        self.curves.end()
+        match &self.poses {
+            Poses::Curves(curves) => curves.end(),
+            Poses::Evaluated { end, .. } => *end,
+        }
     }
 
     /// Every bone's local transform at `time` seconds, each channel with
@@ -73,17 +110,20 @@ impl SourceAnimation {
     /// last; a bone no channel drives rests). `pose` holds one transform
     /// per bone.
     pub fn pose_at(&self, time: f64, pose: &mut [Transform]) -> Result<()> {
-        if pose.len() != self.curves.bones() {
+        if pose.len() != self.skeleton.len() {
             return Err(Error::Incompatible {
                 message: format!(
                     "'{}' has {} bones, the pose {}",
                     self.name,
-                    self.curves.bones(),
+                    self.skeleton.len(),
                     pose.len()
                 ),
             });
         }
-        self.curves.pose_at(time, source_tolerance(time), pose);
+        match &self.poses {
+            Poses::Curves(curves) => curves.pose_at(time, source_tolerance(time), pose),
+            Poses::Evaluated { evaluate, .. } => evaluate(time, pose),
+        }
         Ok(())
     }
 }
@@ -103,7 +143,7 @@ pub fn parse_gltf_sources(
             name: animation.name,
             skeleton: animation.skeleton.clone(),
             key_times: animation.curves.key_times(),
-            curves: animation.curves,
+            poses: Poses::Curves(animation.curves),
         })
     })
 }

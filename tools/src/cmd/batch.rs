@@ -44,7 +44,7 @@ use crate::progress;
 /// Example: cinestream batch ../shared/data/bandai-namco-1 --json
 #[derive(clap::Args)]
 pub struct Args {
-    /// BVH, glTF, GLB or ACL .sjson files, or directories holding them.
+    /// BVH, glTF, GLB, FBX or ACL .sjson files, or directories holding them.
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
     /// Largest object-space error allowed, in centimetres [default: 0.01,

@@ -89,7 +89,7 @@ pub struct ImportArgs {
     #[arg(long)]
     pub recursive: bool,
     /// List every entry of the input directories that was skipped (not a
-    /// .bvh, .gltf, .glb or .sjson file), not only how many.
+    /// .bvh, .gltf, .glb, .fbx or .sjson file), not only how many.
     #[arg(long)]
     pub verbose: bool,
 }
@@ -211,7 +211,7 @@ impl ImportArgs {
                 }
             } else {
                 eprintln!(
-                    "note: skipped {} that are not .bvh, .gltf, .glb or .sjson files{walk}; --verbose \
+                    "note: skipped {} that are not .bvh, .gltf, .glb, .fbx or .sjson files{walk}; --verbose \
                      lists them",
                     entries(skipped.len())
                 );
@@ -219,7 +219,7 @@ impl ImportArgs {
         }
         anyhow::ensure!(
             !found.files.is_empty(),
-            "no .bvh, .gltf, .glb or .sjson files in the given inputs{}",
+            "no .bvh, .gltf, .glb, .fbx or .sjson files in the given inputs{}",
             match self.recursive {
                 true => "",
                 false => " (--recursive looks in subdirectories too)",

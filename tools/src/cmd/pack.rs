@@ -20,7 +20,7 @@ use indicatif::ProgressBar;
 use super::common::{check_jobs, check_real, print_report, print_skipped, CodecArgs, ImportArgs};
 use crate::{plot, progress};
 
-/// Compress BVH or glTF clips and write them as .cine streaming containers.
+/// Compress BVH, glTF or FBX clips and write them as .cine streaming containers.
 ///
 /// One clip (a file holding one, or --clip N of several) is written to the
 /// file -o names (inside it, when -o is a directory or ends in '/').
@@ -53,7 +53,7 @@ use crate::{plot, progress};
 /// Every join of --sequence is a cut: playback holds the last pose of a
 /// take until the next begins, never blends the two; --cuts adds others.
 ///
-/// Directories contribute their .bvh, .gltf, .glb and .sjson files, sorted by name
+/// Directories contribute their .bvh, .gltf, .glb, .fbx and .sjson files, sorted by name
 /// (--recursive: their subdirectories' too; links to directories are not
 /// followed); how many other entries were skipped is noted on stderr, and
 /// --verbose lists them. A progress bar shows on a terminal; --json prints
@@ -304,12 +304,13 @@ fn draw(path: &Path, packed: &[Packed]) -> anyhow::Result<()> {
 
 fn print_table(packed: &[Packed], many: bool) {
     println!(
-        "{:<40} {:>6} {:>8} {:>7} {:>4} {:>11} {:>10} {:>6} {:>8} {:>10} {:>7}",
+        "{:<40} {:>6} {:>8} {:>7} {:>4} {:>6} {:>11} {:>10} {:>6} {:>8} {:>10} {:>7}  source space",
         "output",
         "bones",
         "samples",
         "Hz",
         "unit",
+        "floats",
         "raw B",
         "file B",
         "pages",
@@ -323,19 +324,24 @@ fn print_table(packed: &[Packed], many: bool) {
             n => format!("{} ({n} clips)", p.output.display()),
         };
         println!(
-            "{:<40} {:>6} {:>8} {:>7} {:>4} {:>11} {:>10} {:>6} {:>8.2} {:>10.5} {:>7.2}",
+            "{:<40} {:>6} {:>8} {:>7} {:>4} {:>6} {:>11} {:>10} {:>6} {:>8.2} {:>10.5} {:>7.2}  {}",
             name,
             p.bones,
             p.samples,
             // Whole rates print whole; 23.976 and the like keep their digits.
             format!("{}", p.sample_rate),
             p.unit.to_string(),
+            p.float_tracks,
             p.stats.raw_bytes,
             p.file.file_bytes,
             p.file.pages,
             p.ratio(),
             p.stats.error.max_cm,
-            p.stats.seconds
+            p.stats.seconds,
+            // Where an importer converted the file's axes and unit (FBX).
+            p.source_space
+                .as_deref()
+                .map_or_else(|| "-".to_string(), |s| escaped(s).into_owned())
         );
     }
     if many {
@@ -346,13 +352,14 @@ fn print_table(packed: &[Packed], many: bool) {
             .map(|p| p.stats.error.max_cm)
             .fold(0.0, f64::max);
         println!(
-            "{:<40} {:>6} {:>8} {:>7} {:>4} {:>11} {:>10} {:>6} {:>8.2} {:>10.5}",
+            "{:<40} {:>6} {:>8} {:>7} {:>4} {:>6} {:>11} {:>10} {:>6} {:>8.2} {:>10.5}",
             // Every row is a file written: a failure stops before the table.
             format!("total: {} files", packed.len()),
             "",
             "",
             "",
             "",
+            packed.iter().map(|p| p.float_tracks).sum::<usize>(),
             raw,
             bytes,
             packed.iter().map(|p| p.file.pages).sum::<usize>(),

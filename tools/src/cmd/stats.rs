@@ -18,7 +18,7 @@ use super::common::{print_json, ImportArgs, Usage};
 /// Example: cinestream stats walk.bvh ../shared/data/bandai-namco-1 --json
 #[derive(clap::Args)]
 pub struct Args {
-    /// BVH, glTF, GLB or ACL .sjson files, or directories holding them.
+    /// BVH, glTF, GLB, FBX or ACL .sjson files, or directories holding them.
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
     /// One JSON object per clip, one per line.

@@ -36,7 +36,8 @@ use super::common::{print_report, ImportArgs};
 /// sampler plays it (the resampling error) and against the decoded stream
 /// at those times (the error against the source). The codec's error
 /// (decoded against the resampled source at every sample) is reported
-/// apart.
+/// apart. An FBX source is checked the same way against ufbx's own
+/// evaluation of its stack.
 ///
 /// Exit status 0 only when the file is sound and, with sources, the codec's
 /// error and the resampling error are within the threshold and every float
