@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use cinestream::clip::RateReason;
 use cinestream::container::{encode_stream, StreamReader, WriteOptions};
 use cinestream::import::fbx::{load_fbx_sources, parse_fbx};
 use cinestream::import::gltf::{check_against_source, parse_gltf};
@@ -407,8 +408,9 @@ const MALFORMED: [&str; 2] = [
 ];
 
 /// Files whose keys fall off every multiple of their frame rate up to
-/// 240 Hz (MotionBuilder keys at 1/32 frame): imported leniently.
-const IRREGULAR: [&str; 2] = ["ozz_pab_atlas.fbx", "ozz_pab_locomotions.fbx"];
+/// 240 Hz (MotionBuilder keys at 1/32 frame): sampled at the file's frames,
+/// those keys reported.
+const BETWEEN_FRAMES: [&str; 2] = ["ozz_pab_atlas.fbx", "ozz_pab_locomotions.fbx"];
 
 #[test]
 fn every_shared_file_packs_verifies_and_round_trips_through_gltf() {
@@ -420,6 +422,7 @@ fn every_shared_file_packs_verifies_and_round_trips_through_gltf() {
         .collect();
     files.sort();
     assert_eq!(files.len(), 17);
+    let mut between_frames = 0;
     for path in files {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         if MALFORMED.contains(&name.as_str()) {
@@ -429,14 +432,7 @@ fn every_shared_file_packs_verifies_and_round_trips_through_gltf() {
             eprintln!("{name}: refused: {message}");
             continue;
         }
-        let lenient = IRREGULAR.contains(&name.as_str());
-        let options = ImportOptions::default().with_lenient(lenient);
-        if lenient {
-            assert!(
-                import_file(&path, &ImportOptions::default()).is_err(),
-                "{name}"
-            );
-        }
+        let options = ImportOptions::default();
         let clips = import_file(&path, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
         let sources = load_fbx_sources(&path, &options).unwrap();
         assert_eq!(sources.len(), clips.len(), "{name}");
@@ -451,14 +447,23 @@ fn every_shared_file_packs_verifies_and_round_trips_through_gltf() {
             let metric = MetricSettings::default().with_decoded_unit(LengthUnit::METRE);
             let check = check_against_source(&reader, clip, source, &metric).unwrap();
             // At every key and sample the stream is within the threshold
-            // of the file's own evaluation, resampling and codec together;
-            // a lenient import's over-threshold resampling adds its error.
-            let allowed = match lenient {
-                true => 0.01 + check.resample_error_cm,
-                false => 0.01,
-            };
+            // of the file's own evaluation, resampling and codec together
+            // (keys between frames, where no rate holds them, are not
+            // samples: checked at the frames).
+            let between = clip
+                .resampling()
+                .is_some_and(|r| r.reason == RateReason::FileFrames);
             assert!(
-                check.source_error_cm <= allowed + 1e-4,
+                !between || BETWEEN_FRAMES.contains(&name.as_str()),
+                "{name}"
+            );
+            between_frames += usize::from(between);
+            if between {
+                // The take's own 30 fps, not a rate many times it.
+                assert_eq!(clip.sample_rate(), 30.0, "{name}");
+            }
+            assert!(
+                check.source_error_cm <= 0.01 + 1e-4,
                 "{name} '{}': {check:?}",
                 clip.name()
             );
@@ -506,6 +511,8 @@ fn every_shared_file_packs_verifies_and_round_trips_through_gltf() {
             );
         }
     }
+    // atlas, and locomotions' jog and run.
+    assert_eq!(between_frames, 3);
 }
 
 #[test]

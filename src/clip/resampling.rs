@@ -20,6 +20,11 @@ pub enum RateReason {
     /// Irregular keys kept within the threshold by no rate up to the limit:
     /// sampled at the limit anyway (lenient import).
     OverThreshold,
+    /// The source's own frame rate, whose frames are its timeline (FBX),
+    /// with keys between frames that no multiple of it up to the limit
+    /// holds: those keys are not samples, and the resampling error says how
+    /// far the clip, played between frames, strays from them.
+    FileFrames,
 }
 
 impl RateReason {
@@ -31,6 +36,7 @@ impl RateReason {
             RateReason::CommonGrid => "common grid",
             RateReason::WithinThreshold => "within threshold",
             RateReason::OverThreshold => "over threshold",
+            RateReason::FileFrames => "file frames",
         }
     }
 }
@@ -71,10 +77,11 @@ impl Resampling {
     /// resampling error together stay within `threshold_cm`: less the
     /// resampling error where keys may fall between samples (irregular keys,
     /// a forced rate), never below half of it; the whole of it where every
-    /// key is a sample (a key grid or a common grid).
+    /// key is a sample (a key grid or a common grid) or where the source's
+    /// frames are its timeline (file frames: what is measured is the frames).
     pub fn codec_threshold_cm(&self, threshold_cm: f64) -> f64 {
         match self.reason {
-            RateReason::KeyGrid | RateReason::CommonGrid => threshold_cm,
+            RateReason::KeyGrid | RateReason::CommonGrid | RateReason::FileFrames => threshold_cm,
             _ => (threshold_cm - self.error_cm).max(0.5 * threshold_cm),
         }
     }

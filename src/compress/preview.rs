@@ -25,7 +25,7 @@ use glam::Quat;
 use rayon::prelude::*;
 
 use super::{compress_onto, CompressSettings};
-use crate::clip::{Clip, FloatTrack, Transform};
+use crate::clip::{Clip, FloatTrack, LengthUnit, Transform};
 use crate::compressed::CompressedClip;
 use crate::error::{Error, Result};
 use crate::format::{actor_ranges, PreviewKeys};
@@ -126,19 +126,28 @@ pub fn build_preview(
         .iter()
         .zip(&templates)
         .enumerate()
-        .map(|(index, (bones, template))| Actor {
-            template,
-            bones: bones.clone(),
-            shells: &shells[bones.clone()],
-            floats: index == 0,
+        .map(|(index, (bones, template))| {
             // An actor hanging from a still scene root is measured in the
-            // root's frame: its scale scales every distance.
-            frame_scale: match meta.skeleton.parent(bones.start) {
+            // root's frame: its scale scales every distance (an armature
+            // scaled 100, as Blender exports centimetre rigs).
+            let frame_scale = match meta.skeleton.parent(bones.start) {
                 Some(root) if root < bones.start => {
                     f64::from(meta.base_pose()[root].scale.abs().max_element())
                 }
                 _ => 1.0,
-            },
+            }
+            .max(f64::MIN_POSITIVE);
+            Actor {
+                template,
+                bones: bones.clone(),
+                // The same real distance in the frame's units.
+                shells: shells[bones.clone()]
+                    .iter()
+                    .map(|s| s / frame_scale)
+                    .collect(),
+                floats: index == 0,
+                frame_scale,
+            }
         })
         .collect();
     // The actors are built and measured in rounds: each round builds the
@@ -200,6 +209,7 @@ fn clip_part(
     template: &crate::format::ClipMeta,
     bones: Range<usize>,
     floats: bool,
+    unit: LengthUnit,
 ) -> std::result::Result<Clip, crate::clip::ClipError> {
     let mut poses = Vec::with_capacity(clip.num_samples() * bones.len());
     for sample in 0..clip.num_samples() {
@@ -209,7 +219,7 @@ fn clip_part(
         clip.name(),
         template.skeleton.clone(),
         clip.sample_rate(),
-        clip.unit(),
+        unit,
         poses,
     )?;
     match floats {
@@ -223,8 +233,9 @@ struct Actor<'a> {
     /// The full clip's metadata of its bones.
     template: &'a crate::format::ClipMeta,
     bones: Range<usize>,
-    /// Shell distance of each of its bones, clip units.
-    shells: &'a [f64],
+    /// Shell distance of each of its bones, in units of the frame it hangs
+    /// from (the clip's unit times `frame_scale`).
+    shells: Vec<f64>,
     /// Whether it holds the float tracks (the first actor).
     floats: bool,
     /// The scale of the still frame its roots hang from (1 at the top).
@@ -244,14 +255,21 @@ impl Actor<'_> {
         scale: f64,
     ) -> Result<PreviewPart> {
         let meta = full.meta();
-        let part_clip =
-            clip_part(clip, self.template, self.bones.clone(), self.floats).map_err(|e| {
-                Error::Internal {
-                    message: format!(
-                        "the preview of '{}', bones {:?}: {e}",
-                        meta.name, self.bones
-                    ),
-                }
+        // The part's lengths are in its frame's units: its unit says so, so
+        // that the bounds and shells below, in cm, are real distances.
+        let unit = LengthUnit::from_cm_per_unit(clip.unit().cm_per_unit() * self.frame_scale)
+            .ok_or_else(|| Error::Internal {
+                message: format!(
+                    "the preview of '{}', bones {:?}: a frame scale of {}",
+                    meta.name, self.bones, self.frame_scale
+                ),
+            })?;
+        let part_clip = clip_part(clip, self.template, self.bones.clone(), self.floats, unit)
+            .map_err(|e| Error::Internal {
+                message: format!(
+                    "the preview of '{}', bones {:?}: {e}",
+                    meta.name, self.bones
+                ),
             })?;
         let relax = preview_cm / settings.threshold_cm.max(f64::MIN_POSITIVE);
         let blend_cm = preview_cm * BLEND_SHARE * scale;
@@ -260,7 +278,7 @@ impl Actor<'_> {
             &part_clip,
             self.template,
             meta.cuts(),
-            self.shells,
+            &self.shells,
             blend_cm,
             relax * BLEND_SHARE * scale,
         );
@@ -538,7 +556,7 @@ fn measure(
                     )?;
                     let e = worst_pose_error(
                         &actor.template.skeleton,
-                        actor.shells,
+                        &actor.shells,
                         (&full_pose[actor.bones.clone()], &scratch.pose),
                         &mut scratch.full_object,
                         &mut scratch.preview_object,

@@ -12,8 +12,7 @@ use crate::clip::{
 };
 use crate::error::{Error, Result};
 use crate::import::gltf::resample::{
-    describe, ending_on_the_last_key, played_float_values, time_tolerance, PlayedError, Worst,
-    IRREGULAR_RATES, MAX_OWN_RATE, RESAMPLING_SHARE,
+    describe, played_float_values, time_tolerance, PlayedError, Worst, MAX_OWN_RATE,
 };
 use crate::import::gltf::{
     SourceAnimation, FIELD_OF_VIEW_PRECISION, MAX_FIELD_OF_VIEW, MAX_FLOAT_VALUES, MAX_TRANSFORMS,
@@ -509,43 +508,13 @@ impl Loaded {
                 let (clip, timing, worst) = sampled(rate, forced, budget)?;
                 (clip, timing, worst, reason)
             }
+            // FBX's timeline is its frames: keys between them that no
+            // multiple up to the limit holds (MotionBuilder's 1/32-frame
+            // keys) are reported, not chased to a rate many times the
+            // file's.
             None => {
-                let mut tried = None;
-                for nominal in IRREGULAR_RATES {
-                    let rate = ending_on_the_last_key(nominal, stack.duration);
-                    let (clip, timing, worst) = sampled(rate, true, budget)?;
-                    let within = worst.is_within(RESAMPLING_SHARE, threshold);
-                    tried = Some((clip, timing, worst));
-                    if within {
-                        break;
-                    }
-                }
-                let Some((clip, timing, worst)) = tried else {
-                    return Err(Error::Internal {
-                        message: "no candidate rate".to_string(),
-                    });
-                };
-                let within = worst.is_within(RESAMPLING_SHARE, threshold);
-                if !within && !options.lenient {
-                    return Err(self.error(
-                        format!("stack '{}'", stack.name),
-                        format!(
-                            "key times are on no multiple of the file's {fps} fps up to \
-                                 {MAX_OWN_RATE} Hz, and resampled at {} Hz the clip strays from \
-                                 the file's own curves by {} (over {} cm, half the threshold); \
-                                 --rate forces a rate, --lenient packs at {} Hz anyway",
-                            timing.rate,
-                            describe(&worst, clip.skeleton()),
-                            RESAMPLING_SHARE * threshold,
-                            timing.rate
-                        ),
-                    ));
-                }
-                let reason = match within {
-                    true => RateReason::WithinThreshold,
-                    false => RateReason::OverThreshold,
-                };
-                (clip, timing, worst, reason)
+                let (clip, timing, worst) = sampled(fps, true, budget)?;
+                (clip, timing, worst, RateReason::FileFrames)
             }
         };
         self.report_rate(&stack, fps, timing, reason, &worst, threshold, &clip);
@@ -581,11 +550,7 @@ impl Loaded {
         let name = &stack.name;
         let rate = timing.rate;
         let error = describe(worst, clip.skeleton());
-        let share = match reason {
-            RateReason::WithinThreshold | RateReason::OverThreshold => RESAMPLING_SHARE,
-            _ => 1.0,
-        };
-        let within = worst.is_within(share, threshold);
+        let within = worst.is_within(1.0, threshold);
         match reason {
             RateReason::KeyGrid if within => tracing::debug!(
                 source,
@@ -607,11 +572,18 @@ impl Loaded {
                  the lowest multiple holding every key ({} samples); resampling error {error}",
                 timing.samples()
             ),
+            RateReason::FileFrames => tracing::warn!(
+                source,
+                "stack '{name}': {} of its key times lie between the file's {fps} fps frames, \
+                 on no multiple of them up to {MAX_OWN_RATE} Hz; sampled at the file's frames, \
+                 so those keys are not samples: played between frames the clip strays from the \
+                 file's curves by {error}; --rate keeps them at a rate that holds them",
+                stack.keys.iter().filter(|&&t| !on_grid(&[t], fps)).count()
+            ),
+            // Not chosen for FBX (the glTF importer's irregular-key search).
             RateReason::WithinThreshold | RateReason::OverThreshold => tracing::warn!(
                 source,
-                "stack '{name}': keys on no multiple of the file's {fps} fps up to \
-                 {MAX_OWN_RATE} Hz; resampled at {rate} Hz ({} samples): resampling error \
-                 {error}",
+                "stack '{name}': resampled at {rate} Hz ({} samples): resampling error {error}",
                 timing.samples()
             ),
         }

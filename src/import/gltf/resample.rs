@@ -717,6 +717,10 @@ impl Context<'_> {
                  and no rate up to {MAX_OWN_RATE} Hz keeps the clip within the threshold of \
                  {threshold} cm; resampled at {rate} Hz anyway (--lenient): resampling error \
                  {error}"
+            ), // glTF has no frames of its own to keep (FBX import's reason).
+            RateReason::FileFrames => tracing::warn!(
+                source,
+                "{at} '{name}': sampled at {rate} Hz; resampling error {error}{over}"
             ),
         }
     }

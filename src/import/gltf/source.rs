@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::resample::{pose_error, source_tolerance, Curves, PlayedError};
 use super::{for_each_animation, read_file, ImportOptions};
-use crate::clip::{Clip, LengthUnit, Skeleton, Transform};
+use crate::clip::{Clip, LengthUnit, RateReason, Skeleton, Transform};
 use crate::error::{Error, Result};
 use crate::metric::{DTransform, MetricSettings};
 use crate::sample::Sampling;
@@ -211,12 +211,20 @@ pub fn check_against_source(
     let last_time = (samples - 1) as f64 / rate;
     let end = source.end();
     // (time on the source's curves, time on the clip and the stream): a
-    // key is both; the last sample holds the last key, as imported.
+    // key is both; the last sample holds the last key, as imported. A
+    // source whose frames are its timeline (FBX keys between frames that
+    // no rate holds) is checked at its frames: its keys between them are
+    // not samples, by the import's choice, which reports them.
+    let frames_only = resampled
+        .resampling()
+        .is_some_and(|r| r.reason == RateReason::FileFrames);
+    let on_frame = |t: f64| ((t * rate).round() - t * rate).abs() / rate <= source_tolerance(t);
     let keys = source
         .key_times
         .iter()
         .copied()
         .filter(|&t| t <= last_time + source_tolerance(last_time))
+        .filter(|&t| !frames_only || on_frame(t))
         .map(|t| (t, t));
     let key_count = keys.clone().count();
     let sample_times = (0..samples).map(|k| {
