@@ -188,7 +188,7 @@ fn malformed_files_name_their_line() {
         (
             TWO_BONES.replace("[ 4.0, 5.0, 6.0 ] ]", "[ 4.0, 5.0, 6.0 ]"),
             39,
-            "found 's'",
+            "found 'scales'",
         ),
         (
             TWO_BONES.replace("bones =", "base_tracks = []\nbones ="),

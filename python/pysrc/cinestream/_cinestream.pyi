@@ -113,7 +113,7 @@ def pack(
     inputs: _Paths,
     output: _Path,
     *,
-    threshold_cm: float = 0.01,
+    threshold_cm: Optional[float] = None,
     shell_cm: float = 3.0,
     segment_samples: int = 16,
     loop: Literal["auto", "clamp", "wrap"] = "auto",
@@ -134,12 +134,13 @@ def pack(
     directory ``output``; returns the keys of ``cinestream pack --json``,
     ``warnings`` included (and ``skipped`` for a directory). An output that
     is an input, a glTF input's buffer, or not a regular file raises
-    before anything is written."""
+    before anything is written. Without ``threshold_cm``: 0.01 cm, or the
+    threshold an ACL clip (``.acl.sjson``) gives."""
 
 def batch(
     inputs: _Paths,
     *,
-    threshold_cm: float = 0.01,
+    threshold_cm: Optional[float] = None,
     shell_cm: float = 3.0,
     segment_samples: int = 16,
     unit: str = "cm",
@@ -151,4 +152,5 @@ def batch(
 ) -> Dict[str, Any]:
     """Compresses every clip on its own in memory; returns the keys of
     ``cinestream batch --json``, ``per_clip``, ``skipped`` and ``warnings``
-    included."""
+    included. Without ``threshold_cm``: 0.01 cm, or the threshold an ACL
+    clip gives."""

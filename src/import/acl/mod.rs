@@ -192,23 +192,25 @@ impl Doc<'_> {
         }
     }
 
+    /// A value of the wrong kind: what was expected and what was found.
+    fn mismatch(&self, node: &Node, what: &str, expected: &str) -> Error {
+        self.error(
+            node.line,
+            format!("{what}: {expected} expected, found {}", node.value.kind()),
+        )
+    }
+
     fn string<'n>(&self, node: &'n Node, what: &str) -> Result<&'n str> {
         match &node.value {
             Value::String(s) => Ok(s),
-            other => Err(self.error(
-                node.line,
-                format!("{what}: a string expected, found {}", other.kind()),
-            )),
+            _ => Err(self.mismatch(node, what, "a string")),
         }
     }
 
     fn boolean(&self, node: &Node, what: &str) -> Result<bool> {
         match node.value {
             Value::Bool(b) => Ok(b),
-            ref other => Err(self.error(
-                node.line,
-                format!("{what}: true or false expected, found {}", other.kind()),
-            )),
+            _ => Err(self.mismatch(node, what, "true or false")),
         }
     }
 
@@ -216,10 +218,7 @@ impl Doc<'_> {
     fn plain(&self, node: &Node, what: &str) -> Result<f64> {
         match node.value {
             Value::Number(x) => Ok(x),
-            ref other => Err(self.error(
-                node.line,
-                format!("{what}: a number expected, found {}", other.kind()),
-            )),
+            _ => Err(self.mismatch(node, what, "a number")),
         }
     }
 
@@ -323,21 +322,19 @@ impl Doc<'_> {
         Ok(out)
     }
 
+    /// The elements of an array (`[]` reads as empty), else an error saying
+    /// `expected`.
+    fn elements<'n>(&self, node: &'n Node, what: &str, expected: &str) -> Result<&'n [Node]> {
+        match &node.value {
+            Value::Array(nodes) => Ok(nodes),
+            Value::Numbers(xs) if xs.is_empty() => Ok(&[]),
+            _ => Err(self.mismatch(node, what, expected)),
+        }
+    }
+
     /// The elements of an array of `num_samples` entries.
     fn samples<'n>(&self, node: &'n Node, num_samples: usize, what: &str) -> Result<&'n [Node]> {
-        let elements: &[Node] = match &node.value {
-            Value::Array(nodes) => nodes,
-            Value::Numbers(xs) if xs.is_empty() => &[],
-            other => {
-                return Err(self.error(
-                    node.line,
-                    format!(
-                        "{what}: an array of samples [ [...] [...] ] expected, found {}",
-                        other.kind()
-                    ),
-                ))
-            }
-        };
+        let elements = self.elements(node, what, "an array of samples [ [...] [...] ]")?;
         if elements.len() != num_samples {
             return Err(self.error(
                 node.line,
@@ -518,19 +515,7 @@ fn transform_clip(
     )?;
 
     let tracks_node = top.require(doc, "tracks")?;
-    let track_nodes: &[Node] = match &tracks_node.value {
-        Value::Array(nodes) => nodes,
-        Value::Numbers(xs) if xs.is_empty() => &[],
-        other => {
-            return Err(doc.error(
-                tracks_node.line,
-                format!(
-                    "tracks: an array of track objects expected, found {}",
-                    other.kind()
-                ),
-            ))
-        }
-    };
+    let track_nodes = doc.elements(tracks_node, "tracks", "an array of track objects")?;
     let mut tracks: Vec<Option<Vec<Transform>>> = vec![None; bones.len()];
     for node in track_nodes {
         let track = Obj::of(doc, node, "track")?;
@@ -619,18 +604,7 @@ fn track_list(doc: &mut Doc<'_>, top: &Obj<'_>, header_node: &Node) -> Result<Cl
     // block's threshold is for transforms, of which there are none.
     settings_threshold(doc, top)?;
     let tracks_node = top.require(doc, "tracks")?;
-    let track_nodes: &[Node] = match &tracks_node.value {
-        Value::Array(nodes) => nodes,
-        other => {
-            return Err(doc.error(
-                tracks_node.line,
-                format!(
-                    "tracks: an array of track objects expected, found {}",
-                    other.kind()
-                ),
-            ))
-        }
-    };
+    let track_nodes = doc.elements(tracks_node, "tracks", "an array of track objects")?;
     let mut floats = Vec::new();
     for (i, node) in track_nodes.iter().enumerate() {
         let track = Obj::of(doc, node, "track")?;

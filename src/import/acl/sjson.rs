@@ -79,6 +79,14 @@ pub fn parse(text: &str) -> Result<Vec<(String, Node)>, SyntaxError> {
     p.members(None, 0)
 }
 
+/// A comment or string that runs to the end of input, at the line it opens.
+fn never_closed<T>(line: usize, what: &str) -> Result<T, SyntaxError> {
+    Err(SyntaxError {
+        line,
+        message: format!("{what} opened here is never closed"),
+    })
+}
+
 struct Parser<'a> {
     bytes: &'a [u8],
     pos: usize,
@@ -123,12 +131,7 @@ impl Parser<'_> {
                             self.bump();
                             loop {
                                 match self.peek() {
-                                    None => {
-                                        return Err(SyntaxError {
-                                            line: start,
-                                            message: "comment opened here is never closed".into(),
-                                        })
-                                    }
+                                    None => return never_closed(start, "comment"),
                                     Some(b'*') if self.bytes.get(self.pos + 1) == Some(&b'/') => {
                                         self.bump();
                                         self.bump();
@@ -211,12 +214,7 @@ impl Parser<'_> {
         let mut out = Vec::new();
         loop {
             match self.peek() {
-                None => {
-                    return Err(SyntaxError {
-                        line: start_line,
-                        message: "string opened here is never closed".into(),
-                    })
-                }
+                None => return never_closed(start_line, "string"),
                 Some(b'"') => {
                     self.bump();
                     break;
