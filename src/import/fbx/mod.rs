@@ -62,12 +62,12 @@
 //!   start (within the glTF import's tolerance), every key then on its own
 //!   sample. Keys off that grid (half-frame keys) are sampled on the lowest
 //!   whole multiple of the frame rate up to 240 Hz whose grid holds them
-//!   all (a common grid), else resampled as glTF import resamples irregular
-//!   keys: at the lowest of 30, 60, 90, 120, 180 and 240 Hz whose error
-//!   against ufbx's own evaluation (at every key, sample and midpoint,
-//!   with the crate's object-space metric) is within half of
-//!   [`ImportOptions::resample_threshold_cm`], refused beyond it unless
-//!   [`ImportOptions::lenient`] (then at 240 Hz with a warning).
+//!   all (a common grid). A file's frames are its timeline: keys that no
+//!   multiple up to 240 Hz holds (MotionBuilder's keys at 1/32 of a frame)
+//!   are not chased to a rate many times the file's; the stack is sampled
+//!   at its frames ([`RateReason::FileFrames`]), with a warning saying how
+//!   many keys lie between frames and how far the clip, played between
+//!   frames, strays from the file's curves there.
 //!   [`ImportOptions::gltf_sample_rate`] forces a rate, as `--rate` does for
 //!   glTF. Every clip says its rate, why and its resampling error
 //!   ([`Clip::resampling`]): on a grid (every key a sample) measured at
@@ -100,6 +100,7 @@
 //!   (`verify --against x.fbx`).
 //!
 //! [`FloatTrack::morph_weight`]: crate::clip::FloatTrack::morph_weight
+//! [`RateReason::FileFrames`]: crate::clip::RateReason::FileFrames
 //! [`FloatKind::FieldOfView`]: crate::clip::FloatKind::FieldOfView
 //! [`MIN_FIELD_OF_VIEW`]: crate::import::gltf::MIN_FIELD_OF_VIEW
 //! [`MAX_FIELD_OF_VIEW`]: crate::import::gltf::MAX_FIELD_OF_VIEW

@@ -278,8 +278,13 @@ impl Loaded {
 
     /// The rate `stack` is sampled at and why, before the irregular search.
     fn grid(&self, stack: &Stack, fps: f64, forced: Option<f32>) -> Option<(f64, RateReason)> {
-        if let Some(rate) = forced {
-            return Some((f64::from(rate), RateReason::Forced));
+        // A forced rate that is the file's own (verify re-reading a source
+        // at the rate it was packed at) is the file's frames, with their
+        // account of keys between them.
+        if let Some(rate) = forced.map(f64::from) {
+            if (rate - fps).abs() > 1e-6 * fps {
+                return Some((rate, RateReason::Forced));
+            }
         }
         let multiples = (MAX_OWN_RATE / fps).floor().max(1.0) as u32;
         (1..=multiples).find_map(|m| {
