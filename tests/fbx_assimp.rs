@@ -21,6 +21,7 @@
 //!
 //! `.ci/fbx_assimp` converts `../shared/data/fbx` and runs this test; without
 //! the variable it passes, saying it was skipped.
+#![cfg(feature = "pipeline")]
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -3,6 +3,7 @@
 //! missing, unless `CINESTREAM_REQUIRE_FBX=1`). Object-space positions are
 //! composed here in f64 from the clips' local transforms, so the checks
 //! share no code with the crate's metric.
+#![cfg(feature = "pipeline")]
 
 use std::path::{Path, PathBuf};
 
