@@ -12,7 +12,7 @@ use crate::clip::{
 };
 use crate::error::{Error, Result};
 use crate::import::gltf::resample::{
-    describe, played_float_values, time_tolerance, PlayedError, Worst, MAX_OWN_RATE,
+    describe, played_float_values, time_tolerance, PlayedError, Timing, Worst, MAX_OWN_RATE,
 };
 use crate::import::gltf::{
     SourceAnimation, FIELD_OF_VIEW_PRECISION, MAX_FIELD_OF_VIEW, MAX_FLOAT_VALUES, MAX_TRANSFORMS,
@@ -41,41 +41,6 @@ struct Stack {
     /// Every key time of a kept channel within the span, from the start,
     /// ascending, once each.
     keys: Vec<f64>,
-}
-
-/// How a stack is sampled: `steps + 1` samples at `k / rate` seconds from
-/// its start, the last one clamped to its end.
-#[derive(Clone, Copy, Debug)]
-struct Timing {
-    rate: f64,
-    duration: f64,
-    steps: u64,
-}
-
-impl Timing {
-    /// Samples from the start up to the first at or after the end (the one
-    /// on the end when the end is on the grid, within the tolerance).
-    fn covering(rate: f64, duration: f64) -> (Timing, f64) {
-        let tolerance = time_tolerance(duration, 1.0 / rate);
-        let steps = ((duration - tolerance).max(0.0) * rate).ceil();
-        (
-            Timing {
-                rate,
-                duration,
-                steps: steps as u64,
-            },
-            steps + 1.0,
-        )
-    }
-
-    fn samples(&self) -> usize {
-        self.steps as usize + 1
-    }
-
-    /// Sample `k`'s time from the start.
-    fn time(&self, k: usize) -> f64 {
-        (k as f64 / self.rate).min(self.duration)
-    }
 }
 
 /// What the transform and float budgets have left for a file's remaining
@@ -500,7 +465,9 @@ impl Loaded {
         let threshold = options.resample_threshold_cm;
         let sampled =
             |rate: f64, midpoints: bool, budget: &Budget| -> Result<(Clip, Timing, Worst)> {
-                let (timing, samples) = Timing::covering(rate, stack.duration);
+                // Timed from the stack's start (its time 0).
+                let timing = Timing::covering(rate, stack.duration);
+                let samples = timing.steps as f64 + 1.0;
                 self.check_budget(&stack, rate, samples, budget)?;
                 let clip = self.sample(&stack, timing, options)?;
                 let shell = options.resample_shell_cm;

@@ -820,20 +820,20 @@ impl Context<'_> {
     }
 }
 
-/// How an animation is sampled: `steps + 1` samples at `k / rate` seconds,
-/// the last one clamped to `end`.
+/// How an animation (or an FBX stack) is sampled: `steps + 1` samples at
+/// `k / rate` seconds, the last one clamped to `end`.
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Timing {
-    rate: f64,
-    end: f64,
-    steps: u64,
+pub(crate) struct Timing {
+    pub(crate) rate: f64,
+    pub(crate) end: f64,
+    pub(crate) steps: u64,
 }
 
 impl Timing {
     /// Samples from 0 up to the first at or after `end` (the one on `end`
     /// when `end` is on the grid within the tolerance). Huge step counts
     /// saturate; the transform budget refuses them.
-    fn covering(rate: f64, end: f64) -> Timing {
+    pub(crate) fn covering(rate: f64, end: f64) -> Timing {
         let tolerance = time_tolerance(end, 1.0 / rate);
         let steps = ((end - tolerance).max(0.0) * rate).ceil();
         Timing {
@@ -846,8 +846,18 @@ impl Timing {
     /// Sample `sample`'s time, `sample / rate` up to the end, and how far
     /// from it a key is still on it.
     fn sample_time(&self, sample: usize) -> (f64, f64) {
-        let time = (sample as f64 / self.rate).min(self.end);
+        let time = self.time(sample);
         (time, time_tolerance(time, 1.0 / self.rate))
+    }
+
+    /// How many samples: `steps + 1`.
+    pub(crate) fn samples(&self) -> usize {
+        self.steps as usize + 1
+    }
+
+    /// Sample `k`'s time, `k / rate` up to the end.
+    pub(crate) fn time(&self, k: usize) -> f64 {
+        (k as f64 / self.rate).min(self.end)
     }
 }
 
