@@ -16,10 +16,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cinestream::clip::Clip;
-use cinestream::compress::{build_preview, compress, CompressSettings, DEFAULT_PREVIEW_CM};
+use cinestream::compress::{CompressSettings, DEFAULT_PREVIEW_CM};
 use cinestream::container::{encode_stream_with_preview, StreamReader, WriteOptions};
 use cinestream::display::escaped;
 use cinestream::import::{self, ImportOptions, SourceFormat};
+use cinestream::many::Prepared;
 use cinestream::metric::measure_error;
 use cinestream::recipes::verify::{compare, metric_settings, VerifyRequest};
 use cinestream::stream::{FileSource, MemorySource, SlowSource, Source, Stream, StreamOptions};
@@ -162,15 +163,18 @@ impl ViewSettings {
     }
 }
 
-/// Compresses `clip` with pack's default settings and writes it, preview
-/// tier included, to bytes; gives back the clip, cut to the file's samples.
+/// Compresses `clip` as `pack` does with its default settings (the
+/// library's [`Prepared`]: a resampled clip to what its resampling leaves
+/// of the threshold, the preview tier) and writes it to bytes; gives back
+/// the clip, cut to the file's samples.
 pub fn pack_in_memory(clip: &Clip) -> anyhow::Result<(Arc<[u8]>, Clip)> {
-    let settings = CompressSettings::default();
-    let (compressed, _) = compress(clip, &settings)?;
-    let preview = build_preview(clip, &compressed, &settings, DEFAULT_PREVIEW_CM)?;
-    let (bytes, _) =
-        encode_stream_with_preview(&compressed, Some(&preview), &WriteOptions::default())?;
-    let source = clip.prefix(compressed.meta().num_samples());
+    let prepared = Prepared::new(clip, &CompressSettings::default(), DEFAULT_PREVIEW_CM)?;
+    let (bytes, _) = encode_stream_with_preview(
+        &prepared.compressed,
+        prepared.preview.as_ref(),
+        &WriteOptions::default(),
+    )?;
+    let source = clip.prefix(prepared.compressed.meta().num_samples());
     Ok((bytes.into(), source))
 }
 
