@@ -244,6 +244,7 @@ fn routes_answer_the_files_poses_and_state() {
 
     let status = viewer.stop();
     assert!(status.success(), "Ctrl-C: {status:?}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -335,6 +336,7 @@ fn hostile_requests_get_4xx_and_the_server_goes_on() {
 
     let status = viewer.stop();
     assert!(status.success(), "Ctrl-C: {status:?}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -356,6 +358,7 @@ fn a_source_clip_is_packed_in_memory_and_compared() {
         .map(|e| e.expect("entry").file_name())
         .collect();
     assert_eq!(names, ["walk.bvh"], "nothing written beside the source");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -378,6 +381,7 @@ fn bad_settings_are_refused_before_serving() {
         assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -404,6 +408,7 @@ fn demo_view_serves_the_cinematic_with_its_camera() {
     let curves = json(&viewer.get("/api/float-curves").1);
     assert!(curves["times"].as_array().is_some_and(|t| t.len() > 10));
     assert!(viewer.stop().success());
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -460,5 +465,5 @@ fn open_runs_the_desktops_opener_with_the_address_and_nothing_else() {
     assert_eq!(opened.as_deref(), Some(format!("{address}\n").as_str()));
     assert!(viewer.stop().success());
 
-    std::fs::remove_dir_all(&dir).expect("removing the test's folder");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,8 +1,12 @@
 // The cinestream viewer: asks the program's server (tools/src/cmd/view/)
-// for the pose the real stream and player give at each frame, draws every
-// actor's skeleton with three.js, and shows the file's pages, error and
-// float tracks over a timeline. Its state is `window.viewer.state`, which
-// the browser test in .ci/viewer_test.mjs reads.
+// for the poses the real stream and player give, draws every actor's
+// skeleton with three.js, and shows the file's pages, error and float
+// tracks over a timeline. Playing, it asks for a few display frames ahead
+// at a time and shows one per display frame on its own clock, so that the
+// browser's round trip to the server never holds a frame back; a seek
+// asks for its one pose and waits for it. Its state is
+// `window.viewer.state`, which the browser test in .ci/viewer_test.mjs
+// reads (`frameTimes`: between display frames that showed a new pose).
 import * as THREE from 'three';
 import { OrbitControls } from '/vendor/OrbitControls.js';
 
