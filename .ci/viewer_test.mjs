@@ -13,9 +13,9 @@
 // and marked on the timeline; with --against the bones are coloured by
 // error and the ghost is drawn; the file's camera view on the procedural
 // cinematic; a screenshot of each view, its pixels checked for the
-// skeleton's colours. With --scene / --long: each plays 10 s while its
-// pages stream; the frame times measured in the page are printed and gated
-// (30 fps or more, p99 under 33 ms).
+// skeleton's colours. With --scene / --long: each plays 6 s while its
+// pages stream in a 960x600 page; the frame times measured in the page are
+// printed and gated (30 fps or more, p99 under 33 ms).
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -192,7 +192,7 @@ async function launchBrowser() {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /// A fresh tab on `url`, with its console errors collected.
-async function openPage(browser, url) {
+async function openPage(browser, url, size = { width: 1280, height: 800 }) {
   const { targetId } = await browser.send('Target.createTarget', { url: 'about:blank' });
   const { sessionId } = await browser.send('Target.attachToTarget', { targetId, flatten: true });
   const send = (m, p) => browser.send(m, p, sessionId);
@@ -206,7 +206,7 @@ async function openPage(browser, url) {
   await send('Runtime.enable');
   await send('Log.enable');
   await send('Page.enable');
-  await send('Emulation.setDeviceMetricsOverride', { width: 1280, height: 800, deviceScaleFactor: 1, mobile: false });
+  await send('Emulation.setDeviceMetricsOverride', { ...size, deviceScaleFactor: 1, mobile: false });
   // A tab the browser thinks hidden gets its frames throttled.
   await send('Emulation.setFocusEmulationEnabled', { enabled: true });
   await send('Page.bringToFront');
@@ -297,6 +297,11 @@ async function playFor(page, seconds, rate = 1) {
 }
 
 // ---- the checks ---------------------------------------------------------
+// Seconds the scene and the long take each play: some 360 display frames
+// at 60 Hz, enough for a p99 (the 4th worst) without lengthening CI.
+const CORPUS_PLAY_S = 6;
+const CORPUS_PAGE = { width: 960, height: 600 };
+
 async function main() {
   fs.writeFileSync(path.join(work, 'chain.bvh'), chainBvh());
   run(['pack', 'chain.bvh', '-o', 'chain.cine', '--page-kib', '8']);
@@ -405,15 +410,20 @@ async function main() {
   for (const [name, file] of [['scene', args.scene], ['long', args.long]]) {
     if (!file) continue;
     const server = await serve(['view', path.resolve(file), '--budget-mib', '1', '--throttle-mbps', '2']);
-    const page = await openPage(browser, server.url);
+    // A smaller page than the others: SwiftShader rasters and composites
+    // every pixel on the CPU, which the other jobs of a busy 2-core
+    // machine share.
+    const page = await openPage(browser, server.url, CORPUS_PAGE);
     await page.evaluate('viewer.seek(30)');
-    const { times, strips, residency } = await playFor(page, 10);
+    const { times, strips, residency } = await playFor(page, CORPUS_PLAY_S);
     const p = percentiles(times);
-    console.log(`${name}: ${p.frames} frames in 10 s of play in the page, frame time p50 ${p.p50.toFixed(1)} ms, p99 ${p.p99.toFixed(1)} ms, max ${p.max.toFixed(1)} ms; ${strips.size} residency strips, ${residency.page_loads} page loads, ${residency.stalls} stalls`);
+    // The machine's load beside them: a display frame the browser misses
+    // while other jobs hold the CPU shows as 33.4 ms (two 60 Hz frames).
+    console.log(`${name}: ${p.frames} frames in ${CORPUS_PLAY_S} s of play in the page, frame time p50 ${p.p50.toFixed(1)} ms, p99 ${p.p99.toFixed(1)} ms, max ${p.max.toFixed(1)} ms; ${strips.size} residency strips, ${residency.page_loads} page loads, ${residency.stalls} stalls; load average ${os.loadavg()[0].toFixed(2)} on ${os.cpus().length} CPUs`);
     await page.screenshot(name);
     // Frame time: between two display frames that each showed a new pose
     // (requestAnimationFrame's clock, measured in the page).
-    check(p.frames >= 250, `${name}: plays at 30 fps or more (${p.frames} frames in 10 s)`);
+    check(p.frames >= 30 * CORPUS_PLAY_S - 10, `${name}: plays at 30 fps or more (${p.frames} frames in ${CORPUS_PLAY_S} s)`);
     check(p.p99 < 33, `${name}: frame time p99 under 33 ms (${p.p99.toFixed(1)} ms)`);
     check(strips.size >= 3 && residency.page_loads > 1, `${name}: pages stream while it plays`);
     check(page.errors.length === 0, `${name}: no console error (${page.errors.join(' | ')})`);

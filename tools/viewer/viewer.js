@@ -239,6 +239,7 @@ class Viewer {
     }
     this.drawFloats();
     this.drawHistogram();
+    this.floatsDrawn = null;
   }
 
   /// Puts the orbit camera around the skeleton once, from its first pose.
@@ -526,8 +527,16 @@ class Viewer {
     const camera = s.view === 'file' && this.cameraBone >= 0 ? this.fileCamera : this.orbit;
     this.renderer.render(this.scene, camera);
     const drawn = performance.now();
-    this.drawTimeline();
-    this.drawFloatPlayhead();
+    // The 2D panels are drawn again only when what they show moved by a
+    // pixel: each redraw is a canvas to raster and composite again, which a
+    // software compositor pays for in dropped display frames.
+    const c = $('timeline'), d = this.meta.duration || 1;
+    const px = (t) => Math.round((t / d) * c.width * 2);
+    const r = s.residency;
+    const timeline = `${c.width}x${c.height} ${px(s.time)} ${s.previewTimes.length} ${r ? `${px(r.window[0])} ${px(r.window[1])} ${r.pages}` : ''}`;
+    if (timeline !== this.timelineDrawn) { this.timelineDrawn = timeline; this.drawTimeline(); }
+    const floats = `${$('floats').width} ${Math.round((s.time / d) * $('floats').width * 2)}`;
+    if (floats !== this.floatsDrawn) { this.floatsDrawn = floats; this.drawFloatPlayhead(); }
     s.renderMs = drawn - started;
     // Text and tables relayout the page: at their own, lower pace.
     if (now - this.panelsAt >= PANEL_MS) {
