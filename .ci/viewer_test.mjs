@@ -9,11 +9,13 @@
 // scrubbed times (10 on samples, 10 halfway between) equals the library's
 // decode (`cinestream export --json`, interpolated here for the halfway
 // times); the residency strip changes as pages stream under a 1 MiB budget
-// at 2 MB/s; with --against the bones are coloured by error and the ghost
-// is drawn; the file's camera view on the procedural cinematic; a
-// screenshot of each view, its pixels checked for the skeleton's colours.
-// With --scene / --long: each plays 10 s while its pages stream, and the
-// frame times measured in the page are printed (p50, p99).
+// at 2 MB/s, and a jump past what has streamed shown from the preview tier
+// and marked on the timeline; with --against the bones are coloured by
+// error and the ghost is drawn; the file's camera view on the procedural
+// cinematic; a screenshot of each view, its pixels checked for the
+// skeleton's colours. With --scene / --long: each plays 6 s while its
+// pages stream in a 960x600 page; the frame times measured in the page are
+// printed and gated (30 fps or more, p99 under 33 ms).
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -190,7 +192,7 @@ async function launchBrowser() {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /// A fresh tab on `url`, with its console errors collected.
-async function openPage(browser, url) {
+async function openPage(browser, url, size = { width: 1280, height: 800 }) {
   const { targetId } = await browser.send('Target.createTarget', { url: 'about:blank' });
   const { sessionId } = await browser.send('Target.attachToTarget', { targetId, flatten: true });
   const send = (m, p) => browser.send(m, p, sessionId);
@@ -204,7 +206,7 @@ async function openPage(browser, url) {
   await send('Runtime.enable');
   await send('Log.enable');
   await send('Page.enable');
-  await send('Emulation.setDeviceMetricsOverride', { width: 1280, height: 800, deviceScaleFactor: 1, mobile: false });
+  await send('Emulation.setDeviceMetricsOverride', { ...size, deviceScaleFactor: 1, mobile: false });
   // A tab the browser thinks hidden gets its frames throttled.
   await send('Emulation.setFocusEmulationEnabled', { enabled: true });
   await send('Page.bringToFront');
@@ -279,7 +281,7 @@ function percentiles(times) {
 /// Plays `seconds` at `rate` and returns the page's frame times and the
 /// residency strings it saw.
 async function playFor(page, seconds, rate = 1) {
-  await page.evaluate(`viewer.state.rate = ${rate}; viewer.state.frameTimes.length = 0; viewer.setPlaying(true)`);
+  await page.evaluate(`viewer.state.rate = ${rate}; viewer.state.frameTimes.length = 0; viewer.state.starved = 0; viewer.setPlaying(true)`);
   const strips = new Set();
   const until = Date.now() + seconds * 1000;
   while (Date.now() < until) {
@@ -288,13 +290,18 @@ async function playFor(page, seconds, rate = 1) {
   }
   await page.evaluate('viewer.setPlaying(false)');
   const times = await page.evaluate('viewer.state.frameTimes');
-  const costs = await page.evaluate('({ work: viewer.state.workMs, render: viewer.state.renderMs, panels: viewer.state.panelsMs })');
-  console.log(`last frame: pose fetched and drawn in ${costs.work?.toFixed(1)} ms, scene rendered in ${costs.render?.toFixed(1)} ms, timeline and curves in ${costs.panels?.toFixed(1)} ms`);
+  const costs = await page.evaluate('({ work: viewer.state.workMs, render: viewer.state.renderMs, panels: viewer.state.panelsMs, starved: viewer.state.starved })');
+  console.log(`last frame: poses fetched in ${costs.work?.toFixed(1)} ms (a batch, ahead of the display), scene rendered in ${costs.render?.toFixed(1)} ms, timeline and panels in ${costs.panels?.toFixed(1)} ms; ${costs.starved} display frames found no pose queued`);
   const residency = await page.evaluate('viewer.state.residency');
   return { times, strips, residency };
 }
 
 // ---- the checks ---------------------------------------------------------
+// Seconds the scene and the long take each play: some 360 display frames
+// at 60 Hz, enough for a p99 (the 4th worst) without lengthening CI.
+const CORPUS_PLAY_S = 6;
+const CORPUS_PAGE = { width: 960, height: 600 };
+
 async function main() {
   fs.writeFileSync(path.join(work, 'chain.bvh'), chainBvh());
   run(['pack', 'chain.bvh', '-o', 'chain.cine', '--page-kib', '8']);
@@ -341,18 +348,35 @@ async function main() {
 
   // 2. The residency strip under a 1 MiB budget at 2 MB/s.
   {
-    const server = await serve(['view', 'chain.cine', '--budget-mib', '1', '--throttle-mbps', '2']);
+    const server = await serve(['view', 'chain.cine', '--budget-mib', '1', '--throttle-mbps', '2', '--missing-page', 'preview']);
     const page = await openPage(browser, server.url);
+    // A jump past what has streamed: the page shows the preview tier there
+    // and marks it on the timeline.
+    const preview = await page.evaluate('viewer.seek(38).then(() => ({ quality: viewer.state.quality, marks: viewer.state.previewTimes, duration: viewer.meta.duration }))');
+    check(preview.quality === 'preview' && preview.marks.includes(38), `a jump to a page not yet loaded shows the preview tier (${preview.quality}, ${preview.marks.length} marks)`);
+    await page.evaluate('viewer.seek(0)');
     // At 4x, 4 s of play cross four of the file's pages of 4.4 s each.
     const { strips, residency, times } = await playFor(page, 4, 4);
     console.log(`residency: ${strips.size} different strips over 4 s of play at 4x; ${residency.page_loads} page loads, ${residency.prefetch_loads} by the prefetcher, ${residency.stalls} stalls, ${residency.resident_bytes} of ${residency.budget_bytes} bytes resident; ${times.length} frames`);
     check(strips.size >= 3, 'the residency strip changes as pages stream');
     check(residency.prefetch_loads > 0, 'the prefetcher loads pages ahead of the playhead');
     check(residency.peak_resident_bytes <= residency.budget_bytes, 'resident bytes stay within the budget');
+    // The playhead off the mark, so as not to hide it.
+    await page.evaluate('viewer.seek(1)');
     const shot = await page.screenshot('residency');
     const px = countPixels(shot.png, shot.rect, { background: BACKGROUND, skeleton: SKELETON, joints: JOINTS });
     console.log(`${shot.file}: ${JSON.stringify(px)}`);
     check(px.skeleton > 200 && px.joints > 20, 'the skeleton is drawn (bones and joints)');
+    // The mark: a short tick above the timeline's labels at its time.
+    const line = await page.evaluate('(() => { const r = document.getElementById("timeline").getBoundingClientRect(); return { x: r.x, y: r.y, width: r.width, height: r.height }; })()');
+    const column = (t) => Math.floor(line.x) + Math.floor((t / preview.duration) * Math.round(line.width));
+    const MARK = near([0xff, 0x7b, 0x72], 30);
+    const mark = countPixels(shot.png, { x: column(38), y: line.y + line.height - 17, width: 1, height: 6 }, { mark: MARK });
+    // And none where no preview frame was shown.
+    const marks = await page.evaluate('viewer.state.previewTimes');
+    const awayTime = [20, 10, 30, 5, 25, 15].find((t) => marks.every((m) => Math.abs(m - t) > 1));
+    const away = countPixels(shot.png, { x: column(awayTime), y: line.y + line.height - 17, width: 1, height: 6 }, { mark: MARK });
+    check(mark.mark === 6 && away.mark === 0, `the preview frame is marked on the timeline at 38 s (${mark.mark} of 6 pixels there, ${away.mark} at ${awayTime} s)`);
     check(page.errors.length === 0, `no console error (${page.errors.join(' | ')})`);
     check(await stop(server.child) === 0, 'Ctrl-C stops the server, exit status 0');
     await page.close();
@@ -386,15 +410,21 @@ async function main() {
   for (const [name, file] of [['scene', args.scene], ['long', args.long]]) {
     if (!file) continue;
     const server = await serve(['view', path.resolve(file), '--budget-mib', '1', '--throttle-mbps', '2']);
-    const page = await openPage(browser, server.url);
+    // A smaller page than the others: SwiftShader rasters and composites
+    // every pixel on the CPU, which the other jobs of a busy 2-core
+    // machine share.
+    const page = await openPage(browser, server.url, CORPUS_PAGE);
     await page.evaluate('viewer.seek(30)');
-    const { times, strips, residency } = await playFor(page, 10);
+    const { times, strips, residency } = await playFor(page, CORPUS_PLAY_S);
     const p = percentiles(times);
-    console.log(`${name}: ${p.frames} frames in 10 s of play in the page, frame time p50 ${p.p50.toFixed(1)} ms, p99 ${p.p99.toFixed(1)} ms, max ${p.max.toFixed(1)} ms; ${strips.size} residency strips, ${residency.page_loads} page loads, ${residency.stalls} stalls`);
+    // The machine's load beside them: a display frame the browser misses
+    // while other jobs hold the CPU shows as 33.4 ms (two 60 Hz frames).
+    console.log(`${name}: ${p.frames} frames in ${CORPUS_PLAY_S} s of play in the page, frame time p50 ${p.p50.toFixed(1)} ms, p99 ${p.p99.toFixed(1)} ms, max ${p.max.toFixed(1)} ms; ${strips.size} residency strips, ${residency.page_loads} page loads, ${residency.stalls} stalls; load average ${os.loadavg()[0].toFixed(2)} on ${os.cpus().length} CPUs`);
     await page.screenshot(name);
-    // Printed, not gated: on a shared machine the browser's own processes
-    // set the pace (the server answers a pose in well under a millisecond).
-    check(p.frames > 10, `${name}: plays`);
+    // Frame time: between two display frames that each showed a new pose
+    // (requestAnimationFrame's clock, measured in the page).
+    check(p.frames >= 30 * CORPUS_PLAY_S - 10, `${name}: plays at 30 fps or more (${p.frames} frames in ${CORPUS_PLAY_S} s)`);
+    check(p.p99 < 33, `${name}: frame time p99 under 33 ms (${p.p99.toFixed(1)} ms)`);
     check(strips.size >= 3 && residency.page_loads > 1, `${name}: pages stream while it plays`);
     check(page.errors.length === 0, `${name}: no console error (${page.errors.join(' | ')})`);
     check(await stop(server.child) === 0, `${name}: Ctrl-C stops the server`);

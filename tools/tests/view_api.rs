@@ -33,8 +33,15 @@ impl Viewer {
 
     /// `cinestream args...`, which serves the viewer.
     fn run(args: &[&str], dir: &Path) -> Viewer {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_cinestream"))
-            .args(args)
+        Viewer::run_with(
+            Command::new(env!("CARGO_BIN_EXE_cinestream")).args(args),
+            dir,
+        )
+    }
+
+    /// `command`, which serves the viewer.
+    fn run_with(command: &mut Command, dir: &Path) -> Viewer {
+        let mut child = command
             .current_dir(dir)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -189,6 +196,22 @@ fn routes_answer_the_files_poses_and_state() {
     assert_eq!(pose(&body).0, 0.0, "clamped at the start");
     let (_, body) = viewer.get("/api/pose?dt=0.02&rate=2");
     assert!((pose(&body).0 - 0.04).abs() < 1e-12);
+    // Several frames ahead in one answer: the player steps `count` times,
+    // each pose the one a request of its own would have answered.
+    viewer.get("/api/pose?seek=0.01");
+    let (status, body) = viewer.get("/api/pose?dt=0.02&rate=1&count=3");
+    assert_eq!(status, 200);
+    let one = body.len() / 3;
+    assert_eq!(body.len(), 3 * one, "three poses of one size");
+    for (k, answer) in body.chunks_exact(one).enumerate() {
+        let (at, flags, floats) = pose(answer);
+        let time = 0.01 + 0.02 * (k + 1) as f64;
+        assert!((at - time).abs() < 1e-12, "pose {k} at {at}, not {time}");
+        assert_eq!(flags & 1, 1, "ready");
+        let mut expected = vec![Transform::IDENTITY; 2];
+        reader.sample(at, &mut expected).expect("sampling");
+        assert_eq!(floats, as_floats(&expected), "pose {k} at {at}");
+    }
 
     let (status, body) = viewer.get("/api/residency");
     assert_eq!(status, 200);
@@ -221,6 +244,7 @@ fn routes_answer_the_files_poses_and_state() {
 
     let status = viewer.stop();
     assert!(status.success(), "Ctrl-C: {status:?}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -274,6 +298,11 @@ fn hostile_requests_get_4xx_and_the_server_goes_on() {
         "/api/pose?dt=1e9&rate=1",
         "/api/pose?dt=0.1&rate=1e9",
         "/api/pose?dt=0.1",
+        "/api/pose?dt=0.1&rate=1&count=0",
+        "/api/pose?dt=0.1&rate=1&count=33",
+        "/api/pose?dt=0.1&rate=1&count=2.5",
+        "/api/pose?dt=0.1&rate=1&count=1e9",
+        "/api/pose?seek=0&count=2",
         "/api/loop?mode=sideways",
         "/api/against?t=1",
     ] {
@@ -307,6 +336,7 @@ fn hostile_requests_get_4xx_and_the_server_goes_on() {
 
     let status = viewer.stop();
     assert!(status.success(), "Ctrl-C: {status:?}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -328,6 +358,7 @@ fn a_source_clip_is_packed_in_memory_and_compared() {
         .map(|e| e.expect("entry").file_name())
         .collect();
     assert_eq!(names, ["walk.bvh"], "nothing written beside the source");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -350,6 +381,7 @@ fn bad_settings_are_refused_before_serving() {
         assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -376,4 +408,62 @@ fn demo_view_serves_the_cinematic_with_its_camera() {
     let curves = json(&viewer.get("/api/float-curves").1);
     assert!(curves["times"].as_array().is_some_and(|t| t.len() > 10));
     assert!(viewer.stop().success());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn open_runs_the_desktops_opener_with_the_address_and_nothing_else() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = common::packed_walk("view-open", &[]);
+    // An `xdg-open` first on PATH that writes down what it was given.
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).expect("creating bin/");
+    let opener = bin.join("xdg-open");
+    let record = dir.join("opened.txt");
+    std::fs::write(
+        &opener,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" >> '{}'\n",
+            record.display()
+        ),
+    )
+    .expect("writing the opener");
+    std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let path = std::env::join_paths(std::iter::once(bin.clone()).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .expect("PATH");
+    let exe = env!("CARGO_BIN_EXE_cinestream");
+
+    // Without --open nothing is run.
+    let viewer = Viewer::run_with(
+        Command::new(exe)
+            .args(["view", "walk.cine"])
+            .env("PATH", &path),
+        &dir,
+    );
+    assert_eq!(viewer.get("/api/meta").0, 200);
+    assert!(viewer.stop().success());
+    assert!(!record.exists(), "the opener ran without --open");
+
+    // With it, the opener gets the page's address, once, as its only argument.
+    let viewer = Viewer::run_with(
+        Command::new(exe)
+            .args(["view", "walk.cine", "--open"])
+            .env("PATH", &path),
+        &dir,
+    );
+    let address = format!("http://{}/", viewer.address);
+    let opened = (0..200).find_map(|_| {
+        let text = std::fs::read_to_string(&record).unwrap_or_default();
+        if text.ends_with('\n') {
+            return Some(text);
+        }
+        std::thread::sleep(Duration::from_millis(25));
+        None
+    });
+    assert_eq!(opened.as_deref(), Some(format!("{address}\n").as_str()));
+    assert!(viewer.stop().success());
+
+    let _ = std::fs::remove_dir_all(&dir);
 }

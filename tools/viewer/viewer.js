@@ -1,8 +1,12 @@
 // The cinestream viewer: asks the program's server (tools/src/cmd/view/)
-// for the pose the real stream and player give at each frame, draws every
-// actor's skeleton with three.js, and shows the file's pages, error and
-// float tracks over a timeline. Its state is `window.viewer.state`, which
-// the browser test in .ci/viewer_test.mjs reads.
+// for the poses the real stream and player give, draws every actor's
+// skeleton with three.js, and shows the file's pages, error and float
+// tracks over a timeline. Playing, it asks for a few display frames ahead
+// at a time and shows one per display frame on its own clock, so that the
+// browser's round trip to the server never holds a frame back; a seek
+// asks for its one pose and waits for it. Its state is
+// `window.viewer.state`, which the browser test in .ci/viewer_test.mjs
+// reads (`frameTimes`: between display frames that showed a new pose).
 import * as THREE from 'three';
 import { OrbitControls } from '/vendor/OrbitControls.js';
 
@@ -13,6 +17,16 @@ const SKELETON_COLOR = new THREE.Color('#4cc2ff');
 const GHOST_COLOR = new THREE.Color('#f0f0f0');
 const JOINT_COLOR = new THREE.Color('#ffd75e');
 const FRAME_TIMES_KEPT = 20000;
+// Playing, the page asks the player for BATCH poses at a time, one display
+// frame (STEP_MS of wall time) apart, whenever fewer than LOW_WATER are
+// queued: a round trip through the browser's network stack (several ms,
+// tens on a loaded machine) is then hidden behind the frames already
+// queued instead of delaying every frame.
+const STEP_MS = 1000 / 60;
+const BATCH = 8;
+const LOW_WATER = 8;
+// Panels that change layout (text, tables) are refreshed at most this often.
+const PANEL_MS = 200;
 
 const $ = (id) => document.getElementById(id);
 
@@ -28,17 +42,30 @@ async function fetchBytes(url) {
   return r.arrayBuffer();
 }
 
-/// A pose answer: time, flags, bones, float values, then the floats.
-function parsePose(buffer) {
-  const view = new DataView(buffer);
+/// A pose answer at byte `at` of `buffer`: time, flags, bones, float
+/// values, then the floats; `end` is where the next pose of a batch starts.
+function parsePose(buffer, at = 0) {
+  const view = new DataView(buffer, at);
   const time = view.getFloat64(0, true);
   const flags = view.getUint32(8, true);
   const bones = view.getUint32(12, true);
   const tail = view.getUint32(16, true);
   const extra = view.getUint32(20, true);
-  const pose = new Float32Array(buffer, POSE_HEADER, bones * BONE_FLOATS);
-  const values = new Float32Array(buffer, POSE_HEADER + 4 * bones * BONE_FLOATS, tail);
-  return { time, flags, bones, pose, values, extra };
+  const pose = new Float32Array(buffer, at + POSE_HEADER, bones * BONE_FLOATS);
+  const values = new Float32Array(buffer, at + POSE_HEADER + 4 * bones * BONE_FLOATS, tail);
+  const end = at + POSE_HEADER + 4 * (bones * BONE_FLOATS + tail);
+  return { time, flags, bones, pose, values, extra, end };
+}
+
+/// Every pose of a batch answer.
+function parsePoses(buffer) {
+  const poses = [];
+  for (let at = 0; at < buffer.byteLength;) {
+    const pose = parsePose(buffer, at);
+    poses.push(pose);
+    at = pose.end;
+  }
+  return poses;
 }
 
 /// Object-space matrices of a local pose (parents come before children).
@@ -136,13 +163,29 @@ class Viewer {
     this.errorCurve = errorCurve;
     this.state = {
       ready: false, time: 0, rate: 1, playing: false, loop: meta.loop, view: 'orbit',
-      pose: [], floats: [], quality: 'full', poseReady: true, frames: 0,
+      quality: 'full', poseReady: true, frames: 0,
       frameTimes: [], residency: null, errors: null, sourceTime: null, previewTimes: [],
-      errorsShown: 0, lastError: null,
+      errorsShown: 0, lastError: null, starved: 0,
     };
     this.busy = false;
     this.pending = null;
-    this.lastFrame = null;
+    // Poses asked for ahead of the display, each with the play clock (ms
+    // since play began) at which it is due.
+    this.queue = [];
+    this.nextDue = STEP_MS;
+    this.clock = 0;
+    this.lastTick = null;
+    this.lastShown = null;
+    // Bumped whenever queued poses stop being wanted (seek, pause, rate):
+    // a batch asked for before is dropped when it arrives.
+    this.generation = 0;
+    this.againstBusy = false;
+    this.panelsAt = -Infinity;
+    // The pose shown and its float values, as arrays (read by the browser
+    // test); kept as the answer's views until asked for.
+    this.shownPose = null;
+    Object.defineProperty(this.state, 'pose', { enumerable: true, get: () => (this.shownPose ? Array.from(this.shownPose.pose) : []) });
+    Object.defineProperty(this.state, 'floats', { enumerable: true, get: () => (this.shownPose ? Array.from(this.shownPose.values) : []) });
     this.setupScene();
     this.setupControls();
     this.drawInspect();
@@ -196,6 +239,7 @@ class Viewer {
     }
     this.drawFloats();
     this.drawHistogram();
+    this.floatsDrawn = null;
   }
 
   /// Puts the orbit camera around the skeleton once, from its first pose.
@@ -241,12 +285,14 @@ class Viewer {
     $('play').onclick = () => this.setPlaying(!s.playing);
     $('back').onclick = () => this.step(-1);
     $('fwd').onclick = () => this.step(1);
-    $('speed').onchange = () => { const v = Number($('speed').value); if (Number.isFinite(v)) s.rate = v; };
+    $('speed').onchange = () => { const v = Number($('speed').value); if (Number.isFinite(v)) this.setRate(v); };
     $('loop').checked = s.loop;
     $('loop').onchange = () => this.setLoop($('loop').checked);
     $('go').onclick = () => this.seek(Number($('jump').value));
     $('jump').onkeydown = (e) => { if (e.key === 'Enter') this.seek(Number($('jump').value)); };
     $('camera').onchange = () => { s.view = $('camera').value; };
+    this.followChecked = $('follow').checked;
+    $('follow').onchange = () => { this.followChecked = $('follow').checked; };
     $('ghost').onchange = () => { if (this.ghost) this.ghost.group.visible = $('ghost').checked; };
     $('worst').onclick = () => this.errorCurve && this.seek(this.errorCurve.worst_time);
     window.addEventListener('keydown', (e) => {
@@ -288,14 +334,35 @@ class Viewer {
   }
 
   setPlaying(playing) {
+    const was = this.state.playing;
     this.state.playing = playing;
-    this.lastFrame = null;
+    this.restartClock();
+    // The player ran ahead of the display by the queued poses: back to
+    // the pose shown.
+    if (was && !playing) this.seek(this.state.time);
     $('play').innerHTML = playing ? '&#10074;&#10074;' : '&#9654;';
+  }
+
+  /// Forgets the queued poses; playing goes on from the pose shown.
+  restartClock() {
+    this.queue.length = 0;
+    this.generation++;
+    this.clock = 0;
+    this.nextDue = STEP_MS;
+    this.lastTick = null;
+    this.lastShown = null;
+  }
+
+  setRate(rate) {
+    this.state.rate = rate;
+    if (this.state.playing) { this.restartClock(); this.seek(this.state.time); }
   }
 
   async setLoop(wrap) {
     this.state.loop = wrap;
+    this.restartClock();
     await fetch(`/api/loop?mode=${wrap ? 'wrap' : 'clamp'}`);
+    this.seek(this.state.time);
   }
 
   step(frames) {
@@ -307,58 +374,98 @@ class Viewer {
   /// pose there is drawn.
   seek(time) {
     if (!Number.isFinite(time)) return Promise.resolve();
+    this.restartClock();
     return new Promise((resolve) => {
       if (this.pending) this.pending.resolve();
       this.pending = { time, resolve };
+      this.pump();
     });
   }
 
-  async tick(now) {
+  /// One display frame: while playing, moves the play clock on and shows
+  /// the last queued pose now due; then keeps the queue filled.
+  tick(now) {
+    const s = this.state;
+    if (s.playing) {
+      if (this.lastTick !== null) this.clock += Math.min(now - this.lastTick, 1000);
+      this.lastTick = now;
+      let due = null;
+      // Half a step of slack: display frames a little early or late still
+      // take one pose each.
+      while (this.queue.length && this.queue[0].due <= this.clock + STEP_MS / 2) {
+        due = this.queue.shift();
+        if ((due.pose.flags & 3) === 3) s.previewTimes.push(due.pose.time);
+      }
+      // A display frame with no pose yet: the queue ran dry.
+      if (!due && this.lastShown !== null) s.starved++;
+      if (due) {
+        this.show(due.pose, false);
+        if (this.lastShown !== null) {
+          s.frameTimes.push(now - this.lastShown);
+          if (s.frameTimes.length > FRAME_TIMES_KEPT) s.frameTimes.shift();
+        }
+        this.lastShown = now;
+        if (this.meta.against && this.ghost && !this.againstBusy) {
+          this.againstBusy = true;
+          this.showAgainst(due.pose.time).catch((e) => { s.lastError = String(e); })
+            .finally(() => { this.againstBusy = false; });
+        }
+      }
+    }
+    this.pump();
+  }
+
+  /// Sends the next request the page needs (a seek, or a batch of poses
+  /// ahead), one at a time so that the player sees them in order.
+  async pump() {
     const s = this.state;
     if (this.busy) return;
-    let url = null, resolve = null, seeking = false;
+    let url = null, seek = null;
     if (this.pending) {
-      url = `/api/pose?seek=${this.pending.time}`;
-      resolve = this.pending.resolve;
+      seek = this.pending;
       this.pending = null;
-      seeking = true;
-    } else if (s.playing) {
-      const dt = this.lastFrame === null ? 0 : Math.min((now - this.lastFrame) / 1000, 1);
-      url = `/api/pose?dt=${dt}&rate=${s.rate}`;
+      url = `/api/pose?seek=${seek.time}`;
+    } else if (s.playing && this.queue.length < LOW_WATER) {
+      url = `/api/pose?dt=${STEP_MS / 1000}&rate=${s.rate}&count=${BATCH}`;
     }
     if (!url) return;
     this.busy = true;
+    const generation = this.generation;
     const started = performance.now();
     try {
-      const pose = parsePose(await fetchBytes(url));
-      this.show(pose);
-      if (this.meta.against && this.ghost) await this.showAgainst(pose.time);
-      if (s.playing && !seeking) {
-        if (this.lastFrame !== null) {
-          s.frameTimes.push(now - this.lastFrame);
-          if (s.frameTimes.length > FRAME_TIMES_KEPT) s.frameTimes.shift();
-        }
-        this.lastFrame = now;
-      }
+      const buffer = await fetchBytes(url);
       s.workMs = performance.now() - started;
+      if (seek) {
+        const pose = parsePose(buffer);
+        this.show(pose, true);
+        if (this.meta.against && this.ghost) await this.showAgainst(pose.time);
+      } else if (generation === this.generation) {
+        for (const pose of parsePoses(buffer)) {
+          this.queue.push({ pose, due: this.nextDue });
+          this.nextDue += STEP_MS;
+        }
+      }
     } catch (e) {
       s.lastError = String(e);
       console.warn(e);
     } finally {
       this.busy = false;
-      if (resolve) resolve();
+      if (seek) seek.resolve();
     }
+    this.pump();
   }
 
-  show(pose) {
+  /// Draws `pose`; `now` says to update the panels at once (a seek), not
+  /// at their own pace.
+  show(pose, now) {
     const s = this.state;
     const ready = (pose.flags & 1) !== 0;
     s.time = pose.time;
     s.poseReady = ready;
     s.quality = (pose.flags & 2) ? 'preview' : 'full';
-    if (ready && s.quality === 'preview') s.previewTimes.push(pose.time);
-    s.pose = Array.from(pose.pose);
-    s.floats = Array.from(pose.values);
+    // Poses played are marked as they leave the queue (see `tick`).
+    if (now && ready && s.quality === 'preview') s.previewTimes.push(pose.time);
+    this.shownPose = pose;
     s.frames++;
     this.skeleton.update(pose.pose);
     if (this.cameraBone >= 0) {
@@ -371,8 +478,8 @@ class Viewer {
         this.fileCamera.updateProjectionMatrix();
       }
     }
-    if (!this.framed) { this.frame(); this.framed = true; } else if ($('follow').checked) this.follow();
-    $('jump').value = pose.time.toFixed(3);
+    if (!this.framed) { this.frame(); this.framed = true; } else if (this.followChecked) this.follow();
+    if (now) this.panelsAt = -Infinity;
   }
 
   async showAgainst(time) {
@@ -385,7 +492,7 @@ class Viewer {
     this.state.errorsShown++;
     let worst = 0, bone = 0;
     a.values.forEach((e, b) => { if (e > worst) { worst = e; bone = b; } });
-    $('error').innerHTML = rows([
+    this.errorRows = rows([
       ['this frame, worst', `${worst.toFixed(5)} cm`],
       ['bone', escapeHtml(this.meta.bones[bone] ?? '')],
       ['threshold', `${this.errorCurve.threshold_cm} cm`],
@@ -399,7 +506,7 @@ class Viewer {
       this.state.residency = await fetchJson('/api/residency');
       const r = this.state.residency;
       const mib = (b) => (b / 1048576).toFixed(2);
-      $('residency').innerHTML = rows([
+      this.residencyRows = rows([
         ['resident', `${mib(r.resident_bytes)} / ${mib(r.budget_bytes)} MiB`],
         ['peak', `${mib(r.peak_resident_bytes)} MiB`],
         ['pages r / l / e', `${count(r.pages, 'r')} / ${count(r.pages, 'l')} / ${count(r.pages, 'e')}`],
@@ -414,23 +521,43 @@ class Viewer {
     }
   }
 
-  render() {
+  render(now) {
     const s = this.state;
     const started = performance.now();
     const camera = s.view === 'file' && this.cameraBone >= 0 ? this.fileCamera : this.orbit;
     this.renderer.render(this.scene, camera);
     const drawn = performance.now();
-    this.drawTimeline();
-    this.drawFloatPlayhead();
+    // The 2D panels are drawn again only when what they show moved by a
+    // pixel: each redraw is a canvas to raster and composite again, which a
+    // software compositor pays for in dropped display frames.
+    const c = $('timeline'), d = this.meta.duration || 1;
+    const px = (t) => Math.round((t / d) * c.width * 2);
+    const r = s.residency;
+    const timeline = `${c.width}x${c.height} ${px(s.time)} ${s.previewTimes.length} ${r ? `${px(r.window[0])} ${px(r.window[1])} ${r.pages}` : ''}`;
+    if (timeline !== this.timelineDrawn) { this.timelineDrawn = timeline; this.drawTimeline(); }
+    const floats = `${$('floats').width} ${Math.round((s.time / d) * $('floats').width * 2)}`;
+    if (floats !== this.floatsDrawn) { this.floatsDrawn = floats; this.drawFloatPlayhead(); }
     s.renderMs = drawn - started;
+    // Text and tables relayout the page: at their own, lower pace.
+    if (now - this.panelsAt >= PANEL_MS) {
+      this.panelsAt = now;
+      this.drawPanels();
+    }
     s.panelsMs = performance.now() - drawn;
+  }
+
+  drawPanels() {
+    const s = this.state;
     const ft = [...s.frameTimes].sort((a, b) => a - b);
     const p50 = percentile(ft, 0.5), p99 = percentile(ft, 0.99);
+    if (document.activeElement !== $('jump')) $('jump').value = s.time.toFixed(3);
     $('clock').textContent = `${s.time.toFixed(3)} / ${this.meta.duration.toFixed(3)} s`;
     $('hud').textContent = [
       `${s.quality}${s.poseReady ? '' : ' (not ready: last pose held)'}`,
       p50 === null ? '' : `frame p50 ${p50.toFixed(1)} ms  p99 ${p99.toFixed(1)} ms`,
     ].join('\n');
+    if (this.residencyRows) { $('residency').innerHTML = this.residencyRows; this.residencyRows = null; }
+    if (this.errorRows) { $('error').innerHTML = this.errorRows; this.errorRows = null; }
   }
 
   drawTimeline() {
@@ -467,7 +594,8 @@ class Viewer {
     g.strokeStyle = '#bc8cff';
     for (const t of this.meta.cuts) { g.beginPath(); g.moveTo(x(t), 0); g.lineTo(x(t), h); g.stroke(); }
     g.fillStyle = '#ff7b72';
-    for (const t of this.state.previewTimes.slice(-2000)) g.fillRect(x(t), h - 14, 1, 6);
+    // Whole pixels, clear of the labels below: a mark reads as a mark.
+    for (const t of this.state.previewTimes.slice(-2000)) g.fillRect(Math.floor(x(t)), h - 17, 2, 6);
     g.fillStyle = '#8a909c'; g.font = '10px monospace';
     g.fillText('0 s', 2, h - 2);
     g.fillText(`${d.toFixed(2)} s`, w - 60, h - 2);
@@ -571,7 +699,7 @@ async function main() {
   viewer.seek(0);
   const loop = (now) => {
     viewer.tick(now);
-    viewer.render();
+    viewer.render(now);
     requestAnimationFrame(loop);
   };
   requestAnimationFrame(loop);

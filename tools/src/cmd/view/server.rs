@@ -40,6 +40,10 @@ pub const REQUESTS_PER_CONNECTION: usize = 10_000;
 /// the fastest rate.
 pub const MAX_DT: f64 = 10.0;
 pub const MAX_RATE: f64 = 64.0;
+/// Most poses one request may ask the player for (`count`): the page asks
+/// for a few frames ahead at once, so that a round trip through the
+/// browser's network stack is paid once per several frames, not per frame.
+pub const MAX_POSES: usize = 32;
 
 /// The page and its scripts, compiled in.
 const INDEX_HTML: &str = include_str!("../../../viewer/index.html");
@@ -339,7 +343,25 @@ fn route(request: &Request, session: &Mutex<Session>) -> Result<Response, Respon
                     rate: number(&params, "rate", -MAX_RATE..=MAX_RATE)?,
                 },
             };
-            let bytes = lock()?.pose(step).map_err(failed)?;
+            // Several steps of `dt`, one pose after the other in the answer.
+            let count = match (params.contains_key("count"), step) {
+                (false, _) => 1.0,
+                (true, Step::Advance { .. }) => number(&params, "count", 1.0..=MAX_POSES as f64)?,
+                (true, Step::Seek(_)) => {
+                    return Err(Response::error(400, "count goes with dt, not seek"))
+                }
+            };
+            if count.fract() != 0.0 {
+                return Err(Response::error(
+                    400,
+                    "parameter count must be a whole number",
+                ));
+            }
+            let mut session = lock()?;
+            let mut bytes = Vec::new();
+            for _ in 0..count as usize {
+                bytes.extend_from_slice(&session.pose(step).map_err(failed)?);
+            }
             Response::ok("application/octet-stream", bytes)
         }
         "/api/loop" => {
