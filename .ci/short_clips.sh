@@ -20,7 +20,8 @@ B2A="$ROOT/../shared/acl/bvh2acl.py"
 [[ -d "$DATA" ]] || { echo "skip: $DATA missing" >&2; exit 0; }
 [[ -x "$ACL" ]] || { echo "error: $ACL missing (bash ../shared/acl/build.sh)" >&2; exit 1; }
 TMP="$(mktemp -d /tmp/short-clips.XXXXXX)"
-trap 'rm -rf "$TMP"' EXIT
+# KEEP=1 keeps the work files (cuts, .acl.sjson, .cine, inspect JSON) and prints where.
+if [[ -n "${KEEP:-}" ]]; then echo "work files kept in $TMP" >&2; else trap 'rm -rf "$TMP"' EXIT; fi
 mapfile -t CLIPS < <(ls "$DATA"/*.bvh | awk 'NR % 14 == 1' | head -12)
 printf "samples  clips  cine_bytes  acl_bytes  cine/acl  worst_clip  | header  metadata  (names)  index  padding  seg_headers  keys\n"
 for n in 1 2 5 10 26; do
