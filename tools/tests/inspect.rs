@@ -228,6 +228,14 @@ fn json_agrees_with_the_library() {
             u64_of(&s["page_decoded_bytes"]),
             compressed.segment_data_len() as u64
         );
+        // What stays resident beyond the page bytes is what the library counts.
+        let resident: u64 = (0..reader.pages().len())
+            .map(|p| reader.resident_cost(p) as u64)
+            .sum();
+        assert_eq!(
+            u64_of(&s["decode_state_bytes"]),
+            resident - u64_of(&s["page_decoded_bytes"])
+        );
         let per_second = s["bytes_per_second"].as_f64().unwrap();
         assert!((per_second - file_bytes.len() as f64 / meta.duration()).abs() < 1e-6);
     }

@@ -339,6 +339,9 @@ struct SizesReport {
     key_bytes: u64,
     float_bytes: u64,
     padding_bytes: u64,
+    /// What the pages keep in memory once checked beyond their decoded
+    /// bytes (decode tables), all pages resident.
+    decode_state_bytes: u64,
     lz4_pages: usize,
     bytes_per_second: Option<f64>,
     page_bytes_per_second: Option<f64>,
@@ -361,6 +364,8 @@ struct Sizes {
     segment_headers: u64,
     /// Alignment padding between sections and pages.
     padding: u64,
+    /// Bytes every page keeps in memory beyond its decoded bytes.
+    decode_state: u64,
 }
 
 /// Everything inspect prints, text or JSON, gathered once.
@@ -591,6 +596,10 @@ fn gather<D: AsRef<[u8]>>(file: String, reader: &StreamReader<D>) -> anyhow::Res
             - header.index_len
             - header.preview_len
             - stored,
+        decode_state: (0..pages.len())
+            .map(|p| reader.resident_cost(p) as u64)
+            .sum::<u64>()
+            .saturating_sub(pages.iter().map(|p| p.decoded_len as u64).sum()),
     };
     let preview = reader.preview().map(|tier| PreviewReport {
         offset: header.preview_offset(),
@@ -799,6 +808,7 @@ impl Report<'_> {
                 key_bytes: sizes.decoded - sizes.segment_headers,
                 float_bytes: self.floats.bytes,
                 padding_bytes: sizes.padding,
+                decode_state_bytes: sizes.decode_state,
                 lz4_pages: sizes.lz4_pages,
                 bytes_per_second: self.per_second(header.file_len),
                 page_bytes_per_second: self.per_second(sizes.stored),
@@ -1269,5 +1279,12 @@ impl Report<'_> {
             ),
             _ => println!("            bytes per second: none (the clip lasts no time)"),
         }
+        println!(
+            "resident    {} bytes with every page checked: {} page bytes + {} decode state ({:.1} % of the page bytes)",
+            sizes.decoded + sizes.decode_state,
+            sizes.decoded,
+            sizes.decode_state,
+            100.0 * sizes.decode_state as f64 / sizes.decoded.max(1) as f64
+        );
     }
 }
