@@ -112,6 +112,26 @@ impl LengthUnit {
             .map(|&(n, _)| n)
     }
 
+    /// The unit in words for a sentence ("read in inches"): the short names
+    /// read wrongly there ("read in in"), and a unit without a name is said
+    /// by its size.
+    pub fn in_words(self) -> String {
+        const WORDS: [(&str, &str); 5] = [
+            ("cm", "centimetres"),
+            ("m", "metres"),
+            ("mm", "millimetres"),
+            ("in", "inches"),
+            ("ft", "feet"),
+        ];
+        match self
+            .name()
+            .and_then(|n| WORDS.iter().find(|(short, _)| *short == n))
+        {
+            Some((_, words)) => (*words).to_string(),
+            None => format!("units of {} cm", self.cm_per_unit),
+        }
+    }
+
     /// A unit of the given size in centimetres; `None` unless finite and positive.
     pub fn from_cm_per_unit(cm_per_unit: f64) -> Option<LengthUnit> {
         (cm_per_unit.is_finite() && cm_per_unit > 0.0).then_some(LengthUnit { cm_per_unit })
