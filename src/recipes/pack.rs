@@ -158,7 +158,9 @@ pub struct Packed {
     pub source_clips: usize,
     /// Bones.
     pub bones: usize,
-    /// Samples.
+    /// Samples stored, the count `verify`, `inspect` and `export` give: a
+    /// wrapping clip's last source sample repeats its first and is not
+    /// stored.
     pub samples: usize,
     /// Samples per second.
     pub sample_rate: f32,
@@ -801,7 +803,7 @@ fn write(
         clip: clip.name().to_string(),
         source_clips,
         bones: clip.num_bones(),
-        samples: clip.num_samples(),
+        samples: compressed.meta().num_samples(),
         sample_rate: clip.sample_rate(),
         unit: clip.unit(),
         source_space: clip.source_space().map(str::to_string),
