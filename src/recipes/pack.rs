@@ -570,7 +570,7 @@ fn pack_single_file(r: &PackRequest, sources: &InputSet, progress: &dyn Progress
     if has_cine_extension(&r.output) {
         return Err(refuse(format!(
             "{}: holds {n} animations, one file each: give {} a directory (e.g. {}/), or pick \
-             one with {} 0..{}",
+             one with {} (0 to {})",
             file.path.display(),
             r.labels.output,
             r.output.with_extension("").display(),
@@ -743,7 +743,7 @@ fn pick_clip(r: &PackRequest, path: &Path, mut clips: Vec<Clip>) -> Result<Clip>
         (None, 1) => Ok(clips.remove(0)),
         (Some(i), n) if i < n => Ok(clips.swap_remove(i)),
         (i, n) => Err(refuse(format!(
-            "{}: {} {}, but it holds {n} clips (0..{})",
+            "{}: {} {}, but it holds {n} clips (0 to {})",
             path.display(),
             r.labels.clip,
             i.map_or_else(|| "missing".to_string(), |i| i.to_string()),

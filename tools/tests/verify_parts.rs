@@ -13,7 +13,7 @@ mod common;
 
 use common::cinestream;
 
-fn temp_dir(tag: &str) -> PathBuf {
+fn temp_dir(tag: &str) -> common::TempDir {
     common::temp_dir("verify", tag)
 }
 
