@@ -2,7 +2,7 @@
 //! (`pack --sequence`, `pack --actors`): every part is checked, and a part
 //! that differs from its source is the one reported.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use cinestream::compress::{compress, CompressSettings};
 use cinestream::export::{export_file, ExportFormat};
