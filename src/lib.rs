@@ -91,7 +91,11 @@ pub use compressed::CompressedClip;
 pub use error::{Error, Result};
 pub use sample::{Quality, Sampling};
 
-// The README's examples are compiled and run as doctests.
+// The Rust examples of the README and of the embedding guide are compiled
+// and run as doctests, so the docs cannot show code that no longer builds.
 #[cfg(all(doctest, feature = "pipeline"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+#[cfg(all(doctest, feature = "pipeline"))]
+#[doc = include_str!("../docs/embedding.md")]
+pub struct EmbeddingDoctests;

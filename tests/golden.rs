@@ -1,5 +1,5 @@
 //! Golden files: containers of every format version written once, read by
-//! every later version bit for bit (FORMAT.md, "Version policy").
+//! every later version bit for bit (docs/FORMAT.md, "Version policy").
 //!
 //! `tests/data/golden/` holds small `.cine` files, each written by the
 //! writer of its version, each with a `.json` beside it: the header's version and flags,
@@ -411,7 +411,7 @@ fn golden_files_of_every_version_read_bit_for_bit() {
             field(&expected, "crc32").as_u64().unwrap(),
             "{name}: the golden file changed; golden files are never rewritten"
         );
-        // The version, read from the bytes as FORMAT.md lays them out, and by the reader.
+        // The version, read from the bytes as docs/FORMAT.md lays them out, and by the reader.
         let version = golden.version;
         // A preview tier (version 3, or 4 with one), from a stream that loads
         // no page (over the bytes: a file stream refuses never loading).

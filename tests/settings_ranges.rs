@@ -52,7 +52,7 @@ fn compress_settings_out_of_range_are_refused() {
     );
     refused(
         with(&|s| s.with_segment_samples(0)),
-        &["segment_samples must be in 1..=4096"],
+        &["segment_samples must be in [1, 4096]"],
     );
     refused(
         with(&|s| s.with_constant_share(1.5)),

@@ -598,7 +598,7 @@ fn cuts_and_steps_are_checked_where_they_are_set() {
         "{}",
         err(vec![0])
     );
-    assert!(err(vec![3, 10]).contains("cut 1 at sample 10: not in 1..=9"));
+    assert!(err(vec![3, 10]).contains("cut 1 at sample 10: not from 1 to 9"));
     assert!(err(vec![5, 4]).contains("must increase"));
     assert!(err(vec![5, 5]).contains("must increase"));
     // A wrapping clip may cut at its loop seam.
@@ -646,7 +646,7 @@ fn hostile_cuts_and_step_flags_are_refused_naming_the_field() {
         |at: usize, v: u32| move |b: &mut Vec<u8>| b[at..at + 4].copy_from_slice(&v.to_le_bytes());
     refused(
         &put(cuts + 4, SAMPLES as u32),
-        "cut 1 at sample 40: not in 1..=39",
+        "cut 1 at sample 40: not from 1 to 39",
     );
     refused(&put(cuts, 0), "cut 0 at sample 0");
     refused(&put(cuts + 4, 13), "not after the cut before it");

@@ -112,6 +112,30 @@ impl LengthUnit {
             .map(|&(n, _)| n)
     }
 
+    /// The unit in words for a sentence ("read in inches"): the short names
+    /// read wrongly there ("read in in"), and a unit without a name is said
+    /// by its size.
+    pub fn in_words(self) -> String {
+        const WORDS: [(&str, &str); 5] = [
+            ("cm", "centimetres"),
+            ("m", "metres"),
+            ("mm", "millimetres"),
+            ("in", "inches"),
+            ("ft", "feet"),
+        ];
+        match self
+            .name()
+            .and_then(|n| WORDS.iter().find(|(short, _)| *short == n))
+        {
+            Some((_, words)) => (*words).to_string(),
+            None => format!("units of {} cm", self.cm_per_unit),
+        }
+    }
+
+    /// The sizes a source's unit may be given as, in centimetres per unit
+    /// (`--cm-per-unit`): from a hundredth of a millimetre to a kilometre.
+    pub const CM_PER_UNIT_RANGE: std::ops::RangeInclusive<f64> = 0.001..=100_000.0;
+
     /// A unit of the given size in centimetres; `None` unless finite and positive.
     pub fn from_cm_per_unit(cm_per_unit: f64) -> Option<LengthUnit> {
         (cm_per_unit.is_finite() && cm_per_unit > 0.0).then_some(LengthUnit { cm_per_unit })
@@ -700,7 +724,7 @@ impl Clip {
                 return Err(bad(match end {
                     0 => "a clip of one sample has nowhere to cut".to_string(),
                     _ => format!(
-                        "not in 1..={end} (the clip has {} samples)",
+                        "not from 1 to {end} (the clip has {} samples)",
                         self.num_samples
                     ),
                 }));

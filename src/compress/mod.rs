@@ -206,7 +206,7 @@ impl CompressSettings {
             return bad(
                 "segment_samples",
                 format!(
-                    "{}..={}",
+                    "[{}, {}]",
                     SEGMENT_SAMPLES_RANGE.start(),
                     SEGMENT_SAMPLES_RANGE.end()
                 ),

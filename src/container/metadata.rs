@@ -301,7 +301,7 @@ fn parse_steps(
             message: format!("cut {index} at sample {cut}: {why}"),
         };
         if cut == 0 || cut as usize > end {
-            return Err(fault(format!("not in 1..={end}")));
+            return Err(fault(format!("not from 1 to {end}")));
         }
         if cuts.last().is_some_and(|&last| last >= cut) {
             return Err(fault("not after the cut before it".into()));

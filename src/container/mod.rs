@@ -23,7 +23,7 @@
 //! the bounds-checked reading cursor and the little-endian writer they
 //! share. The format itself follows.
 //!
-#![doc = include_str!("../../FORMAT.md")]
+#![doc = include_str!("../../docs/FORMAT.md")]
 
 pub(crate) mod bytes;
 mod header;

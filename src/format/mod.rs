@@ -28,7 +28,7 @@
 //!   ([`PreviewKeys`]).
 //!
 //! The container file that carries these parts is written down in
-//! `FORMAT.md`; decoding them fast is [`crate::sample`]'s job.
+//! `docs/FORMAT.md`; decoding them fast is [`crate::sample`]'s job.
 
 mod keys;
 mod preview;

@@ -259,7 +259,7 @@ pub fn claiming_samples(samples: u32) -> Vec<u8> {
         .unwrap_or_else(|e| unreachable!("a still bone compresses: {e}"));
     let (mut bytes, _) = encode_stream(&compressed, &WriteOptions::default())
         .unwrap_or_else(|e| unreachable!("a one-segment clip encodes: {e}"));
-    // Metadata (FORMAT.md): name length (u32), name, sample rate (f32),
+    // Metadata (docs/FORMAT.md): name length (u32), name, sample rate (f32),
     // sample count (u32).
     let at = HEADER_LEN + 4 + "bomb".len() + 4;
     assert_eq!(

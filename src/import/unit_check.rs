@@ -38,9 +38,9 @@ impl std::fmt::Display for UnitDoubt {
             f,
             "read in {}, the skeleton measures {} cm, implausible for a character; read in {} \
              it would measure {} cm (--unit {})",
-            self.read_in,
+            self.read_in.in_words(),
             significant(self.extent_cm),
-            self.likely,
+            self.likely.in_words(),
             significant(self.likely_extent_cm),
             self.likely
         )
@@ -158,6 +158,22 @@ mod tests {
             text.contains("1.80 cm") && text.contains("--unit m"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_doubt_says_its_units_in_words() {
+        // A figure 70 inches tall read as millimetres: 7 cm. Inches make it
+        // 178 cm, so the doubt names them; the short name made the sentence
+        // read "read in in it would measure".
+        let doubt = doubt_unit(&figure(70.0, LengthUnit::MILLIMETRE)).expect("a doubt");
+        assert_eq!(doubt.likely, LengthUnit::INCH);
+        let text = doubt.to_string();
+        assert!(text.starts_with("read in millimetres, "), "{text}");
+        assert!(text.contains("read in inches it would measure"), "{text}");
+        assert!(!text.contains("read in in "), "{text}");
+        assert!(text.contains("(--unit in)"), "{text}");
+        let odd = LengthUnit::from_cm_per_unit(2.0).expect("a unit");
+        assert_eq!(odd.in_words(), "units of 2 cm");
     }
 
     #[test]

@@ -158,7 +158,9 @@ pub struct Packed {
     pub source_clips: usize,
     /// Bones.
     pub bones: usize,
-    /// Samples.
+    /// Samples stored, the count `verify`, `inspect` and `export` give: a
+    /// wrapping clip's last source sample repeats its first and is not
+    /// stored.
     pub samples: usize,
     /// Samples per second.
     pub sample_rate: f32,
@@ -568,7 +570,7 @@ fn pack_single_file(r: &PackRequest, sources: &InputSet, progress: &dyn Progress
     if has_cine_extension(&r.output) {
         return Err(refuse(format!(
             "{}: holds {n} animations, one file each: give {} a directory (e.g. {}/), or pick \
-             one with {} 0..{}",
+             one with {} (0 to {})",
             file.path.display(),
             r.labels.output,
             r.output.with_extension("").display(),
@@ -741,7 +743,7 @@ fn pick_clip(r: &PackRequest, path: &Path, mut clips: Vec<Clip>) -> Result<Clip>
         (None, 1) => Ok(clips.remove(0)),
         (Some(i), n) if i < n => Ok(clips.swap_remove(i)),
         (i, n) => Err(refuse(format!(
-            "{}: {} {}, but it holds {n} clips (0..{})",
+            "{}: {} {}, but it holds {n} clips (0 to {})",
             path.display(),
             r.labels.clip,
             i.map_or_else(|| "missing".to_string(), |i| i.to_string()),
@@ -801,7 +803,7 @@ fn write(
         clip: clip.name().to_string(),
         source_clips,
         bones: clip.num_bones(),
-        samples: clip.num_samples(),
+        samples: compressed.meta().num_samples(),
         sample_rate: clip.sample_rate(),
         unit: clip.unit(),
         source_space: clip.source_space().map(str::to_string),

@@ -141,7 +141,7 @@ fn numbers_out_of_range_are_refused_naming_the_flag_and_range() {
         ),
         (
             &["batch", "walk.bvh", "--jobs", "4294967296"],
-            &["--jobs must be in 1..=1024, not 4294967296"],
+            &["--jobs must be in [1, 1024], not 4294967296"],
         ),
         (
             &["batch", "walk.bvh", "--threshold-cm", "1e-7"],

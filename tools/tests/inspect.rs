@@ -11,10 +11,11 @@ use cinestream::{Clip, CompressedClip, TrackKind};
 use serde_json::Value;
 
 /// A fresh directory for one test.
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("cinestream-inspect-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("creating a temporary directory");
-    dir
+mod common;
+
+/// Removed when the test ends, passed or failed.
+fn temp_dir(tag: &str) -> common::TempDir {
+    common::temp_dir("inspect", tag)
 }
 
 /// A two-actor procedural cinematic, compressed and written with small
@@ -256,6 +257,13 @@ fn text_output_shortens_tables_unless_asked() {
     assert!(text.contains(&format!("'{}'", meta.name)), "{text}");
     assert!(text.contains("more pages (--pages lists all)"), "{text}");
     assert!(text.contains("more bones (--bones lists all)"), "{text}");
+    // Ranges in words, not Rust's `1..=16`.
+    let segments = text
+        .lines()
+        .find(|l| l.starts_with("segments"))
+        .expect("a segments line");
+    assert!(!segments.contains(".."), "{segments}");
+    assert!(segments.contains(" to 16 samples"), "{segments}");
     assert!(
         !text.contains("bits/sample"),
         "segment rows only with --segments"

@@ -1,5 +1,5 @@
-//! The README's command-line synopsis lists every flag each subcommand's
-//! `--help` shows, so the two cannot drift apart.
+//! The CLI reference's synopsis (`docs/cli.md`) lists every flag each
+//! subcommand's `--help` shows, so the two cannot drift apart.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
@@ -36,20 +36,18 @@ fn help_flags(subcommand: &str) -> BTreeMap<String, Option<String>> {
         .collect()
 }
 
-/// The synopsis lines of the README's "Command line" block, by subcommand:
+/// The synopsis lines of `docs/cli.md`'s "Synopsis" block, by subcommand:
 /// a line starting `cinestream <subcommand>` and its indented continuations;
 /// a line starting `IMPORT` and its continuations are the flags `[IMPORT]`
 /// stands for.
-fn readme_synopsis() -> BTreeMap<String, String> {
-    let readme = include_str!("../../README.md");
-    let start = readme
-        .find("## Command line")
-        .expect("a Command line section");
+fn cli_synopsis() -> BTreeMap<String, String> {
+    let readme = include_str!("../../docs/cli.md");
+    let start = readme.find("## Synopsis").expect("a Synopsis section");
     let block = readme[start..]
         .split("```sh")
         .nth(1)
         .and_then(|b| b.split("```").next())
-        .expect("a sh block in the Command line section");
+        .expect("a sh block in the Synopsis section");
     let mut synopsis: BTreeMap<String, String> = BTreeMap::new();
     let mut current = None;
     for line in block.lines() {
@@ -71,8 +69,8 @@ fn readme_synopsis() -> BTreeMap<String, String> {
 }
 
 #[test]
-fn every_flag_of_every_subcommand_is_in_the_readme_synopsis() {
-    let synopsis = readme_synopsis();
+fn every_flag_of_every_subcommand_is_in_the_cli_reference() {
+    let synopsis = cli_synopsis();
     let mut missing = Vec::new();
     for subcommand in SUBCOMMANDS {
         let mut listed = synopsis.get(subcommand).cloned().unwrap_or_default();
@@ -91,7 +89,7 @@ fn every_flag_of_every_subcommand_is_in_the_readme_synopsis() {
     }
     assert!(
         missing.is_empty(),
-        "flags --help shows but the README's synopsis does not: {missing:?}"
+        "flags --help shows but docs/cli.md's synopsis does not: {missing:?}"
     );
 }
 

@@ -15,7 +15,7 @@ mod common;
 
 use common::cinestream;
 
-fn temp_dir(tag: &str) -> PathBuf {
+fn temp_dir(tag: &str) -> common::TempDir {
     common::temp_dir("units", tag)
 }
 
@@ -183,4 +183,61 @@ fn a_file_in_centimetres_verifies_against_its_own_gltf_export_in_metres() {
         "{report}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn cm_per_unit_gives_a_scale_no_unit_names() {
+    // The walk written in metres, read in units of 50 cm (a rig at half
+    // scale): the numbers are kept as the file has them and the unit,
+    // 50 cm, is stored beside them.
+    let dir = temp_dir("cm-per-unit");
+    let source = bvh_in_metres(&dir);
+    let out = cinestream(
+        &[
+            "pack",
+            "walk_m.bvh",
+            "--cm-per-unit",
+            "50",
+            "-o",
+            "half.cine",
+            "--json",
+        ],
+        &dir,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let summary: Value = serde_json::from_slice(&out.stdout).expect("pack --json");
+    assert_eq!(summary["source_unit"], "50 cm", "{summary}");
+    let reader = StreamReader::open_file(&dir.join("half.cine")).expect("opening");
+    assert_eq!(reader.meta().unit.cm_per_unit(), 50.0);
+    let mut pose = vec![Transform::IDENTITY; reader.meta().num_bones()];
+    reader.decode_sample(0, &mut pose).expect("decoding");
+    let position = root_positions(&source)[0];
+    let decoded = pose[0].translation.to_array();
+    for c in 0..3 {
+        // Stored in the file's unit; 0.01 cm is 0.0002 units of 50 cm.
+        assert!(
+            (f64::from(decoded[c]) - position[c]).abs() * 50.0 <= 0.01,
+            "{decoded:?}"
+        );
+    }
+
+    // Out of range, or with --unit too: refused in words.
+    for (args, expected) in [
+        (
+            &["stats", "walk_m.bvh", "--cm-per-unit", "0"][..],
+            "--cm-per-unit must be in [0.001, 100000] cm, not 0",
+        ),
+        (
+            &["stats", "walk_m.bvh", "--cm-per-unit", "2", "--unit", "m"][..],
+            "cannot be used with",
+        ),
+    ] {
+        let out = cinestream(args, &dir);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains(expected),
+            "{args:?}: {stderr}"
+        );
+    }
 }

@@ -2,7 +2,7 @@
 //! (`pack --sequence`, `pack --actors`): every part is checked, and a part
 //! that differs from its source is the one reported.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use cinestream::compress::{compress, CompressSettings};
 use cinestream::export::{export_file, ExportFormat};
@@ -13,7 +13,7 @@ mod common;
 
 use common::cinestream;
 
-fn temp_dir(tag: &str) -> PathBuf {
+fn temp_dir(tag: &str) -> common::TempDir {
     common::temp_dir("verify", tag)
 }
 

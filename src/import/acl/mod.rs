@@ -114,7 +114,7 @@ pub fn parse_acl_sjson(text: &str, source_name: &str, options: &ImportOptions) -
         return Err(doc.error(
             top.require(&doc, "version")?.line,
             format!(
-                "format version {version} is not one of {}..={}",
+                "format version {version} is not one of {} to {}",
                 VERSIONS.start(),
                 VERSIONS.end()
             ),

@@ -25,9 +25,11 @@ use crate::progress;
 /// files or directories.
 ///
 /// Raw size is counted as ACL counts it (40 bytes per bone per sample);
-/// compressed size is the size of the .cine file `pack` would write with
-/// default settings (skeleton, metadata, index and pages); the error is
-/// measured on what the sampler decodes, every bone at every sample.
+/// compressed size is the size of the .cine file `pack --preview-cm 0`
+/// would write (skeleton, metadata, index and pages, without the preview
+/// tier, so the codec's ratio; `pack` by default adds the tier, about 8 %
+/// more); the error is measured on what the sampler decodes, every bone at
+/// every sample.
 ///
 /// Float tracks (morph weights, fields of view, curves) are counted apart:
 /// their bytes are the part of the codec size they take, and the bones'
@@ -135,6 +137,9 @@ struct Sizes {
     /// `CompressedClip::float_bytes`.
     floats: usize,
     float_tracks: usize,
+    /// Samples stored: a wrapping clip's repeated first sample is not, so
+    /// this is the count `verify`, `inspect` and `export` give.
+    samples: usize,
 }
 
 impl Sizes {
@@ -210,6 +215,7 @@ fn batch(args: Args) -> anyhow::Result<ExitCode> {
                         codec: stats.compressed_bytes,
                         floats: compressed.float_bytes(),
                         float_tracks: compressed.meta().floats.len(),
+                        samples: compressed.meta().num_samples(),
                     };
                     stats.compressed_bytes = file.file_bytes;
                     compressing.inc(1);
@@ -283,7 +289,7 @@ fn batch(args: Args) -> anyhow::Result<ExitCode> {
             .map(|((clip, s), z)| ClipReport {
                 clip: clip.name(),
                 bones: clip.num_bones(),
-                samples: clip.num_samples(),
+                samples: z.samples,
                 sample_rate: clip.sample_rate(),
                 source_unit: clip.unit().to_string(),
                 raw_bytes: s.raw_bytes,
@@ -350,7 +356,7 @@ fn batch(args: Args) -> anyhow::Result<ExitCode> {
             println!(
                 "{:<44} {:>7} {:>7} {:>4} {:>10} {:>9}{} {:>7.2} {:>10.5} {:>10.5}",
                 escaped(clip.name()),
-                clip.num_samples(),
+                z.samples,
                 format!("{}", clip.sample_rate()),
                 clip.unit().to_string(),
                 s.raw_bytes,

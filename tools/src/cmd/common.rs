@@ -75,6 +75,11 @@ pub struct ImportArgs {
     /// Thresholds and shell distances stay in real centimetres.
     #[arg(long, value_parser = parse_unit, default_value = "cm")]
     pub unit: LengthUnit,
+    /// Length unit of BVH and ACL sources as centimetres per unit, for a
+    /// unit --unit does not name (a rig at 1/100 scale: 0.01); in place of
+    /// --unit.
+    #[arg(long, value_name = "CM", conflicts_with = "unit")]
+    pub cm_per_unit: Option<f64>,
     /// Sample glTF animations at this rate, in Hz (default: an animation
     /// keyed uniformly keeps its own rate; uneven keys are resampled at 30).
     #[arg(long)]
@@ -132,7 +137,7 @@ where
 {
     anyhow::ensure!(
         range.contains(&value),
-        "{flag} must be in {}..={}, not {value}",
+        "{flag} must be in [{}, {}], not {value}",
         range.start(),
         range.end()
     );
@@ -183,8 +188,16 @@ impl ImportArgs {
             // capture's.
             check_real("--rate", f64::from(rate), 1.0..=1000.0, " Hz")?;
         }
+        let unit = match self.cm_per_unit {
+            Some(cm) => {
+                check_real("--cm-per-unit", cm, LengthUnit::CM_PER_UNIT_RANGE, " cm")?;
+                LengthUnit::from_cm_per_unit(cm)
+                    .ok_or_else(|| anyhow::anyhow!("--cm-per-unit {cm}: not a length"))?
+            }
+            None => self.unit,
+        };
         Ok(ImportOptions::default()
-            .with_bvh_unit(self.unit)
+            .with_bvh_unit(unit)
             .with_gltf_sample_rate(self.rate)
             .with_lenient(self.lenient))
     }

@@ -1112,8 +1112,13 @@ impl Report<'_> {
         let (shortest, longest) = segments.iter().fold((usize::MAX, 0), |(lo, hi), s| {
             (lo.min(s.samples), hi.max(s.samples))
         });
+        // A range in words: "16 samples" when every segment has as many.
+        let samples = match shortest == longest {
+            true => format!("{longest}"),
+            false => format!("{shortest} to {longest}"),
+        };
         println!(
-            "segments    {} of {shortest}..={longest} samples, {} to {} bytes",
+            "segments    {} of {samples} samples, {} to {} bytes",
             segments.len(),
             segments.iter().map(|s| s.len).min().unwrap_or(0),
             segments.iter().map(|s| s.len).max().unwrap_or(0)

@@ -101,6 +101,11 @@ pub struct Args {
     /// row per pattern. With --repeat, the first run is drawn.
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
+    /// Also write every frame's update time to this CSV file, for other
+    /// tools: `pattern,frame,update_us,stalled,preview`, one line a frame
+    /// in play order (with --repeat, the first run). Written atomically.
+    #[arg(long, value_name = "FILE")]
+    frames_csv: Option<PathBuf>,
 }
 
 /// `--missing-page` values (`play` and `view`).
@@ -232,6 +237,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // Fail before the run, not after it.
         plot::check_output(path)?;
         InputSet::of([args.file.as_path()]).refuse_overwrite(path, "--plot")?;
+    }
+    if let Some(path) = &args.frames_csv {
+        InputSet::of([args.file.as_path()]).refuse_overwrite(path, "--frames-csv")?;
     }
     check_real("--fps", args.fps, FPS_RANGE, "")?;
     check_real("--budget-mib", args.budget_mib, BUDGET_MIB_RANGE, " MiB")?;
@@ -465,6 +473,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             preview_frames: r.preview.frames,
         });
     }
+    if let Some(path) = &args.frames_csv {
+        write_frames_csv(path, &rows)?;
+    }
     if let Some(path) = &args.plot {
         let subtitle = match args.repeat {
             0 | 1 => setup,
@@ -574,4 +585,29 @@ pub fn table_row(r: &harness::PlayReport, policy: MissingPage) -> String {
         ),
         _ => row,
     }
+}
+
+/// Writes every frame of every row as `pattern,frame,update_us,stalled,preview`
+/// (`stalled` and `preview` 0 or 1), atomically, for other tools to read.
+fn write_frames_csv(path: &std::path::Path, rows: &[plot::PlayRow]) -> anyhow::Result<()> {
+    use std::fmt::Write as _;
+    let mut csv = String::from("pattern,frame,update_us,stalled,preview\n");
+    for row in rows {
+        let stalls: std::collections::HashSet<usize> = row.stall_frames.iter().copied().collect();
+        let previews: std::collections::HashSet<usize> =
+            row.preview_frames.iter().copied().collect();
+        for (frame, us) in row.frame_us.iter().enumerate() {
+            let stalled = stalls.contains(&frame);
+            let preview = previews.contains(&frame);
+            writeln!(
+                csv,
+                "{},{frame},{us:.3},{},{}",
+                row.name,
+                u8::from(stalled),
+                u8::from(preview)
+            )?;
+        }
+    }
+    cinestream::container::write::write_atomically(path, csv.as_bytes())
+        .map_err(|e| anyhow::anyhow!("--frames-csv {}: {e}", path.display()))
 }

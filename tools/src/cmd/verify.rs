@@ -141,7 +141,7 @@ fn verify(args: Args) -> anyhow::Result<ExitCode> {
             let bone = escaped(bone);
             println!(
                 "  codec error against the source (read in {}): max {:.5} cm (bone {} '{bone}', sample {}), p99 {:.5} cm, p50 {:.5} cm; threshold {threshold} cm",
-                m.source_unit,
+                m.source_unit.in_words(),
                 e.max_cm,
                 e.worst.0,
                 e.worst.1,

@@ -7,12 +7,38 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// A fresh, empty directory for one test, named after the suite and `tag`.
-pub fn temp_dir(suite: &str, tag: &str) -> PathBuf {
+/// A test's temporary directory, removed with everything in it when the
+/// guard goes out of scope, a failing test's too (its panic unwinds through
+/// the drop), so `cargo test` leaves no `cinestream-*` folder behind.
+pub struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        // A test that removed it already is fine.
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+/// A fresh, empty directory for one test, named after the suite and `tag`,
+/// removed when the guard is dropped.
+pub fn temp_dir(suite: &str, tag: &str) -> TempDir {
     let dir = std::env::temp_dir().join(format!("cinestream-{suite}-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("creating a temporary directory");
-    dir
+    TempDir(dir)
 }
 
 /// Runs `cinestream args...` in `dir`.
@@ -50,8 +76,8 @@ Frame Time: 0.0333333
 ";
 
 /// A fresh directory for one test holding `walk.bvh` ([`WALK`]) packed into
-/// `walk.cine` with `pack_args` added.
-pub fn packed_walk(suite: &str, pack_args: &[&str]) -> PathBuf {
+/// `walk.cine` with `pack_args` added, removed when the guard is dropped.
+pub fn packed_walk(suite: &str, pack_args: &[&str]) -> TempDir {
     let dir = temp_dir(suite, "walk");
     std::fs::write(dir.join("walk.bvh"), WALK).expect("writing walk.bvh");
     let mut args = vec!["pack", "walk.bvh", "-o", "walk.cine"];

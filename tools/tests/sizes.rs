@@ -1,0 +1,54 @@
+//! `batch` and `pack` each state one size: `batch` the file `pack
+//! --preview-cm 0` writes (the codec's ratio), `pack` the whole file with
+//! its preview tier. `batch --help` once said it was what `pack` writes
+//! with its defaults, tier and all.
+
+use serde_json::Value;
+
+mod common;
+
+use common::cinestream;
+
+#[test]
+fn batch_measures_the_file_pack_writes_without_a_preview_tier() {
+    let dir = common::packed_walk("sizes", &["--preview-cm", "0"]);
+    let out = cinestream(&["batch", "--json", "walk.bvh"], &dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let batch: Value = serde_json::from_slice(&out.stdout).expect("batch --json");
+    let without_tier = std::fs::metadata(dir.join("walk.cine"))
+        .expect("walk.cine")
+        .len();
+    assert_eq!(
+        batch["total_compressed_bytes"].as_u64(),
+        Some(without_tier),
+        "{batch}"
+    );
+
+    let out = cinestream(&["pack", "walk.bvh", "-o", "tier.cine", "--json"], &dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pack: Value = serde_json::from_slice(&out.stdout).expect("pack --json");
+    let with_tier = std::fs::metadata(dir.join("tier.cine"))
+        .expect("tier.cine")
+        .len();
+    assert_eq!(pack["file_bytes"].as_u64(), Some(with_tier), "{pack}");
+    assert!(
+        with_tier > without_tier,
+        "the default preview tier adds bytes"
+    );
+
+    let help = cinestream(&["batch", "--help"], &dir);
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("`pack --preview-cm 0`") && help.contains("without the preview"),
+        "batch --help must say which size it reports: {help}"
+    );
+    std::fs::remove_dir_all(&dir).expect("removing the test's directory");
+}
