@@ -289,29 +289,15 @@ fn verify_names_a_weight_track_that_differs_from_the_source() {
         // The 'scene' animation's weights channel of the node of mesh 0
         // (Ann's face): shift its middle key (t = 0.5 s, sample 15) of
         // target 2 by 0.1.
-        let node = doc["nodes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .position(|n| n["mesh"] == 0)
-            .expect("the face of mesh 0");
-        let animation = &doc["animations"][0];
-        assert_eq!(animation["name"], "scene");
-        let channel = animation["channels"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["target"]["node"] == node && c["target"]["path"] == "weights")
-            .expect("a weights channel");
-        let sampler = &animation["samplers"][channel["sampler"].as_u64().unwrap() as usize];
+        let node = face_node(doc);
+        let sampler = scene_sampler(doc, |c| {
+            c["target"]["node"] == node && c["target"]["path"] == "weights"
+        });
         let times = &doc["accessors"][sampler["input"].as_u64().unwrap() as usize];
         assert_eq!(times["count"], 3);
-        let accessor = &doc["accessors"][sampler["output"].as_u64().unwrap() as usize];
-        let view = &doc["bufferViews"][accessor["bufferView"].as_u64().unwrap() as usize];
-        let start =
-            view["byteOffset"].as_u64().unwrap_or(0) + accessor["byteOffset"].as_u64().unwrap_or(0);
+        let (start, _) = output_floats(doc, sampler);
         let targets = 8;
-        let at = start as usize + 4 * (targets + 2);
+        let at = start + 4 * (targets + 2);
         let value = f32::from_le_bytes(buffer[at..at + 4].try_into().unwrap()) + 0.1;
         buffer[at..at + 4].copy_from_slice(&value.to_le_bytes());
         assert_eq!(doc["meshes"][0]["extras"]["targetNames"][2], "blink_r");
@@ -403,6 +389,38 @@ fn demo_shows_the_faces_and_the_camera() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The index of the node of mesh 0 (Ann's face).
+fn face_node(doc: &Value) -> usize {
+    doc["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|n| n["mesh"] == 0)
+        .expect("the face of mesh 0")
+}
+
+/// The sampler of the 'scene' animation's channel found by `is_channel`.
+fn scene_sampler(doc: &Value, is_channel: impl Fn(&Value) -> bool) -> &Value {
+    let animation = &doc["animations"][0];
+    assert_eq!(animation["name"], "scene");
+    let channel = animation["channels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| is_channel(c))
+        .expect("the channel");
+    &animation["samplers"][channel["sampler"].as_u64().unwrap() as usize]
+}
+
+/// Where `sampler`'s output floats start in the buffer, and how many.
+fn output_floats(doc: &Value, sampler: &Value) -> (usize, usize) {
+    let accessor = &doc["accessors"][sampler["output"].as_u64().unwrap() as usize];
+    let view = &doc["bufferViews"][accessor["bufferView"].as_u64().unwrap() as usize];
+    let start =
+        view["byteOffset"].as_u64().unwrap_or(0) + accessor["byteOffset"].as_u64().unwrap_or(0);
+    (start as usize, accessor["count"].as_u64().unwrap() as usize)
+}
+
 /// The keys of the 'scene' animation's channel whose sampler output holds
 /// `width` floats per key, found by `is_channel`: `keys[key][component]`,
 /// read from the document's own buffer.
@@ -412,22 +430,10 @@ fn source_keys(
     width: usize,
     is_channel: impl Fn(&Value) -> bool,
 ) -> Vec<Vec<f32>> {
-    let animation = &doc["animations"][0];
-    assert_eq!(animation["name"], "scene");
-    let channel = animation["channels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| is_channel(c))
-        .expect("the channel");
-    let sampler = &animation["samplers"][channel["sampler"].as_u64().unwrap() as usize];
+    let sampler = scene_sampler(doc, is_channel);
     // A spline's keys carry tangents: its range is not its keys'.
     assert_ne!(sampler["interpolation"], "CUBICSPLINE");
-    let accessor = &doc["accessors"][sampler["output"].as_u64().unwrap() as usize];
-    let view = &doc["bufferViews"][accessor["bufferView"].as_u64().unwrap() as usize];
-    let start = (view["byteOffset"].as_u64().unwrap_or(0)
-        + accessor["byteOffset"].as_u64().unwrap_or(0)) as usize;
-    let count = accessor["count"].as_u64().unwrap() as usize;
+    let (start, count) = output_floats(doc, sampler);
     let floats: Vec<f32> = buffer[start..start + 4 * count]
         .chunks_exact(4)
         .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
@@ -456,12 +462,7 @@ fn stats_reports_each_float_track_with_the_range_of_its_source_keys() {
     let names = doc["meshes"][0]["extras"]["targetNames"]
         .as_array()
         .expect("target names");
-    let face = doc["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .position(|n| n["mesh"] == 0)
-        .expect("the face of mesh 0");
+    let face = face_node(&doc);
     let weights = source_keys(&doc, &buffer, names.len(), |c| {
         c["target"]["node"] == face && c["target"]["path"] == "weights"
     });
