@@ -393,7 +393,7 @@ fn demo_shows_the_faces_and_the_camera() {
 fn face_node(doc: &Value) -> usize {
     doc["nodes"]
         .as_array()
-        .unwrap()
+        .expect("an array")
         .iter()
         .position(|n| n["mesh"] == 0)
         .expect("the face of mesh 0")
@@ -405,20 +405,23 @@ fn scene_sampler(doc: &Value, is_channel: impl Fn(&Value) -> bool) -> &Value {
     assert_eq!(animation["name"], "scene");
     let channel = animation["channels"]
         .as_array()
-        .unwrap()
+        .expect("an array")
         .iter()
         .find(|c| is_channel(c))
         .expect("the channel");
-    &animation["samplers"][channel["sampler"].as_u64().unwrap() as usize]
+    &animation["samplers"][channel["sampler"].as_u64().expect("an index") as usize]
 }
 
 /// Where `sampler`'s output floats start in the buffer, and how many.
 fn output_floats(doc: &Value, sampler: &Value) -> (usize, usize) {
-    let accessor = &doc["accessors"][sampler["output"].as_u64().unwrap() as usize];
-    let view = &doc["bufferViews"][accessor["bufferView"].as_u64().unwrap() as usize];
+    let accessor = &doc["accessors"][sampler["output"].as_u64().expect("an index") as usize];
+    let view = &doc["bufferViews"][accessor["bufferView"].as_u64().expect("an index") as usize];
     let start =
         view["byteOffset"].as_u64().unwrap_or(0) + accessor["byteOffset"].as_u64().unwrap_or(0);
-    (start as usize, accessor["count"].as_u64().unwrap() as usize)
+    (
+        start as usize,
+        accessor["count"].as_u64().expect("a count") as usize,
+    )
 }
 
 /// The keys of the 'scene' animation's channel whose sampler output holds
@@ -436,7 +439,7 @@ fn source_keys(
     let (start, count) = output_floats(doc, sampler);
     let floats: Vec<f32> = buffer[start..start + 4 * count]
         .chunks_exact(4)
-        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+        .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
         .collect();
     floats.chunks_exact(width).map(<[f32]>::to_vec).collect()
 }
