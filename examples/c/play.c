@@ -12,7 +12,11 @@
  * prints every pose as lines "pose <label> <time bits> <bone> <10 f32 bits>"
  * in hex, so that CI can compare them with the Rust sampler's
  * (ffi/examples/reference_poses.rs prints the same lines from the library),
- * then the stream's stats. It also checks a bone remap against the plain
+ * then the stream's stats. Its float tracks (morph weights, a field of
+ * view) are listed by name, kind and component count, and their values
+ * printed as lines "floats <time bits> <track> <name> <kind> <components>
+ * <offset> <f32 bits...>", compared the same way. It also checks a bone
+ * remap against the plain
  * pose and that misuse (NULL, a freed handle, a wrong-typed handle) is
  * refused with a message. Exit status 0 when all went as expected.
  */
@@ -67,6 +71,61 @@ static void print_pose(const char *label, double time, const CsTransform *pose,
         for (int i = 0; i < 3; i++) printf(" %08" PRIx32, bits_f32(t->scale[i]));
         printf("\n");
     }
+}
+
+static const char *float_kind_key(uint32_t kind) {
+    switch (kind) {
+    case CS_FLOAT_KIND_MORPH_WEIGHT: return "morph_weight";
+    case CS_FLOAT_KIND_FIELD_OF_VIEW: return "field_of_view";
+    default: return "generic";
+    }
+}
+
+/* Every float track's values at the stream's 25 fixed times, one line per
+ * track and time, each track found by the name, kind, component count and
+ * offset the ABI gives. */
+static void print_floats(CsStream *stream, const CsClipInfo *info) {
+    float *values = calloc(info->float_value_count ? info->float_value_count : 1,
+                           sizeof *values);
+    if (!values) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    for (uint32_t i = 0; i < info->float_track_count; i++) {
+        char name[256];
+        size_t length = 0;
+        CsFloatTrackInfo track;
+        CHECK(cs_stream_float_track_name(stream, i, name, sizeof name, &length));
+        CHECK(cs_stream_float_track_info(stream, i, &track));
+        int32_t found = -1;
+        CHECK(cs_stream_find_float_track(stream, name, &found));
+        if (found != (int32_t)i) {
+            fprintf(stderr, "float track %u: %s found at %d\n", i, name, found);
+            exit(1);
+        }
+        if (i < 3 || i + 1 == info->float_track_count)
+            printf("  float %3u %-28s %s, %u component(s) at %u\n", i, name,
+                   float_kind_key(track.kind), track.components, track.offset);
+        else if (i == 3)
+            printf("  ...\n");
+    }
+    for (int k = 0; k <= 24; k++) {
+        double t = info->duration * k / 24.0;
+        CHECK(cs_stream_sample_floats(stream, t, values, info->float_value_count));
+        for (uint32_t i = 0; i < info->float_track_count; i++) {
+            char name[256];
+            size_t length = 0;
+            CsFloatTrackInfo track;
+            CHECK(cs_stream_float_track_name(stream, i, name, sizeof name, &length));
+            CHECK(cs_stream_float_track_info(stream, i, &track));
+            printf("floats %016" PRIx64 " %u %s %s %u %u", bits_f64(t), i, name,
+                   float_kind_key(track.kind), track.components, track.offset);
+            for (uint32_t c = 0; c < track.components; c++)
+                printf(" %08" PRIx32, bits_f32(values[track.offset + c]));
+            printf("\n");
+        }
+    }
+    free(values);
 }
 
 /* The player's pose after a step, printed; its root motion on stderr-free
@@ -191,6 +250,8 @@ int main(int argc, char **argv) {
         else if (b == 8)
             printf("  ...\n");
     }
+
+    print_floats(stream, &info);
 
     /* The stream sampled at fixed times: 25 across the clip, and a few
      * between samples and outside the clip (clamped or wrapped). */

@@ -7,8 +7,10 @@
 //! cargo run --release -p cinestream-ffi --example reference_poses -- clip.cine
 //! ```
 //!
-//! `write` packs a procedural cinematic (two actors, 6 s, a preview tier)
-//! with the library, so nothing outside the repository is needed.
+//! `write` packs a procedural cinematic (two actors with faces, a camera,
+//! 6 s, a preview tier) with the library, so nothing outside the
+//! repository is needed. Float values print as `floats` lines, as play.c
+//! prints them from the C ABI's names, kinds, component counts and offsets.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -34,6 +36,8 @@ fn pack(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
         &CinematicSpec::default()
             .with_seconds(6.0)
             .with_actors(2)
+            .with_face(true)
+            .with_camera(true)
             .with_seed(17),
     );
     let settings = CompressSettings::default();
@@ -94,6 +98,27 @@ fn print(file: &Path) -> Result<(), Box<dyn std::error::Error>> {
     for t in [0.0, duration * 0.9, 0.5, duration, 1.0 / 3.0] {
         stream.sample(t, &mut pose)?;
         write_pose(&mut out, "host", t, &pose)?;
+    }
+    let meta = stream.meta();
+    let mut values = vec![0f32; meta.num_float_values()];
+    for k in 0..=24 {
+        let t = duration * f64::from(k) / 24.0;
+        stream.sample_floats(t, &mut values)?;
+        for (i, (track, &offset)) in meta.floats.iter().zip(meta.float_offsets()).enumerate() {
+            write!(
+                out,
+                "floats {:016x} {i} {} {} {} {offset}",
+                t.to_bits(),
+                track.name,
+                track.kind.key(),
+                track.components
+            )?;
+            let first = offset as usize;
+            for v in &values[first..first + usize::from(track.components)] {
+                write!(out, " {:08x}", v.to_bits())?;
+            }
+            writeln!(out)?;
+        }
     }
     out.flush()?;
     Ok(())

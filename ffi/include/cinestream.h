@@ -60,6 +60,22 @@
 #define CS_QUALITY_PREVIEW 1
 
 /*
+ Float track kind: a morph target (blend shape) weight, unitless.
+ */
+#define CS_FLOAT_KIND_MORPH_WEIGHT 0
+
+/*
+ Float track kind: a camera's vertical field of view, in radians.
+ */
+#define CS_FLOAT_KIND_FIELD_OF_VIEW 1
+
+/*
+ Float track kind: anything else (a colour, a focus distance, a custom
+ curve), in the unit its importer gave it.
+ */
+#define CS_FLOAT_KIND_GENERIC 2
+
+/*
  Bytes at the start of a `.cine` file that say how long its prefix is
  (see [`cs_prefix_len`]).
  */
@@ -224,6 +240,32 @@ typedef struct CsClipInfo {
    */
   uint64_t page_count;
 } CsClipInfo;
+
+/*
+ One float track of a stream's clip (see [`cs_stream_float_track_info`]).
+ */
+typedef struct CsFloatTrackInfo {
+  /*
+   `CS_FLOAT_KIND_MORPH_WEIGHT`, `CS_FLOAT_KIND_FIELD_OF_VIEW` or
+   `CS_FLOAT_KIND_GENERIC`.
+   */
+  uint32_t kind;
+  /*
+   Values per sample, 1 to 4.
+   */
+  uint32_t components;
+  /*
+   Index of the track's first component in the values that
+   [`cs_stream_sample_floats`] and [`cs_player_floats`] fill; its other
+   components follow it.
+   */
+  uint32_t offset;
+  /*
+   The largest error the codec may leave in a component, in the
+   track's unit.
+   */
+  float precision;
+} CsFloatTrackInfo;
 
 /*
  One bone's local transform: rotation quaternion (x, y, z, w),
@@ -511,6 +553,44 @@ enum CsStatus cs_stream_bone_name(const struct CsStream *stream,
  `name` must be a NUL-terminated string and `bone` point to an `int32_t`.
  */
 enum CsStatus cs_stream_find_bone(const struct CsStream *stream, const char *name, int32_t *bone);
+
+/*
+ Float track `track`'s name into `buf` (`capacity` bytes,
+ NUL-terminated); `*length` gets the name's length in bytes without the
+ NUL, also when the buffer is too small (`CS_STATUS_BUFFER_TOO_SMALL`,
+ with as much as fits), so a caller can ask again with `*length + 1`
+ bytes.
+
+ # Safety
+ `buf` must point to `capacity` writable bytes, `length` to a `size_t`.
+ */
+enum CsStatus cs_stream_float_track_name(const struct CsStream *stream,
+                                         uint32_t track,
+                                         char *buf,
+                                         size_t capacity,
+                                         size_t *length);
+
+/*
+ Float track `track`'s kind, component count, offset among a sample's
+ float values and precision.
+
+ # Safety
+ `out` must point to a writable `CsFloatTrackInfo`.
+ */
+enum CsStatus cs_stream_float_track_info(const struct CsStream *stream,
+                                         uint32_t track,
+                                         struct CsFloatTrackInfo *out);
+
+/*
+ The index of the first float track named `name` (exact match) into
+ `*track`, or -1 when none is.
+
+ # Safety
+ `name` must be a NUL-terminated string and `track` point to an `int32_t`.
+ */
+enum CsStatus cs_stream_find_float_track(const struct CsStream *stream,
+                                         const char *name,
+                                         int32_t *track);
 
 /*
  Samples every bone at `time` (seconds, clamped or wrapped by the clip's

@@ -42,10 +42,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
+use cinestream::format::{ClipMeta, FloatMeta};
 use cinestream::play::Player;
 use cinestream::sample::PoseWriter;
 use cinestream::stream::{MissingPage, Stream, StreamOptions};
-use cinestream::{Error, LoopMode, Quality, Sampling, Transform};
+use cinestream::{Error, FloatKind, LoopMode, Quality, Sampling, Transform};
 
 /// What every function returns: `CS_STATUS_OK`, or why it failed (with a
 /// message from [`cs_last_error`]).
@@ -145,6 +146,14 @@ pub const CS_QUALITY_FULL: u32 = 0;
 /// Quality of a pose: decoded from the preview tier (within its bound).
 pub const CS_QUALITY_PREVIEW: u32 = 1;
 
+/// Float track kind: a morph target (blend shape) weight, unitless.
+pub const CS_FLOAT_KIND_MORPH_WEIGHT: u32 = 0;
+/// Float track kind: a camera's vertical field of view, in radians.
+pub const CS_FLOAT_KIND_FIELD_OF_VIEW: u32 = 1;
+/// Float track kind: anything else (a colour, a focus distance, a custom
+/// curve), in the unit its importer gave it.
+pub const CS_FLOAT_KIND_GENERIC: u32 = 2;
+
 /// How a stream holds and fetches pages. Start from
 /// [`cs_stream_options_default`] and change what you need.
 #[repr(C)]
@@ -189,6 +198,24 @@ pub struct CsClipInfo {
     pub threshold_cm: f64,
     /// Pages of the file.
     pub page_count: u64,
+}
+
+/// One float track of a stream's clip (see [`cs_stream_float_track_info`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CsFloatTrackInfo {
+    /// `CS_FLOAT_KIND_MORPH_WEIGHT`, `CS_FLOAT_KIND_FIELD_OF_VIEW` or
+    /// `CS_FLOAT_KIND_GENERIC`.
+    pub kind: u32,
+    /// Values per sample, 1 to 4.
+    pub components: u32,
+    /// Index of the track's first component in the values that
+    /// [`cs_stream_sample_floats`] and [`cs_player_floats`] fill; its other
+    /// components follow it.
+    pub offset: u32,
+    /// The largest error the codec may leave in a component, in the
+    /// track's unit.
+    pub precision: f32,
 }
 
 /// A stream's counters since open (or [`cs_stream_reset_stats`]).
@@ -740,6 +767,32 @@ fn quality_code(q: Quality) -> (u32, f32) {
     }
 }
 
+fn float_kind_code(kind: FloatKind) -> u32 {
+    match kind {
+        FloatKind::MorphWeight { .. } => CS_FLOAT_KIND_MORPH_WEIGHT,
+        FloatKind::FieldOfView => CS_FLOAT_KIND_FIELD_OF_VIEW,
+        // `FloatKind` may grow; a kind C does not know yet is a plain curve
+        // to it, which is what `GENERIC` promises (values in their own unit).
+        _ => CS_FLOAT_KIND_GENERIC,
+    }
+}
+
+/// Float track `track` of `meta` and the index of its first value among a
+/// sample's float values, or `InvalidArgument` naming the track count.
+fn float_track(meta: &ClipMeta, track: u32) -> Outcome<(&FloatMeta, u32)> {
+    let index = track as usize;
+    match (meta.floats.get(index), meta.float_offsets().get(index)) {
+        (Some(float), Some(&offset)) => Ok((float, offset)),
+        _ => Err(fail(
+            CsStatus::InvalidArgument,
+            format!(
+                "float track {track} does not exist: the clip has {} float tracks",
+                meta.floats.len()
+            ),
+        )),
+    }
+}
+
 fn loop_code(mode: LoopMode) -> i32 {
     match mode {
         LoopMode::Clamp => CS_LOOP_CLAMP,
@@ -1067,6 +1120,86 @@ pub unsafe extern "C" fn cs_stream_find_bone(
             .bones()
             .iter()
             .position(|b| b.name == name)
+            .map_or(-1, |i| i as i32);
+        Ok(())
+    })
+}
+
+/// Float track `track`'s name into `buf` (`capacity` bytes,
+/// NUL-terminated); `*length` gets the name's length in bytes without the
+/// NUL, also when the buffer is too small (`CS_STATUS_BUFFER_TOO_SMALL`,
+/// with as much as fits), so a caller can ask again with `*length + 1`
+/// bytes.
+///
+/// # Safety
+/// `buf` must point to `capacity` writable bytes, `length` to a `size_t`.
+#[no_mangle]
+pub unsafe extern "C" fn cs_stream_float_track_name(
+    stream: *const CsStream,
+    track: u32,
+    buf: *mut c_char,
+    capacity: usize,
+    length: *mut usize,
+) -> CsStatus {
+    guard("cs_stream_float_track_name", || {
+        let s = stream_of(stream, "stream")?;
+        // SAFETY: the caller's contract (see above); NULL is refused.
+        let length = unsafe { out_ref(length, "length") }?;
+        // SAFETY: the caller's contract (see above); NULL is refused.
+        let buf = unsafe { out_slice(buf.cast::<u8>(), capacity, "buf") }?;
+        let (float, _) = float_track(s.meta(), track)?;
+        write_c_string(float.name.as_bytes(), buf, length)
+    })
+}
+
+/// Float track `track`'s kind, component count, offset among a sample's
+/// float values and precision.
+///
+/// # Safety
+/// `out` must point to a writable `CsFloatTrackInfo`.
+#[no_mangle]
+pub unsafe extern "C" fn cs_stream_float_track_info(
+    stream: *const CsStream,
+    track: u32,
+    out: *mut CsFloatTrackInfo,
+) -> CsStatus {
+    guard("cs_stream_float_track_info", || {
+        let s = stream_of(stream, "stream")?;
+        // SAFETY: the caller's contract (see above); NULL is refused.
+        let out = unsafe { out_ref(out, "out") }?;
+        let (float, offset) = float_track(s.meta(), track)?;
+        *out = CsFloatTrackInfo {
+            kind: float_kind_code(float.kind),
+            components: u32::from(float.components),
+            offset,
+            precision: float.precision,
+        };
+        Ok(())
+    })
+}
+
+/// The index of the first float track named `name` (exact match) into
+/// `*track`, or -1 when none is.
+///
+/// # Safety
+/// `name` must be a NUL-terminated string and `track` point to an `int32_t`.
+#[no_mangle]
+pub unsafe extern "C" fn cs_stream_find_float_track(
+    stream: *const CsStream,
+    name: *const c_char,
+    track: *mut i32,
+) -> CsStatus {
+    guard("cs_stream_find_float_track", || {
+        let s = stream_of(stream, "stream")?;
+        // SAFETY: the caller's contract (see above); NULL is refused.
+        let out = unsafe { out_ref(track, "track") }?;
+        // SAFETY: the caller's contract (see above); NULL is refused.
+        let name = unsafe { in_str(name, "name") }?;
+        *out = s
+            .meta()
+            .floats
+            .iter()
+            .position(|f| f.name == name)
             .map_or(-1, |i| i as i32);
         Ok(())
     })

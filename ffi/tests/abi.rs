@@ -16,21 +16,39 @@ use cinestream::container::{encode_stream, WriteOptions};
 use cinestream::play::Player;
 use cinestream::procedural::{cinematic, CinematicSpec};
 use cinestream::stream::{Stream, StreamOptions};
-use cinestream::{Sampling, Transform};
+use cinestream::{Clip, FloatKind, FloatTrack, Sampling, Transform};
 use cinestream_ffi::*;
 
-/// A packed procedural clip: two actors, 4 s at 30 Hz, small pages.
+/// The procedural clip [`packed`] packs: two actors with faces (morph
+/// weights) and a camera (a field of view), 4 s at 30 Hz, and a light's
+/// colour (four components) after the first morph weight, so that tracks
+/// after it sit at offsets that are not their indices.
+fn source_clip() -> Clip {
+    let clip = cinematic(
+        &CinematicSpec::default()
+            .with_seconds(4.0)
+            .with_actors(2)
+            .with_face(true)
+            .with_camera(true)
+            .with_seed(7),
+    );
+    let colour = (0..clip.num_samples())
+        .flat_map(|k| (0..4).map(move |c| 0.5 + 0.4 * ((k as f32) * 0.1 + c as f32).sin()))
+        .collect();
+    let colour = FloatTrack::new("Light/colour", FloatKind::Generic, 4, 1e-3, colour)
+        .expect("a sound track");
+    let mut floats = clip.float_tracks().to_vec();
+    floats.insert(1, colour);
+    clip.with_float_tracks(floats).expect("distinct names")
+}
+
+/// [`source_clip`] packed, in small pages.
 fn packed() -> Vec<u8> {
     use std::sync::OnceLock;
     static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
     BYTES
         .get_or_init(|| {
-            let clip = cinematic(
-                &CinematicSpec::default()
-                    .with_seconds(4.0)
-                    .with_actors(2)
-                    .with_seed(7),
-            );
+            let clip = source_clip();
             let (compressed, _) = compress(&clip, &CompressSettings::default()).expect("compress");
             let (bytes, _) =
                 encode_stream(&compressed, &WriteOptions::default().with_page_bytes(4096))
@@ -336,6 +354,173 @@ fn skeleton_names_parents_and_lookup() {
     assert_eq!(cs_stream_free(s), CsStatus::Ok);
 }
 
+#[test]
+fn float_tracks_names_kinds_components_and_offsets() {
+    let clip = source_clip();
+    let tracks = clip.float_tracks();
+    assert!(
+        tracks.len() > 2,
+        "the clip has faces and a camera: {} float tracks",
+        tracks.len()
+    );
+    let s = open(&packed());
+    let mut info = CsClipInfo::default();
+    // SAFETY: `info` is a live, writable CsClipInfo.
+    assert_eq!(unsafe { cs_stream_info(s, &mut info) }, CsStatus::Ok);
+    assert_eq!(info.float_track_count as usize, tracks.len());
+    // Every sample's values through the ABI, to find each track's keys at
+    // the offset the ABI gives.
+    let mut values = vec![vec![0f32; info.float_value_count as usize]; clip.num_samples()];
+    for (k, row) in values.iter_mut().enumerate() {
+        let time = k as f64 / f64::from(clip.sample_rate());
+        // SAFETY: `row` holds `float_value_count` floats.
+        let status = unsafe { cs_stream_sample_floats(s, time, row.as_mut_ptr(), row.len()) };
+        assert_eq!(status, CsStatus::Ok, "{}", last_error());
+    }
+    // Offsets counted here from the source's component counts.
+    let mut offset = 0u32;
+    for (i, track) in tracks.iter().enumerate() {
+        let mut buf = [0 as c_char; 128];
+        let mut len = 0usize;
+        let mut float = CsFloatTrackInfo::default();
+        let mut found = -2;
+        // SAFETY: `buf` holds 128 bytes, the others are live locals; the
+        // name looked up is a NUL-terminated copy.
+        unsafe {
+            assert_eq!(
+                cs_stream_float_track_name(s, i as u32, buf.as_mut_ptr(), buf.len(), &mut len),
+                CsStatus::Ok
+            );
+            assert_eq!(CStr::from_ptr(buf.as_ptr()).to_str(), Ok(track.name()));
+            assert_eq!(len, track.name().len());
+            assert_eq!(
+                cs_stream_float_track_info(s, i as u32, &mut float),
+                CsStatus::Ok
+            );
+            let name = std::ffi::CString::new(track.name()).expect("no NUL");
+            assert_eq!(
+                cs_stream_find_float_track(s, name.as_ptr(), &mut found),
+                CsStatus::Ok
+            );
+        }
+        assert_eq!(found, i as i32, "{}", track.name());
+        let kind = match track.kind() {
+            FloatKind::MorphWeight { .. } => CS_FLOAT_KIND_MORPH_WEIGHT,
+            FloatKind::FieldOfView => CS_FLOAT_KIND_FIELD_OF_VIEW,
+            _ => CS_FLOAT_KIND_GENERIC,
+        };
+        assert_eq!(
+            float,
+            CsFloatTrackInfo {
+                kind,
+                components: track.components() as u32,
+                offset,
+                precision: track.precision(),
+            },
+            "{}",
+            track.name()
+        );
+        // The values at that offset are this track's keys, within its
+        // precision (with a rounding margin).
+        for (k, row) in values.iter().enumerate() {
+            for (c, &key) in track.sample(k).iter().enumerate() {
+                let got = row[offset as usize + c];
+                assert!(
+                    (got - key).abs() <= track.precision() * 1.001,
+                    "{} component {c} at sample {k}: {got} against the key {key}",
+                    track.name()
+                );
+            }
+        }
+        offset += track.components() as u32;
+    }
+    assert_eq!(offset, info.float_value_count);
+    let kinds = tracks.iter().map(|t| t.kind().name()).collect::<Vec<_>>();
+    assert!(
+        kinds.contains(&"morph weight") && kinds.contains(&"field of view"),
+        "{kinds:?}"
+    );
+
+    // Misuse: an index past the tracks, a short name buffer, NULLs.
+    let n = tracks.len() as u32;
+    let mut short = [0 as c_char; 3];
+    let mut len = 0usize;
+    let mut float = CsFloatTrackInfo::default();
+    let mut found = 0;
+    // SAFETY: every pointer is to a live local at least as long as the
+    // length passed, or NULL on purpose (refused before any use).
+    unsafe {
+        let status = cs_stream_float_track_info(s, n, &mut float);
+        refused(
+            status,
+            CsStatus::InvalidArgument,
+            "cs_stream_float_track_info",
+            &format!("float track {n} does not exist: the clip has {n} float tracks"),
+        );
+        let status = cs_stream_float_track_name(s, n, short.as_mut_ptr(), 3, &mut len);
+        refused(
+            status,
+            CsStatus::InvalidArgument,
+            "cs_stream_float_track_name",
+            "does not exist",
+        );
+        let status = cs_stream_float_track_name(s, 0, short.as_mut_ptr(), 3, &mut len);
+        refused(
+            status,
+            CsStatus::BufferTooSmall,
+            "cs_stream_float_track_name",
+            "needed",
+        );
+        assert_eq!(len, tracks[0].name().len(), "the length, also when short");
+        assert_eq!(
+            CStr::from_ptr(short.as_ptr()).to_bytes(),
+            &tracks[0].name().as_bytes()[..2],
+            "as much as fits, NUL-terminated"
+        );
+        let status = cs_stream_float_track_name(s, 0, null_mut(), 3, &mut len);
+        refused(
+            status,
+            CsStatus::Null,
+            "cs_stream_float_track_name",
+            "buf is NULL",
+        );
+        let status = cs_stream_float_track_name(s, 0, short.as_mut_ptr(), 3, null_mut());
+        refused(
+            status,
+            CsStatus::Null,
+            "cs_stream_float_track_name",
+            "length is NULL",
+        );
+        let status = cs_stream_float_track_info(s, 0, null_mut());
+        refused(
+            status,
+            CsStatus::Null,
+            "cs_stream_float_track_info",
+            "out is NULL",
+        );
+        let status = cs_stream_find_float_track(s, null(), &mut found);
+        refused(
+            status,
+            CsStatus::Null,
+            "cs_stream_find_float_track",
+            "name is NULL",
+        );
+        let status = cs_stream_find_float_track(s, c"Face/blink".as_ptr(), null_mut());
+        refused(
+            status,
+            CsStatus::Null,
+            "cs_stream_find_float_track",
+            "track is NULL",
+        );
+        assert_eq!(
+            cs_stream_find_float_track(s, c"no such track".as_ptr(), &mut found),
+            CsStatus::Ok
+        );
+        assert_eq!(found, -1);
+    }
+    assert_eq!(cs_stream_free(s), CsStatus::Ok);
+}
+
 /// Every function that takes a stream, called with `s` and otherwise
 /// valid arguments: its name and status.
 fn stream_calls(s: *mut CsStream) -> Vec<(&'static str, CsStatus, String)> {
@@ -345,6 +530,7 @@ fn stream_calls(s: *mut CsStream) -> Vec<(&'static str, CsStatus, String)> {
     let mut buf = [0 as c_char; 64];
     let mut len = 0usize;
     let mut found = 0i32;
+    let mut float_info = CsFloatTrackInfo::default();
     let mut quality = 0u32;
     let mut one = CsTransform::default();
     let mut floats = vec![0f32; 512];
@@ -373,6 +559,18 @@ fn stream_calls(s: *mut CsStream) -> Vec<(&'static str, CsStatus, String)> {
             c(
                 "cs_stream_find_bone",
                 cs_stream_find_bone(s, c"root".as_ptr(), &mut found),
+            ),
+            c(
+                "cs_stream_float_track_name",
+                cs_stream_float_track_name(s, 0, buf.as_mut_ptr(), buf.len(), &mut len),
+            ),
+            c(
+                "cs_stream_float_track_info",
+                cs_stream_float_track_info(s, 0, &mut float_info),
+            ),
+            c(
+                "cs_stream_find_float_track",
+                cs_stream_find_float_track(s, c"Face/blink".as_ptr(), &mut found),
             ),
             c(
                 "cs_stream_sample",

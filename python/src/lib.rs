@@ -31,7 +31,7 @@ use cinestream::recipes::WarningReport;
 use cinestream::sample::PoseWriter;
 use cinestream::stream::{MissingPage, Stream, StreamOptions};
 use cinestream::warnings::{self, Warning};
-use cinestream::{Clip, FloatKind, LengthUnit, LoopMode, Sampling};
+use cinestream::{Clip, LengthUnit, LoopMode, Sampling};
 use numpy::ndarray::{Array2, Array3};
 use numpy::{PyArray1, PyArray2, PyArray3, PyReadonlyArray1};
 use pyo3::create_exception;
@@ -795,13 +795,7 @@ impl PyStream {
         for (track, offset) in meta.floats.iter().zip(meta.float_offsets()) {
             let d = PyDict::new(py);
             set(&d, "name", &track.name)?;
-            // As the JSON export names it.
-            let kind = match track.kind {
-                FloatKind::MorphWeight { .. } => "morph_weight",
-                FloatKind::FieldOfView => "field_of_view",
-                _ => "generic",
-            };
-            set(&d, "kind", kind)?;
+            set(&d, "kind", track.kind.key())?;
             set(&d, "components", track.components)?;
             set(&d, "precision", track.precision)?;
             set(&d, "offset", *offset)?;

@@ -46,6 +46,17 @@ impl FloatKind {
             FloatKind::Generic => "float",
         }
     }
+
+    /// The kind's key in machine-read reports (the JSON export, the
+    /// `--json` outputs, the Python binding): `"morph_weight"`,
+    /// `"field_of_view"` or `"generic"`.
+    pub fn key(self) -> &'static str {
+        match self {
+            FloatKind::MorphWeight { .. } => "morph_weight",
+            FloatKind::FieldOfView => "field_of_view",
+            FloatKind::Generic => "generic",
+        }
+    }
 }
 
 /// One named float track of a clip: `components` values per sample, sample

@@ -126,12 +126,7 @@ where
         out.push_str(if track == 0 { "\n  {" } else { ",\n  {" });
         out.push_str("\"name\": ");
         push_json_string(out, &float.name);
-        out.push_str(", \"kind\": ");
-        out.push_str(match float.kind {
-            FloatKind::MorphWeight { .. } => "\"morph_weight\"",
-            FloatKind::FieldOfView => "\"field_of_view\"",
-            FloatKind::Generic => "\"generic\"",
-        });
+        let _ = write!(out, ", \"kind\": \"{}\"", float.kind.key());
         let _ = write!(out, ", \"components\": {components}, \"precision\": ");
         push_f32(out, float.precision);
         if let FloatKind::MorphWeight {

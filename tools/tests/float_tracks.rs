@@ -289,29 +289,15 @@ fn verify_names_a_weight_track_that_differs_from_the_source() {
         // The 'scene' animation's weights channel of the node of mesh 0
         // (Ann's face): shift its middle key (t = 0.5 s, sample 15) of
         // target 2 by 0.1.
-        let node = doc["nodes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .position(|n| n["mesh"] == 0)
-            .expect("the face of mesh 0");
-        let animation = &doc["animations"][0];
-        assert_eq!(animation["name"], "scene");
-        let channel = animation["channels"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["target"]["node"] == node && c["target"]["path"] == "weights")
-            .expect("a weights channel");
-        let sampler = &animation["samplers"][channel["sampler"].as_u64().unwrap() as usize];
+        let node = face_node(doc);
+        let sampler = scene_sampler(doc, |c| {
+            c["target"]["node"] == node && c["target"]["path"] == "weights"
+        });
         let times = &doc["accessors"][sampler["input"].as_u64().unwrap() as usize];
         assert_eq!(times["count"], 3);
-        let accessor = &doc["accessors"][sampler["output"].as_u64().unwrap() as usize];
-        let view = &doc["bufferViews"][accessor["bufferView"].as_u64().unwrap() as usize];
-        let start =
-            view["byteOffset"].as_u64().unwrap_or(0) + accessor["byteOffset"].as_u64().unwrap_or(0);
+        let (start, _) = output_floats(doc, sampler);
         let targets = 8;
-        let at = start as usize + 4 * (targets + 2);
+        let at = start + 4 * (targets + 2);
         let value = f32::from_le_bytes(buffer[at..at + 4].try_into().unwrap()) + 0.1;
         buffer[at..at + 4].copy_from_slice(&value.to_le_bytes());
         assert_eq!(doc["meshes"][0]["extras"]["targetNames"][2], "blink_r");
@@ -400,5 +386,151 @@ fn demo_shows_the_faces_and_the_camera() {
         .find(|l| l.starts_with("float tracks: 9, "))
         .unwrap_or_else(|| panic!("{text}"));
     assert!(line.contains("(precision "), "{line}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The index of the node of mesh 0 (Ann's face).
+fn face_node(doc: &Value) -> usize {
+    doc["nodes"]
+        .as_array()
+        .expect("an array")
+        .iter()
+        .position(|n| n["mesh"] == 0)
+        .expect("the face of mesh 0")
+}
+
+/// The sampler of the 'scene' animation's channel found by `is_channel`.
+fn scene_sampler(doc: &Value, is_channel: impl Fn(&Value) -> bool) -> &Value {
+    let animation = &doc["animations"][0];
+    assert_eq!(animation["name"], "scene");
+    let channel = animation["channels"]
+        .as_array()
+        .expect("an array")
+        .iter()
+        .find(|c| is_channel(c))
+        .expect("the channel");
+    &animation["samplers"][channel["sampler"].as_u64().expect("an index") as usize]
+}
+
+/// Where `sampler`'s output floats start in the buffer, and how many.
+fn output_floats(doc: &Value, sampler: &Value) -> (usize, usize) {
+    let accessor = &doc["accessors"][sampler["output"].as_u64().expect("an index") as usize];
+    let view = &doc["bufferViews"][accessor["bufferView"].as_u64().expect("an index") as usize];
+    let start =
+        view["byteOffset"].as_u64().unwrap_or(0) + accessor["byteOffset"].as_u64().unwrap_or(0);
+    (
+        start as usize,
+        accessor["count"].as_u64().expect("a count") as usize,
+    )
+}
+
+/// The keys of the 'scene' animation's channel whose sampler output holds
+/// `width` floats per key, found by `is_channel`: `keys[key][component]`,
+/// read from the document's own buffer.
+fn source_keys(
+    doc: &Value,
+    buffer: &[u8],
+    width: usize,
+    is_channel: impl Fn(&Value) -> bool,
+) -> Vec<Vec<f32>> {
+    let sampler = scene_sampler(doc, is_channel);
+    // A spline's keys carry tangents: its range is not its keys'.
+    assert_ne!(sampler["interpolation"], "CUBICSPLINE");
+    let (start, count) = output_floats(doc, sampler);
+    let floats: Vec<f32> = buffer[start..start + 4 * count]
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
+        .collect();
+    floats.chunks_exact(width).map(<[f32]>::to_vec).collect()
+}
+
+/// The smallest and largest of `values`.
+fn range(values: impl Iterator<Item = f32>) -> (f32, f32) {
+    values.fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    })
+}
+
+#[test]
+fn stats_reports_each_float_track_with_the_range_of_its_source_keys() {
+    // Ann's weights (linear, keys on samples) and the camera's field of
+    // view (stepped) hold only their keys' values, so their ranges are
+    // their keys' ranges, read here from the glTF buffer.
+    let text = std::fs::read_to_string(morph_scene()).expect("reading the scene");
+    let doc: Value = serde_json::from_str(&text).expect("glTF JSON");
+    let uri = doc["buffers"][0]["uri"]
+        .as_str()
+        .expect("an embedded buffer");
+    let buffer = base64_decode(uri.split_once("base64,").expect("a data URI").1);
+    let names = doc["meshes"][0]["extras"]["targetNames"]
+        .as_array()
+        .expect("target names");
+    let face = face_node(&doc);
+    let weights = source_keys(&doc, &buffer, names.len(), |c| {
+        c["target"]["node"] == face && c["target"]["path"] == "weights"
+    });
+    let fov = source_keys(&doc, &buffer, 1, |c| {
+        c["target"]["extensions"]["KHR_animation_pointer"]["pointer"]
+            == "/cameras/0/perspective/yfov"
+    });
+    let mut expected = Vec::new();
+    for (t, name) in names.iter().enumerate() {
+        let name = format!("Face/{}", name.as_str().unwrap());
+        expected.push((
+            name,
+            "morph_weight",
+            "morph weight",
+            range(weights.iter().map(|k| k[t])),
+        ));
+    }
+    expected.push((
+        "Camera/yfov".to_string(),
+        "field_of_view",
+        "field of view",
+        range(fov.iter().map(|k| k[0])),
+    ));
+
+    let dir = common::temp_dir("floats", "stats");
+    let scene = morph_scene();
+    let scene = scene.to_str().expect("a UTF-8 path");
+    let out = cinestream(&["stats", scene, "--json"], &dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report: Value = serde_json::from_str(stdout.lines().next().expect("a line")).expect("JSON");
+    assert_eq!(report["clip"], "scene");
+    let floats = report["floats"].as_array().expect("floats");
+    let tracks = source_tracks();
+    assert_eq!(floats.len(), tracks.len(), "{report}");
+    for (float, (name, _)) in floats.iter().zip(&tracks) {
+        assert_eq!(float["name"], name.as_str());
+    }
+    let text_out = cinestream(&["stats", scene], &dir);
+    assert!(text_out.status.success());
+    let text = String::from_utf8_lossy(&text_out.stdout);
+    for (name, key, kind, (lo, hi)) in &expected {
+        let float = floats
+            .iter()
+            .find(|f| f["name"].as_str().unwrap().ends_with(name.as_str()))
+            .unwrap_or_else(|| panic!("{name} in {report}"));
+        assert_eq!(float["kind"], *key, "{float}");
+        assert_eq!(float["components"], 1, "{float}");
+        // JSON holds each f32 in its shortest form: read back as f32.
+        let as_f32 = |v: &Value| v.as_f64().map(|v| v as f32);
+        assert_eq!(as_f32(&float["min"][0]), Some(*lo), "{name}: {float}");
+        assert_eq!(as_f32(&float["max"][0]), Some(*hi), "{name}: {float}");
+        let full = float["name"].as_str().unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("float ") && l.contains(&format!(" {full} ")))
+            .unwrap_or_else(|| panic!("{full} in\n{text}"));
+        assert!(
+            line.contains(kind) && line.contains(&format!("1 x  {lo:.4} to {hi:.4}")),
+            "{line}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

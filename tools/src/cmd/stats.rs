@@ -5,15 +5,19 @@ use std::process::ExitCode;
 
 use cinestream::display::escaped;
 use cinestream::import;
+use cinestream::FloatTrack;
 use serde::Serialize;
 
 use super::common::{print_json, ImportArgs, Usage};
 
-/// Print bones, samples, rate, duration and track usage of BVH and glTF clips.
+/// Print bones, samples, rate, duration and track usage of BVH and glTF
+/// clips, and each float track's name, kind, components and range.
 ///
 /// Track usage compares raw values exactly: a track is "default" when it
 /// equals the bind pose at every sample, "constant" when it holds one other
-/// value, "animated" otherwise.
+/// value, "animated" otherwise. A clip's float tracks (morph weights,
+/// fields of view, curves) follow its line, one per line: name, kind,
+/// components, and each component's smallest and largest value.
 ///
 /// Example: cinestream stats walk.bvh ../shared/data/bandai-namco-1 --json
 #[derive(clap::Args)]
@@ -41,6 +45,69 @@ struct ClipReport<'a> {
     rotation: &'a Usage,
     translation: &'a Usage,
     scale: &'a Usage,
+    floats: Vec<FloatReport<'a>>,
+}
+
+/// One float track in a clip's `--json` line.
+#[derive(Serialize)]
+struct FloatReport<'a> {
+    name: &'a str,
+    /// `morph_weight`, `field_of_view` or `generic`, as the JSON export says.
+    kind: &'static str,
+    components: usize,
+    precision: f32,
+    /// Each component's smallest and largest value over the samples.
+    min: Vec<f32>,
+    max: Vec<f32>,
+}
+
+impl<'a> FloatReport<'a> {
+    fn of(track: &'a FloatTrack) -> FloatReport<'a> {
+        let components = track.components();
+        let mut min = vec![f32::INFINITY; components];
+        let mut max = vec![f32::NEG_INFINITY; components];
+        for sample in track.values().chunks_exact(components) {
+            for (c, &v) in sample.iter().enumerate() {
+                min[c] = min[c].min(v);
+                max[c] = max[c].max(v);
+            }
+        }
+        if track.num_samples() == 0 {
+            // No value: no range (rather than infinities JSON cannot hold).
+            min.clear();
+            max.clear();
+        }
+        FloatReport {
+            name: track.name(),
+            kind: track.kind().key(),
+            components,
+            precision: track.precision(),
+            min,
+            max,
+        }
+    }
+
+    /// The text line under its clip's: name, kind, components, ranges.
+    fn line(&self, track: &FloatTrack) -> String {
+        let ranges = self
+            .min
+            .iter()
+            .zip(&self.max)
+            .map(|(lo, hi)| format!("{lo:.4} to {hi:.4}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!(
+            "  float {:<34} {:<14} {} x  {}",
+            escaped(self.name),
+            track.kind().name(),
+            self.components,
+            if ranges.is_empty() {
+                "no samples"
+            } else {
+                &ranges
+            }
+        )
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -73,6 +140,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         for clip in &clips {
             let kinds = clip.exact_track_kinds();
             let usage = [0, 1, 2].map(|channel| Usage::of(&kinds, channel));
+            let floats: Vec<FloatReport> =
+                clip.float_tracks().iter().map(FloatReport::of).collect();
             if args.json {
                 print_json(&ClipReport {
                     file: file.path.display().to_string(),
@@ -85,6 +154,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     rotation: &usage[0],
                     translation: &usage[1],
                     scale: &usage[2],
+                    floats,
                 })?;
             } else {
                 println!(
@@ -99,6 +169,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     usage[1].cell(),
                     usage[2].cell()
                 );
+                for (report, track) in floats.iter().zip(clip.float_tracks()) {
+                    println!("{}", report.line(track));
+                }
             }
         }
     }
