@@ -188,6 +188,19 @@ impl FloatTrack {
         &self.values
     }
 
+    /// Each component's smallest and largest value over the samples, in
+    /// component order (a track has at least one sample: [`FloatTrack::new`]).
+    pub fn component_ranges(&self) -> Vec<(f32, f32)> {
+        let mut ranges = vec![(f32::INFINITY, f32::NEG_INFINITY); self.components];
+        for sample in self.values.chunks_exact(self.components) {
+            for ((lo, hi), &v) in ranges.iter_mut().zip(sample) {
+                *lo = lo.min(v);
+                *hi = hi.max(v);
+            }
+        }
+        ranges
+    }
+
     /// The same track under another name.
     pub fn with_name(mut self, name: impl Into<String>) -> FloatTrack {
         self.name = name.into();
@@ -256,6 +269,13 @@ mod tests {
             vec![0.0, 1.0, 2.0, f32::NAN],
         ));
         assert!(nan.contains("sample 1"), "{nan}");
+    }
+
+    #[test]
+    fn component_ranges_are_each_components_extremes() {
+        let values = vec![0.5, -2.0, 0.25, 3.0, -1.0, 7.0];
+        let t = FloatTrack::new("a", FloatKind::Generic, 2, 0.1, values).unwrap();
+        assert_eq!(t.component_ranges(), vec![(-1.0, 0.5), (-2.0, 7.0)]);
     }
 
     #[test]

@@ -63,24 +63,11 @@ struct FloatReport<'a> {
 
 impl<'a> FloatReport<'a> {
     fn of(track: &'a FloatTrack) -> FloatReport<'a> {
-        let components = track.components();
-        let mut min = vec![f32::INFINITY; components];
-        let mut max = vec![f32::NEG_INFINITY; components];
-        for sample in track.values().chunks_exact(components) {
-            for (c, &v) in sample.iter().enumerate() {
-                min[c] = min[c].min(v);
-                max[c] = max[c].max(v);
-            }
-        }
-        if track.num_samples() == 0 {
-            // No value: no range (rather than infinities JSON cannot hold).
-            min.clear();
-            max.clear();
-        }
+        let (min, max) = track.component_ranges().into_iter().unzip();
         FloatReport {
             name: track.name(),
             kind: track.kind().key(),
-            components,
+            components: track.components(),
             precision: track.precision(),
             min,
             max,
