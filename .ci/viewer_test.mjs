@@ -281,12 +281,19 @@ function percentiles(times) {
 
 /// Plays `seconds` at `rate` and returns the page's frame times and the
 /// residency strings it saw.
-async function playFor(page, seconds, rate = 1) {
+// Plays for `seconds` of wall time, and on past that (up to a minute) until
+// the playhead reaches `untilTime` seconds of the file: the page's clock
+// moves one step per display frame, so a loaded machine that shows fewer
+// frames plays less of the file in the same wall time.
+async function playFor(page, seconds, rate = 1, untilTime = 0) {
   await page.evaluate(`viewer.state.rate = ${rate}; viewer.state.frameTimes.length = 0; viewer.state.starved = 0; viewer.setPlaying(true)`);
   const strips = new Set();
-  const until = Date.now() + seconds * 1000;
-  while (Date.now() < until) {
+  const start = Date.now();
+  const until = start + seconds * 1000;
+  for (;;) {
     strips.add(await page.evaluate('viewer.state.residency ? viewer.state.residency.pages : ""'));
+    const now = Date.now();
+    if (now >= until && (now >= start + 60000 || (await page.evaluate('viewer.state.time')) >= untilTime)) break;
     await sleep(200);
   }
   await page.evaluate('viewer.setPlaying(false)');
@@ -356,8 +363,9 @@ async function main() {
     const preview = await page.evaluate('viewer.seek(38).then(() => ({ quality: viewer.state.quality, marks: viewer.state.previewTimes, duration: viewer.meta.duration }))');
     check(preview.quality === 'preview' && preview.marks.includes(38), `a jump to a page not yet loaded shows the preview tier (${preview.quality}, ${preview.marks.length} marks)`);
     await page.evaluate('viewer.seek(0)');
-    // At 4x, 4 s of play cross four of the file's pages of 4.4 s each.
-    const { strips, residency, times } = await playFor(page, 4, 4);
+    // At 4x, 4 s of play cross four of the file's pages of 4.4 s each (on
+    // past 4 s of wall time until the playhead has crossed them).
+    const { strips, residency, times } = await playFor(page, 4, 4, 4 * 4.4);
     console.log(`residency: ${strips.size} different strips over 4 s of play at 4x; ${residency.page_loads} page loads, ${residency.prefetch_loads} by the prefetcher, ${residency.stalls} stalls, ${residency.resident_bytes} of ${residency.budget_bytes} bytes resident; ${times.length} frames`);
     check(strips.size >= 3, 'the residency strip changes as pages stream');
     check(residency.prefetch_loads > 0, 'the prefetcher loads pages ahead of the playhead');
