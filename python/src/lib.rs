@@ -104,7 +104,21 @@ fn paths(inputs: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
     })
 }
 
-fn unit_of(name: &str) -> PyResult<LengthUnit> {
+/// A source unit given by name (`"cm"`, `"m"`...) or as its size in
+/// centimetres (a number, as the CLI's `--cm-per-unit`).
+fn unit_of(unit: &Bound<'_, PyAny>) -> PyResult<LengthUnit> {
+    if let Ok(name) = unit.extract::<String>() {
+        return unit_named(&name);
+    }
+    let cm = unit.extract::<f64>().map_err(|_| {
+        value_err(format!(
+            "unit must be a name ('cm', 'm'...) or a size in cm, not {unit}"
+        ))
+    })?;
+    LengthUnit::checked_cm_per_unit(cm).map_err(|e| value_err(format!("unit: {e}")))
+}
+
+fn unit_named(name: &str) -> PyResult<LengthUnit> {
     LengthUnit::from_name(name).ok_or_else(|| {
         let names: Vec<&str> = LengthUnit::NAMED.iter().map(|(n, _)| *n).collect();
         value_err(format!(
@@ -125,7 +139,11 @@ fn loop_policy(name: &str) -> PyResult<LoopPolicy> {
     }
 }
 
-fn import_options(unit: &str, rate: Option<f32>, lenient: bool) -> PyResult<ImportOptions> {
+fn import_options(
+    unit: Option<&Bound<'_, PyAny>>,
+    rate: Option<f32>,
+    lenient: bool,
+) -> PyResult<ImportOptions> {
     if let Some(rate) = rate {
         if !(1.0..=1000.0).contains(&rate) {
             return Err(value_err(format!(
@@ -134,7 +152,7 @@ fn import_options(unit: &str, rate: Option<f32>, lenient: bool) -> PyResult<Impo
         }
     }
     Ok(ImportOptions::default()
-        .with_bvh_unit(unit_of(unit)?)
+        .with_bvh_unit(unit.map_or(Ok(LengthUnit::CENTIMETRE), unit_of)?)
         .with_gltf_sample_rate(rate)
         .with_lenient(lenient))
 }
@@ -215,7 +233,7 @@ fn given_threshold(threshold_cm: Option<f64>) -> CompressSettings {
 #[pyfunction]
 #[pyo3(signature = (
     inputs, output, *, threshold_cm=None, shell_cm=3.0, segment_samples=16, r#loop="auto",
-    unit="cm", rate=None, lenient=false, lz4=false, page_kib=64, preview_cm=DEFAULT_PREVIEW_CM,
+    unit=None, rate=None, lenient=false, lz4=false, page_kib=64, preview_cm=DEFAULT_PREVIEW_CM,
     sequence=false, actors=false, clip=None, recursive=false, keep_going=false
 ))]
 #[allow(clippy::too_many_arguments)]
@@ -227,7 +245,7 @@ fn pack<'py>(
     shell_cm: f64,
     segment_samples: usize,
     r#loop: &str,
-    unit: &str,
+    unit: Option<&Bound<'py, PyAny>>,
     rate: Option<f32>,
     lenient: bool,
     lz4: bool,
@@ -259,7 +277,7 @@ fn pack<'py>(
     }
     if !(1..=1024 * 1024).contains(&page_kib) {
         return Err(value_err(format!(
-            "page_kib must be in 1..=1048576, not {page_kib}"
+            "page_kib must be in [1, 1048576], not {page_kib}"
         )));
     }
     let settings = given_threshold(threshold_cm)
@@ -334,7 +352,7 @@ fn import_files(
 /// ``CinestreamWarning`` and in ``warnings``.
 #[pyfunction]
 #[pyo3(signature = (
-    inputs, *, threshold_cm=None, shell_cm=3.0, segment_samples=16, unit="cm", rate=None,
+    inputs, *, threshold_cm=None, shell_cm=3.0, segment_samples=16, unit=None, rate=None,
     lenient=false, recursive=false, jobs=None, keep_going=false
 ))]
 #[allow(clippy::too_many_arguments)]
@@ -344,7 +362,7 @@ fn batch<'py>(
     threshold_cm: Option<f64>,
     shell_cm: f64,
     segment_samples: usize,
-    unit: &str,
+    unit: Option<&Bound<'py, PyAny>>,
     rate: Option<f32>,
     lenient: bool,
     recursive: bool,
@@ -355,7 +373,7 @@ fn batch<'py>(
     let options = import_options(unit, rate, lenient)?;
     if let Some(jobs) = jobs {
         if !(1..=1024).contains(&jobs) {
-            return Err(value_err(format!("jobs must be in 1..=1024, not {jobs}")));
+            return Err(value_err(format!("jobs must be in [1, 1024], not {jobs}")));
         }
     }
     let settings = given_threshold(threshold_cm)
@@ -884,7 +902,7 @@ impl PyStream {
     /// codec_error_cm, resample_error_cm and source_error_cm (decoded against
     /// the source's curves), source_key_times; ok needs the codec and the
     /// resampling error within the threshold. The GIL is released meanwhile.
-    #[pyo3(signature = (against=None, *, sequence=false, actors=false, threshold_cm=None, unit="cm", rate=None, lenient=false, clip=None))]
+    #[pyo3(signature = (against=None, *, sequence=false, actors=false, threshold_cm=None, unit=None, rate=None, lenient=false, clip=None))]
     #[allow(clippy::too_many_arguments)]
     fn verify<'py>(
         &self,
@@ -893,7 +911,7 @@ impl PyStream {
         sequence: bool,
         actors: bool,
         threshold_cm: Option<f64>,
-        unit: &str,
+        unit: Option<&Bound<'py, PyAny>>,
         rate: Option<f32>,
         lenient: bool,
         clip: Option<usize>,

@@ -223,6 +223,21 @@ def test_batch_returns_what_the_cli_prints(tmp_path):
             k: v for k, v in want.items() if k != "seconds"}
 
 
+def test_a_unit_given_as_its_size_in_cm_is_the_clis_cm_per_unit(clip, tmp_path):
+    bvh, _, _ = clip
+    cinestream.pack(bvh, tmp_path / "py.cine", unit=50.0)
+    cli("pack", bvh, "-o", tmp_path / "cli.cine", "--cm-per-unit", "50")
+    assert (tmp_path / "py.cine").read_bytes() == (tmp_path / "cli.cine").read_bytes()
+    meta = json.loads(cli("inspect", "--json", tmp_path / "py.cine"))
+    assert meta["clip"]["cm_per_unit"] == 50.0
+    for bad in (0, -2.0, 1e9, float("nan")):
+        with pytest.raises(ValueError, match="a unit's size must be in"):
+            cinestream.pack(bvh, tmp_path / "bad.cine", unit=bad)
+    assert not (tmp_path / "bad.cine").exists()
+    with pytest.raises(ValueError, match="unit must be a name"):
+        cinestream.batch(bvh, unit=[1])
+
+
 def test_errors_raise_with_the_library_message(clip, tmp_path):
     bvh, cine, _ = clip
     assert issubclass(cinestream.CinestreamError, Exception)

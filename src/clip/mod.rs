@@ -136,6 +136,24 @@ impl LengthUnit {
     /// (`--cm-per-unit`): from a hundredth of a millimetre to a kilometre.
     pub const CM_PER_UNIT_RANGE: std::ops::RangeInclusive<f64> = 0.001..=100_000.0;
 
+    /// A unit a user gave as its size in centimetres, checked against
+    /// [`CM_PER_UNIT_RANGE`](Self::CM_PER_UNIT_RANGE): what every front end
+    /// (the CLI's `--cm-per-unit`, Python's `unit=`) calls, so that each
+    /// refuses the same sizes with the same message.
+    pub fn checked_cm_per_unit(cm_per_unit: f64) -> crate::Result<LengthUnit> {
+        let range = Self::CM_PER_UNIT_RANGE;
+        if !range.contains(&cm_per_unit) {
+            return Err(crate::Error::InvalidSettings {
+                message: format!(
+                    "a unit's size must be in [{}, {}] cm, not {cm_per_unit} cm",
+                    range.start(),
+                    range.end()
+                ),
+            });
+        }
+        Ok(LengthUnit { cm_per_unit })
+    }
+
     /// A unit of the given size in centimetres; `None` unless finite and positive.
     pub fn from_cm_per_unit(cm_per_unit: f64) -> Option<LengthUnit> {
         (cm_per_unit.is_finite() && cm_per_unit > 0.0).then_some(LengthUnit { cm_per_unit })

@@ -196,6 +196,29 @@ fn length_units_convert() {
     assert_eq!(LengthUnit::CENTIMETRE.to_string(), "cm");
 }
 
+#[test]
+fn a_unit_given_by_size_is_checked_against_its_range() {
+    assert_eq!(
+        LengthUnit::checked_cm_per_unit(2.54).unwrap(),
+        LengthUnit::INCH
+    );
+    assert_eq!(
+        LengthUnit::checked_cm_per_unit(0.001)
+            .unwrap()
+            .cm_per_unit(),
+        0.001
+    );
+    for bad in [0.0, -1.0, 0.0009, 100_001.0, f64::NAN, f64::INFINITY] {
+        let message = LengthUnit::checked_cm_per_unit(bad)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("a unit's size must be in [0.001, 100000] cm"),
+            "{bad}: {message}"
+        );
+    }
+}
+
 /// A clip on `skeleton` whose bone `b` at sample `s` is translated to `(tag, s, b)`.
 fn tagged(name: &str, skeleton: Arc<Skeleton>, samples: usize, tag: f32) -> Clip {
     let bones = skeleton.len();

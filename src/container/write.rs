@@ -121,7 +121,7 @@ pub fn encode_stream_with_preview(
     if options.page_bytes == 0 || options.page_bytes > MAX_PAGE_LEN {
         return Err(Error::InvalidSettings {
             message: format!(
-                "page size must be in 1..={} bytes, not {}",
+                "page size must be in [1, {}] bytes, not {}",
                 MAX_PAGE_LEN, options.page_bytes
             ),
         });

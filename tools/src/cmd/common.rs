@@ -189,11 +189,8 @@ impl ImportArgs {
             check_real("--rate", f64::from(rate), 1.0..=1000.0, " Hz")?;
         }
         let unit = match self.cm_per_unit {
-            Some(cm) => {
-                check_real("--cm-per-unit", cm, LengthUnit::CM_PER_UNIT_RANGE, " cm")?;
-                LengthUnit::from_cm_per_unit(cm)
-                    .ok_or_else(|| anyhow::anyhow!("--cm-per-unit {cm}: not a length"))?
-            }
+            Some(cm) => LengthUnit::checked_cm_per_unit(cm)
+                .map_err(|e| anyhow::anyhow!("--cm-per-unit: {e}"))?,
             None => self.unit,
         };
         Ok(ImportOptions::default()
