@@ -39,6 +39,10 @@ use cinestream::fuzzing::container::{exercise, recompute_checksums, Outcome};
 use cinestream::procedural::{cinematic, CinematicSpec};
 use cinestream::Clip;
 
+#[path = "common/rng.rs"]
+mod rng;
+use rng::XorShift;
+
 // ---------------------------------------------------------------------------
 // The harness lives in cinestream::fuzzing::container, shared with fuzz/.
 
@@ -298,27 +302,6 @@ fn positions(range: std::ops::Range<usize>, budget: usize) -> impl Iterator<Item
     let stride = range.len().div_ceil(budget).max(1);
     let last = (!range.is_empty() && (range.len() - 1) % stride != 0).then(|| range.end - 1);
     range.step_by(stride).chain(last)
-}
-
-/// A xorshift generator, seeded per file so every run sees the same cases.
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// A byte different from `old`.
-    fn other_byte(&mut self, old: u8) -> u8 {
-        old ^ (1 + self.below(255) as u8)
-    }
 }
 
 /// Bytes flipped per file region before the stride kicks in.

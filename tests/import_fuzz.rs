@@ -24,6 +24,10 @@ use cinestream::export::{export_bytes, ExportFormat};
 use cinestream::import::fuzzing::{self, Outcome};
 use cinestream::procedural::{cinematic, coiled_chain, CinematicSpec};
 
+#[path = "common/rng.rs"]
+mod rng;
+use rng::XorShift;
+
 #[path = "common/acl_writer.rs"]
 mod acl_writer;
 
@@ -88,19 +92,6 @@ fn run(format: Format, data: &[u8]) -> Outcome {
     }
 }
 
-/// A small deterministic generator (xorshift), so the cases are the same
-/// in every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 #[test]
 fn valid_files_import() {
     for (name, format, bytes) in corpus() {
@@ -115,7 +106,7 @@ fn valid_files_import() {
 fn no_mutation_makes_an_importer_panic() {
     let mut failures = Vec::new();
     let mut cases = 0;
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
     for (name, format, bytes) in corpus() {
         let mut mutations: Vec<(String, Vec<u8>)> = Vec::new();
         let stride = (bytes.len() / 400).max(1);

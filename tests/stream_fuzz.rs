@@ -25,22 +25,9 @@ use cinestream::container::StreamReader;
 use cinestream::fuzzing::players::{exercise, input, seed_containers, Container, Header, Outcome};
 use cinestream::stream::MissingPage;
 
-/// A small deterministic generator (xorshift), so the cases are the same
-/// in every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn byte(&mut self) -> u8 {
-        self.next() as u8
-    }
-}
+#[path = "common/rng.rs"]
+mod rng;
+use rng::XorShift;
 
 /// Time selectors of the harness (`Input::time`): an argument byte, then
 /// the kind.
@@ -220,7 +207,7 @@ fn the_tour_keeps_every_promise() {
 fn generated_scripts_keep_every_promise() {
     const CASES: usize = 400;
     let containers = seed_containers();
-    let mut rng = Rng(0x5eed_57ea_0001);
+    let mut rng = XorShift(0x5eed_57ea_0001);
     let cases = (0..CASES).map(|case| {
         let embedded = rng.next() % 4 == 0;
         let i = (rng.next() % containers.len() as u64) as usize;
