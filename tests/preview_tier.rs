@@ -422,3 +422,102 @@ fn a_rig_under_an_armature_scaled_100_gets_a_preview_within_its_bound() {
         "the preview decoded nothing coarser than the pages"
     );
 }
+
+/// Object-space points of `pose` at `shell_cm` along each bone's local x, y
+/// and z, in cm, composed here in f64: the virtual vertices of the error
+/// bound, placed by the `reference` pose's scales (a point `shell / |s_i|`
+/// along axis `i`, so at the shell in real centimetres), evaluated without
+/// the crate's metric.
+fn shell_points_cm(
+    clip: &Clip,
+    reference: &[Transform],
+    pose: &[Transform],
+    shell_cm: f64,
+) -> Vec<[glam::DVec3; 3]> {
+    let world = |pose: &[Transform]| {
+        let mut world: Vec<glam::DAffine3> = Vec::with_capacity(pose.len());
+        for (bone, t) in clip.skeleton().bones().iter().zip(pose) {
+            let q = t.rotation;
+            let local = glam::DAffine3::from_scale_rotation_translation(
+                t.scale.as_dvec3(),
+                glam::DQuat::from_xyzw(q.x.into(), q.y.into(), q.z.into(), q.w.into()),
+                t.translation.as_dvec3(),
+            );
+            world.push(match bone.parent {
+                Some(p) => world[p] * local,
+                None => local,
+            });
+        }
+        world
+    };
+    let (reference, pose) = (world(reference), world(pose));
+    let cm = clip.unit().to_cm(1.0);
+    let shell = shell_cm / cm;
+    reference
+        .iter()
+        .zip(&pose)
+        .map(|(r, w)| {
+            let axes = [r.matrix3.x_axis, r.matrix3.y_axis, r.matrix3.z_axis];
+            [0, 1, 2].map(|i| {
+                let mut local = glam::DVec3::ZERO;
+                local[i] = shell / axes[i].length().max(1e-9);
+                w.transform_point3(local) * cm
+            })
+        })
+        .collect()
+}
+
+/// The stored bound is the preview's worst error, measured here at every
+/// stored sample and halfway between samples by the points above: not
+/// above it (the promise) and not far below (a bound that understates one
+/// actor, such as the last actor's bound stored instead of the largest,
+/// fails here).
+#[test]
+fn the_stored_bound_is_the_worst_preview_error_at_every_sample_measured_here() {
+    let (clip, _, preview, _, with) = scene(2.0);
+    let stream = previewing(with.clone());
+    let full = StreamReader::open(&with[..]).unwrap();
+    let meta = stream.meta().clone();
+    let bound = f64::from(stream.preview().expect("a tier").bound_cm());
+    let bones = meta.num_bones();
+    let (mut got, mut exact) = (
+        vec![Transform::IDENTITY; bones],
+        vec![Transform::IDENTITY; bones],
+    );
+    let rate = f64::from(meta.sample_rate);
+    let samples = meta.num_samples();
+    let (mut worst, mut worst_between, mut at) = (0.0f64, 0.0f64, 0.0);
+    for k in 0..samples {
+        for half in [false, true] {
+            if half && k + 1 == samples {
+                continue;
+            }
+            let time = (k as f64 + if half { 0.5 } else { 0.0 }) / rate;
+            assert!(!stream.sample(time, &mut got).unwrap().is_full());
+            full.sample(time, &mut exact).unwrap();
+            let (a, b) = (
+                shell_points_cm(&clip, &exact, &exact, meta.shell_cm),
+                shell_points_cm(&clip, &exact, &got, meta.shell_cm),
+            );
+            let e = a
+                .iter()
+                .zip(&b)
+                .flat_map(|(a, b)| (0..3).map(move |i| a[i].distance(b[i])))
+                .fold(0.0f64, f64::max);
+            match half {
+                false if e > worst => (worst, at) = (e, time),
+                false => {}
+                true => worst_between = worst_between.max(e),
+            }
+        }
+    }
+    assert!(
+        worst <= bound + 1e-4 && worst_between <= bound + 1e-4,
+        "preview error {worst} cm at {at} s (between samples {worst_between}) over the stored bound {bound}"
+    );
+    assert!(
+        worst >= 0.99 * bound,
+        "the stored bound {bound} cm is not the worst error: {worst} cm at {at} s (actors' bounds {})",
+        preview.bound_cm
+    );
+}
