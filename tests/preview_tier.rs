@@ -16,6 +16,10 @@ use cinestream::procedural::{cinematic, CinematicSpec};
 use cinestream::stream::{MissingPage, Stream, StreamOptions};
 use cinestream::{CompressedClip, Quality, Sampling};
 
+#[path = "common/shell_points.rs"]
+mod shell_points;
+use shell_points::worst_shell_error_cm;
+
 /// Two actors with faces and a camera, with small pages: many pages, a
 /// preview tier keyed per actor.
 fn scene(preview_cm: f64) -> (Clip, CompressedClip, Preview, Vec<u8>, Vec<u8>) {
@@ -423,50 +427,6 @@ fn a_rig_under_an_armature_scaled_100_gets_a_preview_within_its_bound() {
     );
 }
 
-/// Object-space points of `pose` at `shell_cm` along each bone's local x, y
-/// and z, in cm, composed here in f64: the virtual vertices of the error
-/// bound, placed by the `reference` pose's scales (a point `shell / |s_i|`
-/// along axis `i`, so at the shell in real centimetres), evaluated without
-/// the crate's metric.
-fn shell_points_cm(
-    clip: &Clip,
-    reference: &[Transform],
-    pose: &[Transform],
-    shell_cm: f64,
-) -> Vec<[glam::DVec3; 3]> {
-    let world = |pose: &[Transform]| {
-        let mut world: Vec<glam::DAffine3> = Vec::with_capacity(pose.len());
-        for (bone, t) in clip.skeleton().bones().iter().zip(pose) {
-            let q = t.rotation;
-            let local = glam::DAffine3::from_scale_rotation_translation(
-                t.scale.as_dvec3(),
-                glam::DQuat::from_xyzw(q.x.into(), q.y.into(), q.z.into(), q.w.into()),
-                t.translation.as_dvec3(),
-            );
-            world.push(match bone.parent {
-                Some(p) => world[p] * local,
-                None => local,
-            });
-        }
-        world
-    };
-    let (reference, pose) = (world(reference), world(pose));
-    let cm = clip.unit().to_cm(1.0);
-    let shell = shell_cm / cm;
-    reference
-        .iter()
-        .zip(&pose)
-        .map(|(r, w)| {
-            let axes = [r.matrix3.x_axis, r.matrix3.y_axis, r.matrix3.z_axis];
-            [0, 1, 2].map(|i| {
-                let mut local = glam::DVec3::ZERO;
-                local[i] = shell / axes[i].length().max(1e-9);
-                w.transform_point3(local) * cm
-            })
-        })
-        .collect()
-}
-
 /// The stored bound is the preview's worst error, measured here at every
 /// stored sample and halfway between samples by the points above: not
 /// above it (the promise) and not far below (a bound that understates one
@@ -495,15 +455,7 @@ fn the_stored_bound_is_the_worst_preview_error_at_every_sample_measured_here() {
             let time = (k as f64 + if half { 0.5 } else { 0.0 }) / rate;
             assert!(!stream.sample(time, &mut got).unwrap().is_full());
             full.sample(time, &mut exact).unwrap();
-            let (a, b) = (
-                shell_points_cm(&clip, &exact, &exact, meta.shell_cm),
-                shell_points_cm(&clip, &exact, &got, meta.shell_cm),
-            );
-            let e = a
-                .iter()
-                .zip(&b)
-                .flat_map(|(a, b)| (0..3).map(move |i| a[i].distance(b[i])))
-                .fold(0.0f64, f64::max);
+            let e = worst_shell_error_cm(&clip, &exact, &got, meta.shell_cm);
             match half {
                 false if e > worst => (worst, at) = (e, time),
                 false => {}
