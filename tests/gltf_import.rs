@@ -6,7 +6,6 @@
 #![cfg(feature = "pipeline")]
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use cinestream::import::gltf::parse_gltf;
@@ -14,6 +13,10 @@ use cinestream::import::{import_file, ImportOptions};
 use cinestream::{Clip, Error};
 use glam::{Quat, Vec3};
 use serde_json::{json, Value};
+
+#[path = "common/temp_dir.rs"]
+mod temp_dir;
+use temp_dir::TempDir;
 
 /// A glTF document under construction: data goes to one binary buffer,
 /// each array with its own buffer view and accessor.
@@ -270,13 +273,9 @@ fn two_skins_are_two_characters_named_after_their_skins() {
     }
 
     // Through the file path, as `pack` reads it.
-    let dir = std::env::temp_dir().join(format!("cinestream-gltf-import-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path: PathBuf = dir.join("cast.glb");
-    std::fs::write(&path, cast().glb()).unwrap();
-    let from_file = import_file(&path, &ImportOptions::default());
-    let _ = std::fs::remove_dir_all(&dir);
-    let from_file = from_file.unwrap();
+    let dir = TempDir::new("gltf-import");
+    let path = dir.write("cast.glb", &cast().glb());
+    let from_file = import_file(&path, &ImportOptions::default()).unwrap();
     assert_eq!(from_file.len(), 2);
     assert_eq!(from_file[0].skeleton().find("Bob/Spine"), Some(BOB_SPINE));
     assert_eq!(from_file[0].poses(), clips[0].poses());

@@ -17,27 +17,9 @@ use cinestream::import::ImportOptions;
 use cinestream::Error;
 use serde_json::{json, Value};
 
-/// A fresh directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!(
-            "cinestream-uri-{tag}-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+#[path = "common/temp_dir.rs"]
+mod temp_dir;
+use temp_dir::TempDir;
 
 /// 32 bytes: key times 0 and 1 s, then two translations.
 fn bin() -> Vec<u8> {

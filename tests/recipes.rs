@@ -12,39 +12,9 @@ use cinestream::import::collect_inputs_with;
 use cinestream::recipes::pack::{pack, Combine, PackReport, PackRequest};
 use cinestream::recipes::verify::{verify, Layout, VerifyRequest};
 
-/// A fresh directory of its own, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir =
-            std::env::temp_dir().join(format!("cinestream-recipes-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
-        let path = self.0.join(name);
-        std::fs::write(&path, bytes).unwrap();
-        path
-    }
-
-    fn entries(&self) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(&self.0)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+#[path = "common/temp_dir.rs"]
+mod temp_dir;
+use temp_dir::TempDir;
 
 /// A two-bone BVH of `frames` frames; `shift` tells files apart.
 fn bvh(frames: usize, shift: f64) -> Vec<u8> {

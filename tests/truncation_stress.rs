@@ -22,6 +22,10 @@ use cinestream::procedural::{cinematic, CinematicSpec};
 use cinestream::stream::{Stream, StreamOptions};
 use cinestream::{Sampling, Transform};
 
+#[path = "common/temp_dir.rs"]
+mod temp_dir;
+use temp_dir::TempDir;
+
 fn setting(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
@@ -45,10 +49,8 @@ fn readers_see_errors_or_right_poses_while_the_file_is_cut() {
     let (compressed, _) = compress(&clip, &CompressSettings::default()).unwrap();
     let options = WriteOptions::default().with_page_bytes(2048);
     let bytes: Arc<[u8]> = encode_stream(&compressed, &options).unwrap().0.into();
-    let dir = std::env::temp_dir().join(format!("cinestream-stress-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("cut.cine");
-    std::fs::write(&path, &bytes).unwrap();
+    let dir = TempDir::new("stress");
+    let path = dir.write("cut.cine", &bytes);
     let reference = StreamReader::open(Arc::clone(&bytes)).unwrap();
     let duration = reference.meta().duration();
     let bones = reference.meta().num_bones();
@@ -133,7 +135,6 @@ fn readers_see_errors_or_right_poses_while_the_file_is_cut() {
             });
         }
     });
-    std::fs::remove_dir_all(&dir).unwrap();
     let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
     println!(
         "truncation stress: {seconds} s, {threads} threads: {} operations, {} poses right, \
