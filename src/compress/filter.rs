@@ -413,11 +413,11 @@ pub(crate) fn worst_ratio() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compress::{compress, CompressSettings};
+    use crate::compress::{compress_audited, CompressSettings};
     use crate::procedural::{cinematic, coiled_chain, CinematicSpec};
 
-    /// Every verdict of the filter is checked against `f64` as the search
-    /// runs (in test builds); here the largest difference between the two
+    /// Every verdict of the filter is checked against `f64` as an audited
+    /// search runs; here the largest difference between the two
     /// errors must stay within a quarter of the margin, on rigs near and far
     /// from the origin, at several thresholds.
     #[test]
@@ -434,7 +434,7 @@ mod tests {
         ];
         for (clip, threshold) in &clips {
             let settings = CompressSettings::default().with_threshold_cm(*threshold);
-            let (_, stats) = compress(clip, &settings).unwrap();
+            let (_, stats) = compress_audited(clip, &settings).unwrap();
             assert!(stats.error.max_cm <= *threshold);
         }
         let worst = worst_ratio();
@@ -460,7 +460,7 @@ mod tests {
         paths.sort();
         for path in paths.iter().step_by(4) {
             for clip in crate::import::import_file(path, &options).unwrap() {
-                compress(&clip, &CompressSettings::default()).unwrap();
+                compress_audited(&clip, &CompressSettings::default()).unwrap();
             }
         }
         let worst = worst_ratio();

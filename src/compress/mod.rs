@@ -322,6 +322,11 @@ pub(crate) struct Context<'a> {
     /// Search without the shortcuts that skip measurements whose outcome is
     /// already known: a reference for tests, which must give the same bytes.
     pub brute_force: bool,
+    /// Take every `f32` filter verdict one by one, also where the filter is
+    /// sure of a whole group (the same outcome, more work), and in tests
+    /// check each against the `f64` error: set by the tests that audit the
+    /// filter, never by [`compress`].
+    pub audit_filter: bool,
 }
 
 impl<'a> Context<'a> {
@@ -376,6 +381,7 @@ impl<'a> Context<'a> {
             depths,
             heights,
             brute_force: false,
+            audit_filter: false,
         }
     }
 }
@@ -468,7 +474,8 @@ pub fn compress(
     clip: &Clip,
     settings: &CompressSettings,
 ) -> Result<(CompressedClip, CompressStats)> {
-    compress_with(clip, settings, false).map(|(compressed, stats, _)| (compressed, stats))
+    compress_with(clip, settings, SearchMode::default())
+        .map(|(compressed, stats, _)| (compressed, stats))
 }
 
 /// The cuts of `clip` that fall on its `samples` stored samples: those
@@ -486,13 +493,36 @@ fn stored_cuts(clip: &Clip, samples: usize, loop_mode: LoopMode) -> Vec<u32> {
         .collect()
 }
 
-/// [`compress`], with the search's shortcuts off when `brute_force` (tests
-/// compare the two: the bytes must be the same); also tells how many object
-/// transforms the search composed (its work, which tests hold linear).
+/// [`compress`] with every filter verdict checked against `f64` (see
+/// [`Context::audit_filter`]): for the tests of the filter.
+#[cfg(test)]
+pub(crate) fn compress_audited(
+    clip: &Clip,
+    settings: &CompressSettings,
+) -> Result<(CompressedClip, CompressStats)> {
+    let mode = SearchMode {
+        audit_filter: true,
+        ..SearchMode::default()
+    };
+    compress_with(clip, settings, mode).map(|(compressed, stats, _)| (compressed, stats))
+}
+
+/// How [`compress_with`] searches: as [`compress`] does, or as the tests
+/// that check it ask.
+#[derive(Clone, Copy, Debug, Default)]
+struct SearchMode {
+    /// The search's shortcuts off (tests compare the bytes: the same).
+    brute_force: bool,
+    /// Every filter verdict taken and, in tests, checked against `f64`.
+    audit_filter: bool,
+}
+
+/// [`compress`] in a [`SearchMode`]; also tells how many object transforms
+/// the search composed (its work, which tests hold linear).
 fn compress_with(
     clip: &Clip,
     settings: &CompressSettings,
-    brute_force: bool,
+    mode: SearchMode,
 ) -> Result<(CompressedClip, CompressStats, usize)> {
     let settings = &settings.for_clip(clip);
     settings.check()?;
@@ -521,7 +551,8 @@ fn compress_with(
         _ => source_samples,
     };
     let mut ctx = all;
-    ctx.brute_force = brute_force;
+    ctx.brute_force = mode.brute_force;
+    ctx.audit_filter = mode.audit_filter;
     ctx.samples = samples;
     ctx.raw_object.truncate(samples * bones);
     ctx.raw_vertices.truncate(samples * bones);
@@ -1165,9 +1196,21 @@ mod tests {
         ];
         for clip in &clips {
             let settings = CompressSettings::default();
-            let (fast, stats, _) = compress_with(clip, &settings, false).unwrap();
-            let (slow, _, _) = compress_with(clip, &settings, true).unwrap();
+            let (fast, stats, _) = compress_with(clip, &settings, SearchMode::default()).unwrap();
+            let brute = SearchMode {
+                brute_force: true,
+                ..SearchMode::default()
+            };
+            let (slow, _, _) = compress_with(clip, &settings, brute).unwrap();
             assert_eq!(fast, slow, "{} bones", clip.num_bones());
+            // Every f32 verdict checked against the f64 error (a wrong
+            // "fits" panics in `check_verdict`), and the same bytes.
+            let audit = SearchMode {
+                audit_filter: true,
+                ..SearchMode::default()
+            };
+            let (audited, _, _) = compress_with(clip, &settings, audit).unwrap();
+            assert_eq!(fast, audited, "{} bones", clip.num_bones());
             assert!(stats.error.max_cm <= 0.01, "{}", stats.error.max_cm);
         }
     }
@@ -1180,7 +1223,7 @@ mod tests {
         let settings = CompressSettings::default();
         let per_bone_sample = |bones: usize| {
             let clip = crate::procedural::coiled_chain(bones, 32);
-            let (_, stats, work) = compress_with(&clip, &settings, false).unwrap();
+            let (_, stats, work) = compress_with(&clip, &settings, SearchMode::default()).unwrap();
             assert!(stats.error.max_cm <= 0.01, "{}", stats.error.max_cm);
             work as f64 / (bones * clip.num_samples()) as f64
         };
