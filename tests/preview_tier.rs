@@ -18,7 +18,7 @@ use cinestream::{CompressedClip, Quality, Sampling};
 
 #[path = "common/shell_points.rs"]
 mod shell_points;
-use shell_points::worst_shell_error_cm;
+use shell_points::{origins_cm, worst_shell_error_cm};
 
 /// Two actors with faces and a camera, with small pages: many pages, a
 /// preview tier keyed per actor.
@@ -313,26 +313,6 @@ fn refinement_eases_from_the_preview_to_the_pages_when_asked() {
             }
         }
     }
-}
-
-/// Object-space joint origins of `pose` on `clip`'s skeleton, in cm,
-/// composed here in f64.
-fn origins_cm(clip: &Clip, pose: &[Transform]) -> Vec<glam::DVec3> {
-    let mut world: Vec<glam::DAffine3> = Vec::with_capacity(pose.len());
-    for (bone, t) in clip.skeleton().bones().iter().zip(pose) {
-        let q = t.rotation;
-        let local = glam::DAffine3::from_scale_rotation_translation(
-            t.scale.as_dvec3(),
-            glam::DQuat::from_xyzw(q.x.into(), q.y.into(), q.z.into(), q.w.into()).normalize(),
-            t.translation.as_dvec3(),
-        );
-        world.push(match bone.parent {
-            Some(p) => world[p] * local,
-            None => local,
-        });
-    }
-    let cm = clip.unit().to_cm(1.0);
-    world.iter().map(|w| w.translation * cm).collect()
 }
 
 #[test]

@@ -28,6 +28,15 @@ fn object(clip: &Clip, pose: &[Transform]) -> Vec<DAffine3> {
     world
 }
 
+/// Each bone's joint in object space, in cm.
+pub fn origins_cm(clip: &Clip, pose: &[Transform]) -> Vec<DVec3> {
+    let cm = clip.unit().to_cm(1.0);
+    object(clip, pose)
+        .iter()
+        .map(|w| w.translation * cm)
+        .collect()
+}
+
 /// The worst distance, in cm, between the virtual vertices of `reference`
 /// and `pose` (two local poses of `clip`), over every bone.
 pub fn worst_shell_error_cm(

@@ -1,6 +1,7 @@
 //! A fresh directory per test, removed when dropped (also when the test
 //! fails), so that `cargo test` leaves nothing in the temporary directory.
-//! One copy, shared with `#[path]`.
+//! One copy, shared with `#[path]` by the library's tests and the
+//! program's (`tools/tests/common`).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -54,6 +55,20 @@ impl TempDir {
 
 impl Drop for TempDir {
     fn drop(&mut self) {
+        // A test that removed it already is fine.
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
     }
 }

@@ -4,41 +4,20 @@
 // Each test binary compiles this module and uses part of it.
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 /// A test's temporary directory, removed with everything in it when the
 /// guard goes out of scope, a failing test's too (its panic unwinds through
-/// the drop), so `cargo test` leaves no `cinestream-*` folder behind.
-pub struct TempDir(PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        // A test that removed it already is fine.
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-impl std::ops::Deref for TempDir {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl AsRef<Path> for TempDir {
-    fn as_ref(&self) -> &Path {
-        &self.0
-    }
-}
+/// the drop): the library's tests' guard, one copy for both.
+#[path = "../../../tests/common/temp_dir.rs"]
+mod temp_dir_guard;
+pub use temp_dir_guard::TempDir;
 
 /// A fresh, empty directory for one test, named after the suite and `tag`,
 /// removed when the guard is dropped.
 pub fn temp_dir(suite: &str, tag: &str) -> TempDir {
-    let dir = std::env::temp_dir().join(format!("cinestream-{suite}-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("creating a temporary directory");
-    TempDir(dir)
+    TempDir::new(&format!("{suite}-{tag}"))
 }
 
 /// Runs `cinestream args...` in `dir`.
