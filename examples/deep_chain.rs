@@ -12,7 +12,10 @@
 use std::time::Instant;
 
 use cinestream::procedural::{cinematic, coiled_chain, CinematicSpec};
-use cinestream::{compress, Clip, CompressSettings};
+use cinestream::{
+    clip::Clip,
+    compress::{compress, CompressSettings},
+};
 
 const ROUNDS: usize = 5;
 

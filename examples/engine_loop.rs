@@ -22,7 +22,10 @@ use cinestream::play::Player;
 use cinestream::procedural::{cinematic, CinematicSpec};
 use cinestream::sample::{map_by_name, PoseWriter, Remap};
 use cinestream::stream::{MissingPage, Stream, StreamOptions};
-use cinestream::{compress, CompressSettings, Sampling};
+use cinestream::{
+    compress::{compress, CompressSettings},
+    sample::Sampling,
+};
 use glam::{Quat, Vec3};
 
 /// The engine's transform, laid out as its renderer wants it.

@@ -6,10 +6,10 @@
 //!
 //! `cargo run --release --example float_cost -- OUT.cine [ACTORS] [SECONDS]`
 
-use cinestream::container::write::write_atomically;
+use cinestream::compress::{compress, CompressSettings};
+use cinestream::container::write_atomically;
 use cinestream::container::{encode_stream, WriteOptions};
 use cinestream::procedural::{cinematic, CinematicSpec};
-use cinestream::{compress, CompressSettings};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();

@@ -6,7 +6,7 @@
 use std::hint::black_box;
 
 use cinestream::container::StreamReader;
-use cinestream::{Sampling, Transform};
+use cinestream::{clip::Transform, sample::Sampling};
 
 type Time = f64;
 

@@ -13,7 +13,11 @@ use cinestream::container::{encode_stream, StreamReader, WriteOptions};
 use cinestream::import::{import_file, ImportOptions};
 use cinestream::procedural::{cinematic, CinematicSpec};
 use cinestream::sample::PoseWriter;
-use cinestream::{compress, CompressSettings, Sampling, Transform};
+use cinestream::{
+    clip::Transform,
+    compress::{compress, CompressSettings},
+    sample::Sampling,
+};
 use glam::{Quat, Vec3};
 
 /// An engine's transform: arrays, as a C++ engine lays them out.

@@ -17,7 +17,7 @@
 use std::fs::{File, FileType};
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::{Error, Result};
 
 /// Opens `path` for reading if it is a regular file; returns it and its
 /// length. The type is checked before the open, and again on the open file

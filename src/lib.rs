@@ -42,6 +42,8 @@
 //! engine embeds: the format, the container reader, the sampler, the
 //! stream and the player.
 #![deny(missing_docs)]
+// docs.rs-style builds (`--cfg docsrs` on nightly) label feature-gated items.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 // Built without the pipeline, the docs still name its modules (above and in
 // the module docs), as text where the default build links them.
 #![cfg_attr(not(feature = "pipeline"), allow(rustdoc::broken_intra_doc_links))]
@@ -52,13 +54,16 @@
 
 pub mod clip;
 #[cfg(feature = "pipeline")]
+#[cfg_attr(docsrs, doc(cfg(feature = "pipeline")))]
 pub mod compress;
 #[cfg(feature = "pipeline")]
+#[cfg_attr(docsrs, doc(cfg(feature = "pipeline")))]
 pub mod compressed;
 pub mod container;
 pub mod display;
-pub mod error;
+mod error;
 #[cfg(feature = "pipeline")]
+#[cfg_attr(docsrs, doc(cfg(feature = "pipeline")))]
 pub mod export;
 pub mod files;
 pub mod format;
@@ -66,30 +71,28 @@ pub mod format;
 #[cfg(feature = "pipeline")]
 pub mod fuzzing;
 #[cfg(feature = "pipeline")]
+#[cfg_attr(docsrs, doc(cfg(feature = "pipeline")))]
 pub mod import;
 #[cfg(feature = "pipeline")]
+#[cfg_attr(docsrs, doc(cfg(feature = "pipeline")))]
 pub mod many;
 #[cfg(feature = "pipeline")]
+#[cfg_attr(docsrs, doc(cfg(feature = "pipeline")))]
 pub mod metric;
 pub mod play;
 #[cfg(feature = "pipeline")]
+#[cfg_attr(docsrs, doc(cfg(feature = "pipeline")))]
 pub mod procedural;
 #[cfg(feature = "pipeline")]
+#[cfg_attr(docsrs, doc(cfg(feature = "pipeline")))]
 pub mod recipes;
 pub mod sample;
 pub mod stream;
 pub mod warnings;
 
-pub use clip::{
-    Bone, BoneSteps, Clip, ClipError, FloatKind, FloatTrack, LengthUnit, LoopMode, RateReason,
-    Resampling, Skeleton, TrackKind, Transform,
-};
-#[cfg(feature = "pipeline")]
-pub use compress::{compress, CompressSettings, CompressStats, LoopPolicy};
-#[cfg(feature = "pipeline")]
-pub use compressed::CompressedClip;
-pub use error::{Error, Result};
-pub use sample::{Quality, Sampling};
+// Every item has one path: its module's. The crate's error types are the
+// exception, at the root, since every layer returns them.
+pub use error::{ContainerError, Error, Result, SampleError};
 
 // The Rust examples of the README and of the embedding guide are compiled
 // and run as doctests, so the docs cannot show code that no longer builds.

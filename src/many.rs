@@ -23,7 +23,11 @@ use rayon::prelude::*;
 use crate::compress::{build_preview, compress, CompressSettings, CompressStats, Preview};
 use crate::import::{import_file, ImportOptions, InputFile};
 use crate::warnings::Scope;
-use crate::{Clip, CompressedClip, Error, Result};
+use crate::{
+    clip::Clip,
+    compressed::CompressedClip,
+    {Error, Result},
+};
 
 /// What to do when the work on one item fails.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

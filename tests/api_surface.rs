@@ -10,7 +10,11 @@ use cinestream::format::SegmentView;
 use cinestream::play::Player;
 use cinestream::procedural::{cinematic, CinematicSpec};
 use cinestream::stream::{MemorySource, PageData, Source, Stream, StreamOptions};
-use cinestream::{compress, CompressSettings, CompressedClip, Error};
+use cinestream::{
+    compress::{compress, CompressSettings},
+    compressed::CompressedClip,
+    Error,
+};
 
 fn send_sync<T: Send + Sync>() {}
 fn send<T: Send>() {}

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use cinestream::import::bvh::{load_bvh, load_bvh_with};
 use cinestream::import::ImportOptions;
-use cinestream::{Error, LengthUnit};
+use cinestream::{clip::LengthUnit, Error};
 
 const SMALL: &str = "HIERARCHY
 ROOT Hips

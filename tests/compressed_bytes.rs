@@ -13,7 +13,10 @@
 
 use cinestream::container::{encode_stream, WriteOptions};
 use cinestream::procedural::{cinematic, coiled_chain, CinematicSpec};
-use cinestream::{compress, Clip, CompressSettings};
+use cinestream::{
+    clip::Clip,
+    compress::{compress, CompressSettings},
+};
 
 /// What was compressed: a name, the clip and the settings.
 fn cases() -> Vec<(&'static str, Clip, CompressSettings)> {

@@ -10,7 +10,10 @@ use cinestream::compress::{compress, CompressSettings};
 use cinestream::container::{encode_stream, StreamReader, WriteOptions};
 use cinestream::export::{export_bytes, export_text, ExportFormat, MAX_EXPORT_TRANSFORMS};
 use cinestream::fuzzing::container::claiming_samples as claiming;
-use cinestream::{Clip, Error, Transform};
+use cinestream::{
+    clip::{Clip, Transform},
+    Error,
+};
 
 #[test]
 fn a_tiny_file_claiming_four_billion_samples_opens_and_verifies() {
@@ -92,7 +95,7 @@ fn held_lz4_file(segment_samples: usize) -> Vec<u8> {
 }
 
 /// Decodes every stored sample; the first error.
-fn decode_all<S: cinestream::Sampling>(reader: &S) -> Result<(), S::Error> {
+fn decode_all<S: cinestream::sample::Sampling>(reader: &S) -> Result<(), S::Error> {
     let meta = reader.clip_meta();
     let mut pose = vec![Transform::IDENTITY; meta.num_bones()];
     for sample in 0..meta.num_samples() {
@@ -105,10 +108,8 @@ fn decode_all<S: cinestream::Sampling>(reader: &S) -> Result<(), S::Error> {
 fn verify_and_sampling_keep_pages_under_the_readers_limit() {
     let bytes = held_lz4_file(4);
     let reader = StreamReader::open(bytes.as_slice()).unwrap();
-    assert_eq!(
-        reader.max_resident(),
-        cinestream::container::read::MAX_RESIDENT_BYTES
-    );
+    // A reader holds at most 512 MiB of pages unless told otherwise.
+    assert_eq!(reader.max_resident(), 512 << 20);
     assert!(reader.pages().len() > 4, "{} pages", reader.pages().len());
     // Verifying checks every page and keeps each, as sampling would: more
     // than the file holds.

@@ -10,7 +10,11 @@
 use cinestream::clip::{Clip, Transform};
 use cinestream::metric::measure_error;
 use cinestream::procedural::{coiled_chain, straight_chain};
-use cinestream::{compress, CompressSettings, CompressedClip, Sampling};
+use cinestream::{
+    compress::{compress, CompressSettings},
+    compressed::CompressedClip,
+    sample::Sampling,
+};
 
 #[path = "common/shell_points.rs"]
 mod shell_points;

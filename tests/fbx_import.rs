@@ -13,7 +13,11 @@ use cinestream::import::fbx::{load_fbx_sources, parse_fbx};
 use cinestream::import::gltf::{check_against_source, parse_gltf};
 use cinestream::import::{import_file, ImportOptions};
 use cinestream::metric::MetricSettings;
-use cinestream::{compress, Clip, CompressSettings, LengthUnit, Sampling};
+use cinestream::{
+    clip::{Clip, LengthUnit},
+    compress::{compress, CompressSettings},
+    sample::Sampling,
+};
 use glam::{DQuat, DVec3, EulerRot};
 
 const SECOND: i64 = 46_186_158_000;
@@ -479,7 +483,7 @@ fn every_shared_file_packs_verifies_and_round_trips_through_gltf() {
             // Against the stream it was exported from (its error against
             // the source is checked above): only the export's rounding.
             let bones = clip.num_bones();
-            let mut poses = vec![cinestream::Transform::IDENTITY; bones * clip.num_samples()];
+            let mut poses = vec![cinestream::clip::Transform::IDENTITY; bones * clip.num_samples()];
             for (k, pose) in poses.chunks_exact_mut(bones).enumerate() {
                 reader
                     .sample(k as f64 / f64::from(clip.sample_rate()), pose)

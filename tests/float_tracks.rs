@@ -12,7 +12,11 @@ use std::path::Path;
 
 use cinestream::container::{encode_stream, StreamReader, WriteOptions};
 use cinestream::import::{import_file, ImportOptions};
-use cinestream::{compress, CompressSettings, FloatKind, Sampling};
+use cinestream::{
+    clip::FloatKind,
+    compress::{compress, CompressSettings},
+    sample::Sampling,
+};
 
 #[test]
 fn the_morph_scene_keeps_every_float_within_precision_through_a_file() {

@@ -25,8 +25,10 @@ use std::sync::Arc;
 use cinestream::container::{encode_stream, StreamReader, WriteOptions};
 use cinestream::format::Channel;
 use cinestream::{
-    compress, Bone, Clip, CompressSettings, CompressedClip, LengthUnit, LoopMode, LoopPolicy,
-    Sampling, Skeleton, Transform,
+    clip::{Bone, Clip, LengthUnit, LoopMode, Skeleton, Transform},
+    compress::{compress, CompressSettings, LoopPolicy},
+    compressed::CompressedClip,
+    sample::Sampling,
 };
 use glam::{DQuat, DVec3, DVec4, EulerRot, Quat, Vec3};
 

@@ -11,7 +11,12 @@ use cinestream::container::{encode_stream, WriteOptions};
 use cinestream::procedural::{cinematic, CinematicSpec};
 use cinestream::sample::{map_by_name, PoseWriter, Remap};
 use cinestream::stream::{Stream, StreamOptions};
-use cinestream::{compress, CompressSettings, CompressedClip, Sampling, Transform};
+use cinestream::{
+    clip::Transform,
+    compress::{compress, CompressSettings},
+    compressed::CompressedClip,
+    sample::Sampling,
+};
 use glam::{Quat, Vec3};
 
 /// An engine's own transform: arrays, scale first.

@@ -11,16 +11,16 @@
 // Needs the pipeline (compress, import, metric): not built by the runtime alone.
 #![cfg(feature = "pipeline")]
 
-use cinestream::Sampling;
+use cinestream::sample::Sampling;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use cinestream::clip::{Clip, Transform};
 use cinestream::compress::{compress, CompressSettings};
 use cinestream::container::{encode_stream, StreamReader, WriteOptions};
 use cinestream::procedural::{cinematic, CinematicSpec};
-use cinestream::{Clip, Transform};
 
 /// The system allocator, counting allocations made by armed threads.
 struct Counting;
@@ -126,16 +126,10 @@ fn sampling_a_warm_stream_allocates_nothing() {
         .collect();
     assert!(readers[0].pages().len() > 1, "several pages are exercised");
     assert!(
-        readers[1]
-            .pages()
-            .iter()
-            .any(|p| p.compression == cinestream::container::COMPRESSION_LZ4),
+        readers[1].pages().iter().any(|p| p.is_lz4()),
         "lz4 pages are exercised"
     );
-    assert!(readers[1]
-        .pages()
-        .iter()
-        .any(|p| p.compression == cinestream::container::COMPRESSION_NONE));
+    assert!(readers[1].pages().iter().any(|p| !p.is_lz4()));
 
     let meta = compressed.meta();
     let bones = meta.num_bones();

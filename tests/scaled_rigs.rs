@@ -18,7 +18,9 @@ use std::sync::Arc;
 
 use cinestream::container::{encode_stream, StreamReader, WriteOptions};
 use cinestream::{
-    compress, Bone, Clip, CompressSettings, LengthUnit, Sampling, Skeleton, Transform,
+    clip::{Bone, Clip, LengthUnit, Skeleton, Transform},
+    compress::{compress, CompressSettings},
+    sample::Sampling,
 };
 use glam::{DMat4, DQuat, DVec3, Vec3};
 

@@ -18,7 +18,10 @@ use cinestream::compress::{build_preview, DEFAULT_PREVIEW_CM};
 use cinestream::container::{encode_stream_with_preview, StreamReader, WriteOptions};
 use cinestream::procedural::coiled_chain;
 use cinestream::sample::Sampling;
-use cinestream::{compress, Bone, Clip, CompressSettings, LengthUnit, Skeleton, Transform};
+use cinestream::{
+    clip::{Bone, Clip, LengthUnit, Skeleton, Transform},
+    compress::{compress, CompressSettings},
+};
 use glam::{DAffine3, DQuat, DVec3, EulerRot, Quat, Vec3};
 
 /// `joints - 1` bones side by side under a still root, 2 cm apart on a

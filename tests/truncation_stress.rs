@@ -20,7 +20,7 @@ use cinestream::compress::{compress, CompressSettings};
 use cinestream::container::{encode_stream, StreamReader, WriteOptions};
 use cinestream::procedural::{cinematic, CinematicSpec};
 use cinestream::stream::{Stream, StreamOptions};
-use cinestream::{Sampling, Transform};
+use cinestream::{clip::Transform, sample::Sampling};
 
 #[path = "common/temp_dir.rs"]
 mod temp_dir;
@@ -88,7 +88,7 @@ fn readers_see_errors_or_right_poses_while_the_file_is_cut() {
             let (path, times, expected, counts, stop) = (&path, &times, &expected, &counts, &stop);
             scope.spawn(move || {
                 let mut pose = vec![Transform::IDENTITY; bones];
-                let check = |result: cinestream::Result<cinestream::Quality>,
+                let check = |result: cinestream::Result<cinestream::sample::Quality>,
                              pose: &[Transform],
                              i: usize| {
                     match result {

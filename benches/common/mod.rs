@@ -12,7 +12,10 @@ use std::path::{Path, PathBuf};
 
 use cinestream::import::{import_file, ImportOptions};
 use cinestream::procedural::{cinematic, CinematicSpec};
-use cinestream::{Clip, Sampling, Transform};
+use cinestream::{
+    clip::{Clip, Transform},
+    sample::Sampling,
+};
 use criterion::Bencher;
 
 /// Samples of the short clip.

@@ -46,7 +46,11 @@ use cinestream::format::{ClipMeta, FloatMeta};
 use cinestream::play::Player;
 use cinestream::sample::PoseWriter;
 use cinestream::stream::{MissingPage, Stream, StreamOptions};
-use cinestream::{Error, FloatKind, LoopMode, Quality, Sampling, Transform};
+use cinestream::{
+    clip::{FloatKind, LoopMode, Transform},
+    sample::{Quality, Sampling},
+    Error,
+};
 
 /// What every function returns: `CS_STATUS_OK`, or why it failed (with a
 /// message from [`cs_last_error`]).

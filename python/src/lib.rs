@@ -31,7 +31,10 @@ use cinestream::recipes::WarningReport;
 use cinestream::sample::PoseWriter;
 use cinestream::stream::{MissingPage, Stream, StreamOptions};
 use cinestream::warnings::{self, Warning};
-use cinestream::{Clip, LengthUnit, LoopMode, Sampling};
+use cinestream::{
+    clip::{Clip, LengthUnit, LoopMode},
+    sample::Sampling,
+};
 use numpy::ndarray::{Array2, Array3};
 use numpy::{PyArray1, PyArray2, PyArray3, PyReadonlyArray1};
 use pyo3::create_exception;
@@ -1016,7 +1019,7 @@ fn _rust_sample_seconds(
         "transforms" => filled(
             times.len(),
             bones,
-            cinestream::Transform::IDENTITY,
+            cinestream::clip::Transform::IDENTITY,
             "the poses",
         )?,
         _ => Vec::new(),
@@ -1039,7 +1042,7 @@ fn _rust_sample_seconds(
                 std::hint::black_box(&rows);
             }
             _ => {
-                let mut pose = vec![cinestream::Transform::IDENTITY; bones];
+                let mut pose = vec![cinestream::clip::Transform::IDENTITY; bones];
                 for &t in &times {
                     s.sample(t, &mut pose)?;
                     std::hint::black_box(&pose);

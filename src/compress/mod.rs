@@ -31,7 +31,6 @@ use rayon::prelude::*;
 
 use crate::clip::{Clip, LoopMode, Transform};
 use crate::compressed::CompressedClip;
-use crate::error::{Error, Result};
 use crate::format::{
     rotation_range_on_grid, rotation_reference_on_grid, ClipRange, NUM_RATES, RATE_FULL_PRECISION,
 };
@@ -41,6 +40,7 @@ use crate::metric::{
     MetricSettings,
 };
 use crate::sample::Sampling;
+use crate::{Error, Result};
 
 /// Bytes per bone per sample of an uncompressed clip, as ACL counts raw size:
 /// rotation (4 floats), translation (3) and scale (3).
@@ -462,7 +462,7 @@ impl Subtrees {
 ///
 /// ```
 /// use cinestream::procedural::{cinematic, CinematicSpec};
-/// use cinestream::{compress, CompressSettings};
+/// use cinestream::compress::{CompressSettings, compress};
 ///
 /// let clip = cinematic(&CinematicSpec::default().with_seconds(2.0));
 /// let (compressed, stats) = compress(&clip, &CompressSettings::default())?;

@@ -1208,7 +1208,8 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::format::{bits_of, ClipRange, NUM_RATES};
+    use crate::format::values::bits_of;
+    use crate::format::{ClipRange, NUM_RATES};
 
     fn decoder(range: &ClipRange, rate: u8, normalized: &[Vec3]) -> SegmentTrackDecoder {
         let slot = match rate {

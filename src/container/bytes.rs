@@ -5,9 +5,9 @@
 //! bounds. The [`Writer`] and the length checks are the writer's
 //! (`pipeline` feature).
 
-use crate::error::ContainerError;
+use crate::ContainerError;
 #[cfg(feature = "pipeline")]
-use crate::error::Error;
+use crate::Error;
 
 /// What went wrong reading a section: where, and what.
 #[derive(Clone, Debug, PartialEq, Eq)]

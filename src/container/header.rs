@@ -9,7 +9,7 @@ use super::{
     crc32, ALIGN, COMPACT_FORMAT_VERSION, FIRST_FORMAT_VERSION, FLAG_LZ4_PAGES, FORMAT_VERSION,
     HEADER_LEN, MAGIC, PREVIEW_FORMAT_VERSION,
 };
-use crate::error::ContainerError;
+use crate::ContainerError;
 
 /// The fixed 64-byte header: where the sections lie, and their checksums.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,6 +159,11 @@ impl Header {
         self.version
     }
 
+    /// Whether the header says at least one page is lz4-compressed.
+    pub fn lz4_pages(&self) -> bool {
+        self.flags & super::FLAG_LZ4_PAGES != 0
+    }
+
     /// Where the preview tier starts (meaningful when
     /// [`preview_len`](Self::preview_len) is not zero): the first multiple
     /// of 8 after the index.
@@ -206,7 +211,7 @@ impl Header {
         index: &[u8],
         preview: &[u8],
         pages_offset: usize,
-    ) -> crate::error::Result<Vec<u8>> {
+    ) -> crate::Result<Vec<u8>> {
         let mut header = Writer::default();
         header.bytes.extend_from_slice(&MAGIC);
         header.u16(version);

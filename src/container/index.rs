@@ -26,9 +26,9 @@ use super::{
     HEADER_LEN, MAX_PAGE_LEN, PAGE_ENTRY_LEN, SEGMENT_ENTRY_LEN,
 };
 // Also reachable here, where users of `container::index` find them.
-pub use super::header::Header;
-pub use crate::error::ContainerError;
+use super::header::Header;
 use crate::format::ClipMeta;
+use crate::ContainerError;
 
 /// A segment's place in the pages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,6 +59,13 @@ pub struct PageEntry {
 }
 
 /// The checked table of contents of one container: clip metadata, segment
+impl PageEntry {
+    /// Whether the page is stored as one lz4 block.
+    pub fn is_lz4(&self) -> bool {
+        self.compression == super::COMPRESSION_LZ4
+    }
+}
+
 /// table and page table.
 #[derive(Debug)]
 pub struct ContainerIndex {
@@ -308,12 +315,12 @@ impl ContainerIndex {
 /// [`MAX_BONES`](crate::clip::MAX_BONES) bones with every track animated
 /// and every float track a file can hold take under 16 MiB besides their
 /// names, which leaves hundreds of bytes of name a bone.
-pub const MAX_METADATA_LEN: u64 = 64 << 20;
+pub(crate) const MAX_METADATA_LEN: u64 = 64 << 20;
 
 /// Largest table of contents (header, metadata, index and preview tier:
 /// every byte before the first page) a reader accepts: 256 MiB, what it
 /// holds in memory from open. An hour-long clip at 120 Hz needs a few MiB.
-pub const MAX_TABLE_OF_CONTENTS_LEN: u64 = 256 << 20;
+pub(crate) const MAX_TABLE_OF_CONTENTS_LEN: u64 = 256 << 20;
 
 /// The most bytes the index section of `meta`'s segments can take in
 /// format `version`: both counts, then per segment (a page holds at least
@@ -658,7 +665,7 @@ pub(crate) fn encode_index(
     segments: &[SegmentEntry],
     pages: &[PageEntry],
     version: u16,
-) -> crate::error::Result<Vec<u8>> {
+) -> crate::Result<Vec<u8>> {
     let mut index = Writer::default();
     index.u32(to_u32(segments.len(), "segment count")?);
     index.u32(to_u32(pages.len(), "page count")?);

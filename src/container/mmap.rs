@@ -4,7 +4,7 @@
 use std::fs::File;
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::{Error, Result};
 
 /// A read-only memory map of a whole file, usable as `AsRef<[u8]>`.
 ///

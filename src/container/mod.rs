@@ -2,7 +2,7 @@
 //! segments in seek-indexed, checksummed pages.
 //!
 //! This module owns every byte of the file. [`write`](mod@write) turns a
-//! [`CompressedClip`](crate::CompressedClip) into those bytes (atomically on
+//! [`CompressedClip`](crate::compressed::CompressedClip) into those bytes (atomically on
 //! disk), [`read`](mod@read) opens them from any `AsRef<[u8]>` (a `Vec<u8>` read from the file,
 //! or a memory map when asked for, see [`mmap`]) and samples them through the
 //! stateless sampler. The container checks bytes and hands them out; the
@@ -25,28 +25,28 @@
 //!
 #![doc = include_str!("../../docs/FORMAT.md")]
 
+// The files are private: each public item has the one path
+// `cinestream::container::Item`, re-exported below.
 pub(crate) mod bytes;
 mod header;
-pub mod index;
+pub(crate) mod index;
 mod metadata;
-pub mod mmap;
+pub(crate) mod mmap;
 mod page;
-pub mod preview;
-pub mod read;
+pub(crate) mod preview;
+pub(crate) mod read;
 #[cfg(feature = "pipeline")]
-pub mod write;
+pub(crate) mod write;
 
 pub use header::Header;
-pub use index::{
-    ContainerError, ContainerIndex, PageEntry, SegmentEntry, MAX_METADATA_LEN,
-    MAX_TABLE_OF_CONTENTS_LEN,
-};
+pub use index::{ContainerIndex, PageEntry, SegmentEntry};
 pub use preview::PreviewTier;
 pub use read::{PageState, StreamReader, VerifyReport, MAX_WHOLE_FILE_BYTES};
 #[cfg(feature = "pipeline")]
+#[cfg_attr(docsrs, doc(cfg(feature = "pipeline")))]
 pub use write::{
-    encode_stream, encode_stream_with_preview, write_stream, write_stream_with_preview,
-    WriteOptions, WriteSummary,
+    encode_stream, encode_stream_with_preview, write_atomically, write_stream,
+    write_stream_with_preview, WriteOptions, WriteSummary,
 };
 
 /// The first eight bytes of every file.
@@ -59,57 +59,57 @@ pub const FORMAT_VERSION: u16 = 5;
 /// The version that added the cuts and the stepped tracks. A clip without
 /// either is written as [`COMPACT_FORMAT_VERSION`], byte for byte as
 /// before.
-pub const STEPS_FORMAT_VERSION: u16 = 5;
+pub(crate) const STEPS_FORMAT_VERSION: u16 = 5;
 
 /// The version that made the metadata and index compact (rotation ranges
 /// and references on a 16-bit grid, varint skeleton fields and segment
 /// lengths) and ranks key components by their exact spans; its preview
 /// tier is optional.
-pub const COMPACT_FORMAT_VERSION: u16 = 4;
+pub(crate) const COMPACT_FORMAT_VERSION: u16 = 4;
 
 /// The version that added float tracks.
-pub const FLOAT_FORMAT_VERSION: u16 = 2;
+pub(crate) const FLOAT_FORMAT_VERSION: u16 = 2;
 
 /// The version that added the preview tier.
-pub const PREVIEW_FORMAT_VERSION: u16 = 3;
+pub(crate) const PREVIEW_FORMAT_VERSION: u16 = 3;
 
 /// The oldest format version this build reads.
-pub const FIRST_FORMAT_VERSION: u16 = 1;
+pub(crate) const FIRST_FORMAT_VERSION: u16 = 1;
 
 /// Header length in bytes.
 pub const HEADER_LEN: usize = 64;
 
 /// Header flag: at least one page is lz4-compressed.
-pub const FLAG_LZ4_PAGES: u16 = 1;
+pub(crate) const FLAG_LZ4_PAGES: u16 = 1;
 
 /// Sections and pages start at multiples of this.
-pub const ALIGN: usize = 8;
+pub(crate) const ALIGN: usize = 8;
 
 /// Bytes of one segment entry in the index.
-pub const SEGMENT_ENTRY_LEN: usize = 16;
+pub(crate) const SEGMENT_ENTRY_LEN: usize = 16;
 
 /// Bytes of one page entry in the index.
-pub const PAGE_ENTRY_LEN: usize = 24;
+pub(crate) const PAGE_ENTRY_LEN: usize = 24;
 
 /// Page compression: stored as is.
-pub const COMPRESSION_NONE: u8 = 0;
+pub(crate) const COMPRESSION_NONE: u8 = 0;
 
 /// Page compression: one lz4 block.
-pub const COMPRESSION_LZ4: u8 = 1;
+pub(crate) const COMPRESSION_LZ4: u8 = 1;
 
 /// Parent index of a root bone on disk.
-pub const NO_PARENT: u16 = 0xFFFF;
+pub(crate) const NO_PARENT: u16 = 0xFFFF;
 
 /// Bind flag: rotation stored.
-pub const BIND_ROTATION: u8 = 1;
+pub(crate) const BIND_ROTATION: u8 = 1;
 /// Bind flag: translation stored.
-pub const BIND_TRANSLATION: u8 = 2;
+pub(crate) const BIND_TRANSLATION: u8 = 2;
 /// Bind flag: scale stored.
-pub const BIND_SCALE: u8 = 4;
+pub(crate) const BIND_SCALE: u8 = 4;
 
 /// Largest page a reader accepts (decoded), so that a corrupt length cannot
 /// make it allocate without bound.
-pub const MAX_PAGE_LEN: usize = 1 << 30;
+pub(crate) const MAX_PAGE_LEN: usize = 1 << 30;
 
 /// Rounds `n` up to a multiple of [`ALIGN`].
 #[cfg(feature = "pipeline")]
@@ -118,7 +118,7 @@ pub(crate) fn align(n: usize) -> usize {
 }
 
 /// The CRC-32 (IEEE) of `bytes`, as the format uses it.
-pub fn crc32(bytes: &[u8]) -> u32 {
+pub(crate) fn crc32(bytes: &[u8]) -> u32 {
     crc32fast::hash(bytes)
 }
 

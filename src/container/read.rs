@@ -23,17 +23,18 @@ use std::sync::OnceLock;
 use super::index::ContainerIndex;
 use super::mmap::MappedFile;
 use super::HEADER_LEN;
-use crate::error::{Error, Result};
 use crate::format::{ClipMeta, SegmentView};
 use crate::sample::plan::DecodePlan;
 use crate::sample::tables::RunTables;
-pub use crate::sample::Sampling;
+use crate::sample::Sampling;
 use crate::sample::{SegmentRef, SegmentSource};
 use crate::stream::{FileSource, PageData, Source};
+use crate::{Error, Result};
 
-pub use super::index::{ContainerError, PageEntry, SegmentEntry};
+use super::index::{PageEntry, SegmentEntry};
 use super::preview::PreviewTier;
-pub use super::Header;
+use super::Header;
+use crate::error::ContainerError;
 
 /// The checksum state of a page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,7 +121,7 @@ pub(crate) fn resident_cost(index: &ContainerIndex, plan: &DecodePlan, page: usi
 /// Most bytes a [`StreamReader`] keeps in memory by default: 512 MiB,
 /// hundreds of times what the tools need for the corpus (a 2.5 MB file of
 /// 1,064 s keeps about 4.4 MiB) and room for files of a few hundred MB.
-pub const MAX_RESIDENT_BYTES: u64 = 512 << 20;
+pub(crate) const MAX_RESIDENT_BYTES: u64 = 512 << 20;
 
 /// An open container held whole: metadata in memory, pages checked on first use.
 ///
@@ -243,7 +244,7 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
     ///
     /// ```
     /// use cinestream::container::StreamReader;
-    /// use cinestream::{Sampling, Transform};
+    /// use cinestream::{sample::Sampling, clip::Transform};
     ///
     /// // `bytes`: a packed .cine file, here one of the repository's test files.
     /// let bytes = include_bytes!("../../tests/data/golden/v1-clamp.cine");

@@ -9,9 +9,9 @@ use proptest::prelude::*;
 use super::*;
 use crate::clip::{Bone, Clip, LengthUnit, Skeleton, TrackKind, Transform};
 use crate::compress::{compress, CompressSettings};
-use crate::error::Error;
+use crate::compressed::CompressedClip;
 use crate::procedural::{cinematic, CinematicSpec};
-use crate::CompressedClip;
+use crate::Error;
 
 /// A clip with every kind of sub-track: animated, constant and default
 /// rotations, translations and scales.
@@ -298,11 +298,11 @@ fn a_flipped_byte_in_any_page_fails_that_page() {
             let mut pose = vec![Transform::IDENTITY; reader.meta().num_bones()];
             let err = reader.decode_sample(first, &mut pose).unwrap_err();
             assert!(
-                matches!(err, Error::Container(read::ContainerError::CorruptPage { page, .. }) if page == index)
+                matches!(err, Error::Container(crate::error::ContainerError::CorruptPage { page, .. }) if page == index)
             );
             let err = reader.segment_view(segment).unwrap_err();
             assert!(
-                matches!(err, Error::Container(read::ContainerError::CorruptPage { page, .. }) if page == index)
+                matches!(err, Error::Container(crate::error::ContainerError::CorruptPage { page, .. }) if page == index)
             );
         }
     }
@@ -338,7 +338,7 @@ fn truncation_at_any_offset_is_an_error() {
         assert!(
             matches!(
                 err,
-                Error::Container(read::ContainerError::Truncated { .. })
+                Error::Container(crate::error::ContainerError::Truncated { .. })
             ),
             "length {len}: {err}"
         );
@@ -353,13 +353,13 @@ fn wrong_magic_and_version_have_their_own_errors() {
     bad_magic[0] = b'X';
     assert!(matches!(
         StreamReader::open(&bad_magic[..]).unwrap_err(),
-        Error::Container(read::ContainerError::BadMagic { .. })
+        Error::Container(crate::error::ContainerError::BadMagic { .. })
     ));
     for version in [0u16, FORMAT_VERSION + 1] {
         bytes[8..10].copy_from_slice(&version.to_le_bytes());
         let err = StreamReader::open(&bytes[..]).unwrap_err();
         assert!(
-            matches!(err, Error::Container(read::ContainerError::UnsupportedVersion { found, supported: FORMAT_VERSION }) if found == version),
+            matches!(err, Error::Container(crate::error::ContainerError::UnsupportedVersion { found, supported: FORMAT_VERSION }) if found == version),
             "{err}"
         );
         assert!(err

@@ -20,8 +20,8 @@ use super::{
 };
 use crate::compress::Preview;
 use crate::compressed::CompressedClip;
-use crate::error::{Error, Result};
 use crate::format::{encoding_of, SegmentEncoding};
+use crate::{Error, Result};
 
 /// Writer settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,7 +92,7 @@ impl WriteSummary {
 /// ```
 /// use cinestream::container::{encode_stream, StreamReader, WriteOptions};
 /// use cinestream::procedural::{cinematic, CinematicSpec};
-/// use cinestream::{compress, CompressSettings, Sampling};
+/// use cinestream::{compress::{CompressSettings, compress}, sample::Sampling};
 ///
 /// let clip = cinematic(&CinematicSpec::default().with_seconds(2.0));
 /// let (compressed, _) = compress(&clip, &CompressSettings::default())?;
@@ -464,7 +464,7 @@ mod atomic_tests {
     use std::path::{Path, PathBuf};
 
     use super::{create_partial, partial_prefix, write_atomically};
-    use crate::error::Error;
+    use crate::Error;
 
     /// A fresh directory of its own, removed when dropped.
     struct TempDir(PathBuf);

@@ -20,7 +20,7 @@
 //! - `Frames:` the stored samples (a wrapping clip's repeated first sample is
 //!   not stored, so not written), `Frame Time:` 1 / sample rate.
 //! - Translations in the clip's length unit (BVH says none: import with the
-//!   same [`LengthUnit`](crate::LengthUnit)), each the decoded `f32` exactly
+//!   same [`LengthUnit`](crate::clip::LengthUnit)), each the decoded `f32` exactly
 //!   (to `f64` precision, for readers in either) when no scale is above it;
 //!   angles to 1e-9 degree. Six decimals would do for a bone's own rotation
 //!   (2e-8 rad, below the `f32` rounding of a quaternion), but a root
@@ -61,8 +61,8 @@ use glam::{DMat3, DQuat, DVec3};
 
 use super::for_each_pose;
 use crate::clip::{Skeleton, Transform};
-use crate::error::{Error, Result};
 use crate::sample::Sampling;
+use crate::{Error, Result};
 
 /// Largest spread of a scale's components, relative to the largest, for
 /// the scale to count as uniform; also the largest relative difference

@@ -2,7 +2,7 @@
 //!
 //! This module owns the way out of the codec. It reads any [`Sampling`]
 //! source (a [`StreamReader`](crate::container::StreamReader), a
-//! [`CompressedClip`](crate::CompressedClip), a [`Stream`](crate::stream::Stream)),
+//! [`CompressedClip`](crate::compressed::CompressedClip), a [`Stream`](crate::stream::Stream)),
 //! decodes every stored sample exactly ([`Sampling::decode_sample`], no
 //! interpolation) and writes:
 //!
@@ -30,7 +30,7 @@
 //! [`export_notes`] (and in [`ExportSummary::notes`]), never dropped
 //! silently.
 //!
-//! BVH lengths are in the clip's own [`LengthUnit`](crate::LengthUnit)
+//! BVH lengths are in the clip's own [`LengthUnit`](crate::clip::LengthUnit)
 //! (BVH has no unit field), JSON's too (it says `cm_per_unit`); glTF's are
 //! metres, as glTF specifies. A wrapping clip is written as its stored
 //! samples, without the repeated first one, in BVH and JSON; glTF, which has
@@ -47,9 +47,9 @@ pub mod json;
 use std::path::Path;
 
 use crate::clip::Transform;
-use crate::container::write::write_atomically;
-use crate::error::{Error, Result};
+use crate::container::write_atomically;
 use crate::sample::Sampling;
+use crate::{Error, Result};
 
 /// The formats a clip can be exported to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

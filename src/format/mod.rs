@@ -30,24 +30,28 @@
 //! The container file that carries these parts is written down in
 //! `docs/FORMAT.md`; decoding them fast is [`crate::sample`]'s job.
 
-mod keys;
-mod preview;
-mod segment;
-mod tracks;
-mod values;
+pub(crate) mod keys;
+pub(crate) mod preview;
+pub(crate) mod segment;
+pub(crate) mod tracks;
+pub(crate) mod values;
 
-pub use keys::{component_bits, key_bits, NO_EXTENT};
-pub use preview::{actor_ranges, PreviewKeys, MAX_PREVIEW_GAP};
-pub use segment::{write_rates, SegmentFault, SegmentView};
+// Public: what a compressed clip's metadata says (the readers hand out a
+// `ClipMeta`) and what a segment's rates mean. The bit-level helpers the
+// codec shares between its writer and its readers stay inside the crate.
+pub use segment::{SegmentFault, SegmentView};
 pub use tracks::{
-    constant_rotation, encoding_of, float_slots, AnimatedTrack, Channel, ClipMeta, ConstantTrack,
-    FloatMeta, FloatSlot, SegmentLayout, FLOAT_SLOT_COMPONENTS,
+    AnimatedTrack, Channel, ClipMeta, ConstantTrack, FloatMeta, FloatSlot, SegmentLayout,
 };
-pub(crate) use values::INV_MAX;
-pub use values::{
-    bits_of, finish_rotation, max_quantized, rates_len, read_bits, rotation_from_xyz,
-    rotation_grid_point, rotation_grid_value, rotation_range_on_grid, rotation_reference_on_grid,
-    segment_header_len, unit_from_quantized, write_bits, ClipRange, SegmentEncoding, BIT_RATES,
-    CONSTANT_VALUE_BITS, NUM_RATES, PACKED_RATE_BITS, RANGE_SLOT_BYTES, RATE_CONSTANT,
-    RATE_FULL_PRECISION, RATE_HIGHEST_QUANTIZED, ROTATION_GRID_STEPS, SEGMENT_RANGE_BITS,
+pub use values::{ClipRange, SegmentEncoding, BIT_RATES, NUM_RATES};
+
+pub(crate) use keys::{component_bits, key_bits, NO_EXTENT};
+pub(crate) use preview::{actor_ranges, PreviewKeys};
+pub(crate) use segment::write_rates;
+pub(crate) use tracks::{constant_rotation, encoding_of, float_slots};
+pub(crate) use values::{
+    max_quantized, rates_len, rotation_from_xyz, rotation_grid_point, rotation_grid_value,
+    rotation_range_on_grid, rotation_reference_on_grid, segment_header_len, unit_from_quantized,
+    write_bits, CONSTANT_VALUE_BITS, INV_MAX, RANGE_SLOT_BYTES, RATE_CONSTANT, RATE_FULL_PRECISION,
+    RATE_HIGHEST_QUANTIZED, ROTATION_GRID_STEPS, SEGMENT_RANGE_BITS,
 };

@@ -221,6 +221,17 @@ fn end_of(full_samples: usize, loop_mode: LoopMode) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tier_must_key_both_sides_of_every_cut() {
+        let keys = PreviewKeys::new(vec![0, 12, 13, 30, 39], 40, LoopMode::Clamp).unwrap();
+        assert!(keys.check_cuts(&[13]).is_ok());
+        let message = keys.check_cuts(&[13, 27]).unwrap_err();
+        assert!(
+            message.contains("cut at sample 27 (samples 26 and 27)"),
+            "{message}"
+        );
+    }
     use crate::clip::Skeleton;
 
     #[test]

@@ -263,6 +263,18 @@ impl<'a> SegmentView<'a> {
         }
     }
 
+    /// Bits of one key of track `track` in this segment, `meta` being its
+    /// metadata: its components' bits summed as the keys lay them out.
+    pub fn key_bits_of(&self, track: usize, meta: &AnimatedTrack) -> usize {
+        key_bits(meta, self.rate(track), self.range_slot(track))
+    }
+
+    /// Bytes of the rates and range slots of `tracks` tracks laid out as
+    /// this segment's are.
+    pub fn header_len_of(&self, tracks: usize) -> usize {
+        segment_header_len(tracks, self.encoding)
+    }
+
     /// Range slot of a track.
     #[inline]
     pub fn range_slot(&self, track: usize) -> &'a [u8; RANGE_SLOT_BYTES] {

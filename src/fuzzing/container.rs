@@ -4,10 +4,11 @@
 //! Not part of the stable API: it exists for the fuzzers.
 
 use super::same_bits;
-use crate::container::{StreamReader, MAX_TABLE_OF_CONTENTS_LEN};
+use crate::clip::Transform;
+use crate::container::index::MAX_TABLE_OF_CONTENTS_LEN;
+use crate::container::StreamReader;
 use crate::sample::Sampling;
 use crate::stream::{MissingPage, PageData, Source, Stream, StreamOptions};
-use crate::Transform;
 
 /// What the reader made of an input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -16,7 +16,7 @@ pub mod unit_check;
 use std::path::{Path, PathBuf};
 
 use crate::clip::{Clip, LengthUnit};
-use crate::error::{Error, Result};
+use crate::{Error, Result};
 
 /// Import settings.
 #[derive(Clone, Debug, PartialEq)]

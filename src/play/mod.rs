@@ -12,7 +12,8 @@
 //! players through the access patterns of a cinematic and measures each
 //! frame.
 
-#[cfg(feature = "pipeline")]
+#[cfg(feature = "harness")]
+#[cfg_attr(docsrs, doc(cfg(feature = "harness")))]
 pub mod harness;
 
 use std::sync::Arc;
@@ -21,8 +22,8 @@ use crate::sample::{KeyPair, Quality, SampleRounding, Sampling};
 use glam::Vec3;
 
 use crate::clip::{LoopMode, Transform};
-use crate::error::{Error, Result};
 use crate::stream::{Hint, Mailbox, Stream};
+use crate::{Error, Result};
 
 /// What one update produced.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -572,7 +573,7 @@ impl Drop for Player {
 }
 
 #[cfg(test)]
-#[cfg(feature = "pipeline")]
+#[cfg(feature = "harness")]
 mod stream_tests;
 
 #[cfg(test)]
@@ -829,6 +830,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "harness")]
     fn the_harness_plays_every_pattern() {
         let reader = walking_stream();
         for pattern in harness::Pattern::ALL {

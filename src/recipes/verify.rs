@@ -12,13 +12,16 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::container::StreamReader;
-use crate::error::{Error, Result};
 use crate::format::ClipMeta;
 use crate::import::fbx::load_fbx_sources;
 use crate::import::gltf::{check_against_source, load_gltf_sources, SourceAnimation, SourceCheck};
 use crate::import::{self, ImportOptions, SourceFormat};
 use crate::metric::{measure_error, ErrorReport, MetricSettings};
-use crate::{Clip, FloatKind, LengthUnit, Sampling};
+use crate::{
+    clip::{Clip, FloatKind, LengthUnit},
+    sample::Sampling,
+};
+use crate::{Error, Result};
 
 /// How the sources were combined into the file's one clip.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -549,7 +552,7 @@ fn load_sources(request: &VerifyRequest, meta: &ClipMeta) -> Result<Sources> {
             ))
         })?,
     };
-    let combined = |result: std::result::Result<Clip, crate::ClipError>| {
+    let combined = |result: std::result::Result<Clip, crate::clip::ClipError>| {
         result.map_err(|source| Error::InvalidClip {
             source_name: "the sources".to_string(),
             source,

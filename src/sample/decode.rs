@@ -842,7 +842,8 @@ mod tests {
     }
 
     use super::*;
-    use crate::format::{bits_of, read_bits, write_bits, ClipRange};
+    use crate::format::values::{bits_of, read_bits};
+    use crate::format::{write_bits, ClipRange};
 
     #[test]
     fn bits_round_trip_at_every_offset_and_width() {

@@ -15,14 +15,14 @@ mod source;
 pub(crate) mod tables;
 #[cfg(target_arch = "x86_64")]
 mod wide;
-pub mod writer;
+pub(crate) mod writer;
 
 use glam::Vec4;
 
 use crate::clip::{LoopMode, Skeleton, Transform};
-use crate::error::Error;
-pub use crate::error::SampleError;
 use crate::format::{Channel, ClipMeta, PreviewKeys, SegmentFault};
+use crate::Error;
+pub use crate::SampleError;
 #[cfg(target_arch = "x86_64")]
 use decode::Avx2;
 use decode::RotationGroupDecoder;
@@ -321,7 +321,7 @@ fn prefetch_keys_of(a: &SegmentRef<'_>, bit_a: usize, b: Option<&SegmentRef<'_>>
 ///
 /// ```
 /// use cinestream::container::StreamReader;
-/// use cinestream::{Sampling, Transform};
+/// use cinestream::{sample::Sampling, clip::Transform};
 ///
 /// let reader = StreamReader::open(&include_bytes!("../../tests/data/golden/v1-clamp.cine")[..])?;
 /// let bones = reader.clip_meta().num_bones();

@@ -7,7 +7,7 @@
 use super::decode::{KeyDecoder, RotationGroupDecoder};
 use super::plan::DecodePlan;
 use super::prefetch;
-use crate::error::SampleError;
+use crate::SampleError;
 
 /// A segment ready to decode: its key bytes, the bits of one sample's keys,
 /// and its decode tables (see [`tables`]).

@@ -21,7 +21,7 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use crate::container::index::ContainerIndex;
+use crate::container::ContainerIndex;
 use crate::sample::prefetch::{prefetch_address, LINE};
 use crate::sample::SegmentRef;
 

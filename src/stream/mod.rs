@@ -42,7 +42,9 @@ mod cache;
 mod directory;
 mod playhead;
 mod prefetch;
-pub mod source;
+mod source;
+#[cfg(feature = "harness")]
+mod throttle;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -53,17 +55,20 @@ use arc_swap::Guard;
 
 use crate::clip::Transform;
 use crate::container::bytes::try_extend;
-use crate::container::index::{ContainerError, ContainerIndex, Header};
 use crate::container::read::{resident_cost, ReadyPage};
 use crate::container::PreviewTier;
 use crate::container::HEADER_LEN;
-use crate::error::{Error, Result};
 use crate::format::ClipMeta;
 use crate::sample::plan::DecodePlan;
-pub use crate::sample::Sampling;
+use crate::sample::Sampling;
 use crate::sample::{
     self, KeyPair, PoseWriter, Quality, SampleRounding, SegmentHandle, SegmentRef, SegmentSource,
 };
+use crate::{
+    container::{ContainerIndex, Header},
+    ContainerError,
+};
+use crate::{Error, Result};
 pub use cache::StreamStats;
 use cache::{Admission, Counters, PageCache, ResidentPage};
 use playhead::Mailboxes;
@@ -71,10 +76,10 @@ use playhead::Scorer;
 pub(crate) use playhead::{Hint, Mailbox};
 use prefetch::{Prefetcher, Request};
 use source::HostPrefix;
-pub use source::{
-    drop_from_os_cache, slow_read_time, FileSource, MappedSource, MemorySource, PageData,
-    SlowSource, Source,
-};
+pub use source::{FileSource, MappedSource, MemorySource, PageData, Source};
+#[cfg(feature = "harness")]
+#[cfg_attr(docsrs, doc(cfg(feature = "harness")))]
+pub use throttle::{drop_from_os_cache, slow_read_time, SlowSource};
 
 /// What a sampler does when the page it needs is not resident.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -494,7 +499,7 @@ impl Stream {
     ///
     /// ```
     /// use cinestream::stream::{Stream, StreamOptions};
-    /// use cinestream::{Sampling, Transform};
+    /// use cinestream::{sample::Sampling, clip::Transform};
     ///
     /// let bytes = include_bytes!("../../tests/data/golden/v1-clamp.cine").to_vec();
     /// let stream = Stream::from_bytes(bytes, StreamOptions::default().with_budget_bytes(1 << 20))?;
@@ -541,7 +546,7 @@ impl Stream {
     /// ```
     /// use cinestream::container::{Header, HEADER_LEN};
     /// use cinestream::stream::{MissingPage, Stream, StreamOptions};
-    /// use cinestream::{Sampling, Transform};
+    /// use cinestream::{sample::Sampling, clip::Transform};
     ///
     /// // The host's file, read however the engine reads files.
     /// let file: &[u8] = include_bytes!("../../tests/data/golden/v1-clamp.cine");

@@ -6,7 +6,7 @@
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::container::index::ContainerIndex;
+use crate::container::ContainerIndex;
 
 /// Where a player is and where it is going, as sent to the prefetcher.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -7,7 +7,10 @@ use std::process::{Command, Output};
 use cinestream::compress::{compress, CompressSettings, CompressStats};
 use cinestream::container::{write_stream, StreamReader, WriteOptions};
 use cinestream::procedural::{cinematic, CinematicSpec};
-use cinestream::{Clip, CompressedClip, TrackKind};
+use cinestream::{
+    clip::{Clip, TrackKind},
+    compressed::CompressedClip,
+};
 use serde_json::Value;
 
 /// A fresh directory for one test.

@@ -10,7 +10,6 @@ use super::rig::{self, Driven, FloatSource, Rig};
 use crate::clip::{
     Clip, ClipError, FloatKind, FloatTrack, LengthUnit, RateReason, Resampling, Transform,
 };
-use crate::error::{Error, Result};
 use crate::import::gltf::resample::{
     describe, played_float_values, time_tolerance, PlayedError, Timing, Worst, MAX_OWN_RATE,
 };
@@ -20,6 +19,7 @@ use crate::import::gltf::{
 };
 use crate::import::{read_file, ImportOptions};
 use crate::metric::MetricSettings;
+use crate::{Error, Result};
 
 /// A file read through ufbx, with its bones and float tracks chosen.
 struct Loaded {

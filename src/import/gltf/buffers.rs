@@ -12,7 +12,7 @@ use gltf::json::validation::Checked;
 use gltf::json::{self, Root};
 
 use super::{Context, MAX_BUFFER_BYTES};
-use crate::error::{Error, Result};
+use crate::{Error, Result};
 
 /// One accessor, bounds-checked: `count` elements of `components` values of
 /// `component` type, element `i` starting at `i * stride` in `bytes`.
@@ -610,7 +610,7 @@ mod tests {
     use super::super::{load_gltf, parse_gltf};
     use super::*;
 
-    use crate::error::Error;
+    use crate::Error;
 
     #[test]
     fn normalized_integer_rotations_are_read() {

@@ -8,7 +8,7 @@ use gltf::json::{self, Root};
 use super::buffers::le_u32;
 use super::floats::RawJson;
 use super::Context;
-use crate::error::Result;
+use crate::Result;
 
 impl Context<'_> {
     /// Deserializes the document and validates the parts this importer
@@ -160,7 +160,7 @@ mod tests {
 
     use crate::clip::ClipError;
 
-    use crate::error::Error;
+    use crate::Error;
 
     #[test]
     fn malformed_documents_name_the_offending_element() {

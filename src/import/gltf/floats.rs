@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::skeleton::Rig;
 use super::{Context, Drive, Target};
 use crate::clip::{ClipError, FloatKind, FloatTrack, LengthUnit};
-use crate::error::Result;
+use crate::Result;
 
 pub use crate::clip::FIELD_OF_VIEW_PRECISION;
 

@@ -182,7 +182,7 @@ pub use source::{
 
 use super::{read_file, ImportOptions};
 use crate::clip::{Clip, ClipError, FloatTrack, Skeleton};
-use crate::error::{Error, Result};
+use crate::{Error, Result};
 
 /// What one animation channel drives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

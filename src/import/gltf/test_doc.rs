@@ -7,8 +7,8 @@ use serde_json::{json, Value};
 
 use super::parse_gltf;
 use crate::clip::Clip;
-use crate::error::{Error, Result};
 use crate::import::ImportOptions;
+use crate::{Error, Result};
 
 /// Builds a glTF document in code: binary data, buffer views and
 /// accessors are appended as channels are added.

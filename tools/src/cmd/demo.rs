@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use cinestream::clip::Clip;
 use cinestream::compress::{build_preview, compress, CompressSettings, DEFAULT_PREVIEW_CM};
+use cinestream::compressed::CompressedClip;
 use cinestream::container::{
     encode_stream_with_preview, write_stream_with_preview, StreamReader, WriteOptions,
 };
@@ -15,7 +16,6 @@ use cinestream::format::BIT_RATES;
 use cinestream::play::harness::{self, Pattern, PlayConfig};
 use cinestream::procedural::{cinematic, CinematicSpec, CINEMATIC_MEMORY_LIMIT};
 use cinestream::stream::{MissingPage, StreamOptions};
-use cinestream::CompressedClip;
 
 use crate::progress;
 

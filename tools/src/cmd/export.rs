@@ -64,7 +64,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let meta = reader.meta();
     // glTF says metres; BVH and JSON keep the clip's unit.
     let unit = if matches!(format, ExportFormat::Gltf | ExportFormat::Glb) {
-        cinestream::LengthUnit::METRE
+        cinestream::clip::LengthUnit::METRE
     } else {
         meta.unit
     };

@@ -3,15 +3,11 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use cinestream::container::{
-    ContainerIndex, StreamReader, COMPRESSION_LZ4, FLAG_LZ4_PAGES, HEADER_LEN,
-};
+use cinestream::clip::{FloatKind, LoopMode};
+use cinestream::container::{ContainerIndex, StreamReader, HEADER_LEN};
 use cinestream::display::escaped;
-use cinestream::format::{
-    encoding_of, key_bits, segment_header_len, ClipMeta, BIT_RATES, NUM_RATES,
-};
 use cinestream::format::{Channel, FloatSlot};
-use cinestream::{FloatKind, LoopMode};
+use cinestream::format::{ClipMeta, BIT_RATES, NUM_RATES};
 use serde::Serialize;
 
 use super::common::{print_json, Usage};
@@ -533,7 +529,7 @@ fn gather<D: AsRef<[u8]>>(file: String, reader: &StreamReader<D>) -> anyhow::Res
             for (t, track) in meta.animated.iter().enumerate() {
                 let rate = view.rate(t);
                 let r = &mut rates[track.channel as usize];
-                let bits = key_bits(track, rate, view.range_slot(t));
+                let bits = view.key_bits_of(t, track);
                 r.histogram[rate as usize] += 1;
                 r.track_samples += samples as u64;
                 r.key_bits += (bits * samples) as u64;
@@ -550,8 +546,8 @@ fn gather<D: AsRef<[u8]>>(file: String, reader: &StreamReader<D>) -> anyhow::Res
                     }
                 }
             }
-            floats.bytes += segment_header_len(float_slots, encoding_of(&meta.animated)) as u64
-                + (float_bits * samples).div_ceil(8) as u64;
+            floats.bytes +=
+                view.header_len_of(float_slots) as u64 + (float_bits * samples).div_ceil(8) as u64;
             let entry = index.segments()[segment];
             segments.push(SegmentRow {
                 first_sample,
@@ -585,10 +581,7 @@ fn gather<D: AsRef<[u8]>>(file: String, reader: &StreamReader<D>) -> anyhow::Res
     let sizes = Sizes {
         stored,
         decoded: pages.iter().map(|p| p.decoded_len as u64).sum(),
-        lz4_pages: pages
-            .iter()
-            .filter(|p| p.compression == COMPRESSION_LZ4)
-            .count(),
+        lz4_pages: pages.iter().filter(|p| p.is_lz4()).count(),
         segment_headers: (meta.segment_header_bytes() * segments.len()) as u64,
         padding: header.file_len
             - HEADER_LEN as u64
@@ -670,8 +663,8 @@ fn loop_name(mode: LoopMode) -> &'static str {
     }
 }
 
-fn compression_name(compression: u8) -> &'static str {
-    if compression == COMPRESSION_LZ4 {
+fn compression_name(page: &cinestream::container::PageEntry) -> &'static str {
+    if page.is_lz4() {
         "lz4"
     } else {
         "none"
@@ -697,7 +690,7 @@ impl Report<'_> {
                 magic: &self.magic,
                 version: header.version(),
                 flags: header.flags,
-                lz4: header.flags & FLAG_LZ4_PAGES != 0,
+                lz4: header.lz4_pages(),
                 file_len: header.file_len,
                 header_checksum: header.header_checksum(),
                 metadata_offset: HEADER_LEN,
@@ -779,7 +772,7 @@ impl Report<'_> {
                         offset: p.offset,
                         stored_len: p.stored_len,
                         decoded_len: p.decoded_len,
-                        compression: compression_name(p.compression),
+                        compression: compression_name(p),
                         checksum: p.checksum,
                         first_segment: held.start,
                         segment_count: held.len(),
@@ -895,7 +888,7 @@ impl Report<'_> {
             self.magic,
             header.version(),
             header.flags,
-            if header.flags & FLAG_LZ4_PAGES != 0 { "yes" } else { "no" },
+            if header.lz4_pages() { "yes" } else { "no" },
             header.file_len,
             header.header_checksum()
         );
@@ -1173,7 +1166,7 @@ impl Report<'_> {
                 p.offset,
                 p.stored_len,
                 p.decoded_len,
-                compression_name(p.compression),
+                compression_name(&p),
                 p.checksum,
                 format!("{}..{}", held.start, held.end),
                 samples.start,

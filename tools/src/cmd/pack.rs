@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 
 use anyhow::Context as _;
+use cinestream::clip::RateReason;
 use cinestream::compress::{DEFAULT_PREVIEW_CM, PREVIEW_CM_RANGE};
 use cinestream::container::WriteOptions;
 use cinestream::display::escaped;
@@ -14,7 +15,6 @@ use cinestream::recipes::pack::{
     self as recipe, Combine, Labels, PackRequest, Packed, PreviewReport,
 };
 use cinestream::warnings::{self, Scope};
-use cinestream::RateReason;
 use indicatif::ProgressBar;
 
 use super::common::{check_jobs, check_real, print_report, print_skipped, CodecArgs, ImportArgs};

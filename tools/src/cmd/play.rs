@@ -608,6 +608,6 @@ fn write_frames_csv(path: &std::path::Path, rows: &[plot::PlayRow]) -> anyhow::R
             )?;
         }
     }
-    cinestream::container::write::write_atomically(path, csv.as_bytes())
+    cinestream::container::write_atomically(path, csv.as_bytes())
         .map_err(|e| anyhow::anyhow!("--frames-csv {}: {e}", path.display()))
 }

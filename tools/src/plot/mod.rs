@@ -186,7 +186,7 @@ fn save(path: &Path, (width, height): (u32, u32), figure: Figure) -> anyhow::Res
     };
     // Under the name the user gave, never the temporary file's; the
     // writer names the folder when that is what is missing.
-    cinestream::container::write::write_atomically(path, &bytes).map_err(|e| match e {
+    cinestream::container::write_atomically(path, &bytes).map_err(|e| match e {
         cinestream::Error::Io { path: p, source } if p == path => {
             anyhow!("{}: {source}", path.display())
         }

@@ -11,7 +11,10 @@ use cinestream::format::ClipMeta;
 use cinestream::metric::{bone_errors_at, ErrorReport, MetricSettings};
 use cinestream::play::Player;
 use cinestream::stream::{MissingPage, Stream};
-use cinestream::{FloatKind, Quality, Sampling};
+use cinestream::{
+    clip::FloatKind,
+    sample::{Quality, Sampling},
+};
 use serde_json::{json, Value};
 
 /// Most points of a curve sent to the page (the worst-error curve, each
@@ -270,17 +273,18 @@ impl Session {
             true => (time, time + ahead),
             false => (time + ahead, time),
         };
-        let corrupt: Vec<usize> =
-            self.stream
-                .prefetch_errors()
-                .iter()
-                .filter_map(|e| match e {
-                    cinestream::Error::Container(
-                        cinestream::error::ContainerError::CorruptPage { page, .. },
-                    ) => Some(*page),
-                    _ => None,
-                })
-                .collect();
+        let corrupt: Vec<usize> = self
+            .stream
+            .prefetch_errors()
+            .iter()
+            .filter_map(|e| match e {
+                cinestream::Error::Container(cinestream::ContainerError::CorruptPage {
+                    page,
+                    ..
+                }) => Some(*page),
+                _ => None,
+            })
+            .collect();
         let index = self.stream.index();
         let mut states = String::with_capacity(index.pages().len());
         for page in 0..index.pages().len() {
