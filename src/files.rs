@@ -8,7 +8,7 @@
 //! something wrote to it, and a device such as `/dev/zero` never ends.
 //!
 //! Every writer of a user-named output (the atomic writer, so `pack`,
-//! `export`, `--plot` and the bindings) asks [`replaceable`] first: an
+//! `export`, `--plot` and the bindings) asks `replaceable` first: an
 //! atomic write renames a new file over the name, and a rename replaces
 //! whatever is there, so `-o /dev/null` as root would turn the system's
 //! `/dev/null` into a regular file. Only a regular file (or nothing) may be
@@ -69,7 +69,7 @@ pub fn open_regular(path: &Path) -> Result<(File, u64)> {
 ///
 /// The writer calls this before it writes, and again on the returned path
 /// just before its rename, so an entry swapped in meanwhile is caught too.
-pub fn replaceable(path: &Path) -> Result<PathBuf> {
+pub(crate) fn replaceable(path: &Path) -> Result<PathBuf> {
     let refuse = |message: String| Error::Io {
         path: path.to_path_buf(),
         source: std::io::Error::new(std::io::ErrorKind::InvalidInput, message),
@@ -110,7 +110,7 @@ pub fn replaceable(path: &Path) -> Result<PathBuf> {
 }
 
 /// What a file system entry that is not a regular file is, in words.
-pub fn kind_name(kind: FileType) -> &'static str {
+pub(crate) fn kind_name(kind: FileType) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt as _;

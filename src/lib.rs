@@ -10,7 +10,7 @@
 //!    ranges, tracks, metadata, segments); [`procedural`]: a built-in
 //!    humanoid cinematic and deep chains, so nothing outside the repository
 //!    is needed to try or test cinestream.
-//! 3. [`error`]: the crate's error, with the container's and the sampler's;
+//! 3. `error.rs`: the crate's [`Error`], with the container's and the sampler's;
 //!    [`warnings`]: the warnings raised while a call runs, collected as
 //!    values.
 //! 4. [`sample`]: the stateless sampler, its decode plan and tables, and the
@@ -20,7 +20,7 @@
 //! 6. [`compressed`]: a compressed clip in memory; [`import`]: BVH and
 //!    glTF 2.0 files into clips.
 //! 7. [`compress`](mod@compress): the variable-bit-rate codec, clip in,
-//!    [`CompressedClip`] out; [`many`]: one piece of work per source file
+//!    [`CompressedClip`](compressed::CompressedClip) out; [`many`]: one piece of work per source file
 //!    in parallel, stopping at the first failure or keeping going, and
 //!    where each clip's file goes.
 //! 8. [`container`]: the streaming file: metadata up front, segments in

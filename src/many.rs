@@ -10,8 +10,8 @@
 //! files writes them after [`each`] returns, so that without keep-going a
 //! bad file stops everything before anything is written. Where each clip's
 //! file goes under an output directory is decided here too
-//! ([`plan_outputs`], [`safe_file_name`]), and outputs that would overwrite
-//! one another are refused ([`refuse_clashes`]).
+//! ([`plan_outputs`], `safe_file_name`), and outputs that would overwrite
+//! one another are refused (`refuse_clashes`).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -233,7 +233,7 @@ pub struct Planned {
 /// Names each imported clip's output under the output directory: a file
 /// of one clip `<relative path>.cine`, a file of several
 /// `<relative path without extension>/<animation>.cine` (see
-/// [`safe_file_name`]).
+/// `safe_file_name`).
 pub fn plan_outputs(imported: Imported<'_>) -> Vec<Planned> {
     let mut plan = Vec::new();
     for (file, clips) in imported {
@@ -260,7 +260,7 @@ pub fn plan_outputs(imported: Imported<'_>) -> Vec<Planned> {
 /// file would be another's directory, listing every clash. Names that
 /// differ only in case clash too: they are one file on case-insensitive
 /// file systems.
-pub fn refuse_clashes(output: &Path, plan: &[Planned]) -> Result<()> {
+pub(crate) fn refuse_clashes(output: &Path, plan: &[Planned]) -> Result<()> {
     let key = |p: &Path| p.to_string_lossy().to_lowercase();
     let mut by_output: BTreeMap<String, Vec<&Planned>> = BTreeMap::new();
     for p in plan {
@@ -322,7 +322,7 @@ pub fn refuse_clashes(output: &Path, plan: &[Planned]) -> Result<()> {
 /// hidden files, no `..`), device names such as `CON` get a `_`, and the
 /// name is cut to 200 bytes. `#` stays: glTF's unnamed animations are
 /// `{stem}#{index}`. A name left empty becomes `clip{index}`.
-pub fn safe_file_name(name: &str, index: usize) -> String {
+pub(crate) fn safe_file_name(name: &str, index: usize) -> String {
     let mut safe: String = name
         .chars()
         .map(|c| match c {

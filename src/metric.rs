@@ -20,7 +20,7 @@
 //! counts as the distance it moves a point at the shell (the relative scale
 //! error times the shell). ACL applies the shell in the bone's scaled space,
 //! which on such a rig lets a leaf turn several degrees unseen. An axis
-//! whose raw scale is below [`MIN_SHELL_SCALE`] counts as that scale (a
+//! whose raw scale is below `MIN_SHELL_SCALE` counts as that scale (a
 //! collapsed bone: its points sit within the shell of its joint, and no
 //! offset divides by zero).
 //!
@@ -177,7 +177,7 @@ impl DTransform {
 }
 
 /// Combines local transforms down the hierarchy into object space.
-pub fn local_to_object(skeleton: &Skeleton, local: &[Transform], object: &mut [DTransform]) {
+pub(crate) fn local_to_object(skeleton: &Skeleton, local: &[Transform], object: &mut [DTransform]) {
     for (bone, l) in local.iter().enumerate() {
         let t = DTransform::from_f32(l);
         // Parents precede children, so object[parent] is already final.
@@ -193,7 +193,7 @@ pub fn local_to_object(skeleton: &Skeleton, local: &[Transform], object: &mut [D
 /// (scaled to nothing to hide it) keeps finite offsets and its points sit
 /// within the shell of its joint. Far below any armature's scale (0.01 for
 /// centimetres in metres, 0.001 for millimetres).
-pub const MIN_SHELL_SCALE: f64 = 1e-6;
+pub(crate) const MIN_SHELL_SCALE: f64 = 1e-6;
 
 /// The local offsets of a bone's three virtual vertices along its x, y and
 /// z axes: the distances that its raw object transform `raw` carries to
@@ -202,7 +202,7 @@ pub const MIN_SHELL_SCALE: f64 = 1e-6;
 /// Both the raw and the decoded vertices are placed from these offsets
 /// ([`shell_vertices`]).
 #[inline]
-pub fn shell_offsets(raw: &DTransform, shell: f64) -> DVec3 {
+pub(crate) fn shell_offsets(raw: &DTransform, shell: f64) -> DVec3 {
     DVec3::splat(shell) / raw.scale.abs().max(DVec3::splat(MIN_SHELL_SCALE))
 }
 
@@ -210,7 +210,7 @@ pub fn shell_offsets(raw: &DTransform, shell: f64) -> DVec3 {
 /// [`shell_offsets`] of the raw transform) along its x, y and z axes, moved
 /// into object space by `t`.
 #[inline]
-pub fn shell_vertices(t: &DTransform, offsets: DVec3) -> [DVec3; 3] {
+pub(crate) fn shell_vertices(t: &DTransform, offsets: DVec3) -> [DVec3; 3] {
     let axes = DMat3::from_quat(t.rotation);
     let s = t.scale * offsets;
     [
@@ -223,7 +223,7 @@ pub fn shell_vertices(t: &DTransform, offsets: DVec3) -> [DVec3; 3] {
 /// The largest distance between corresponding vertices; NaN if any is NaN
 /// (`f64::max` would drop it, and a broken decode must not look perfect).
 #[inline]
-pub fn vertices_error(raw: &[DVec3; 3], decoded: &[DVec3; 3]) -> f64 {
+pub(crate) fn vertices_error(raw: &[DVec3; 3], decoded: &[DVec3; 3]) -> f64 {
     let mut worst = 0.0f64;
     for (r, d) in raw.iter().zip(decoded) {
         let e = r.distance_squared(*d);
@@ -238,7 +238,7 @@ pub fn vertices_error(raw: &[DVec3; 3], decoded: &[DVec3; 3]) -> f64 {
 /// positions of the three virtual vertices that `raw` places at `shell`
 /// (clip units, real distance) along its local axes.
 #[inline]
-pub fn vertex_error(raw: &DTransform, decoded: &DTransform, shell: f64) -> f64 {
+pub(crate) fn vertex_error(raw: &DTransform, decoded: &DTransform, shell: f64) -> f64 {
     let offsets = shell_offsets(raw, shell);
     vertices_error(
         &shell_vertices(raw, offsets),
@@ -249,7 +249,7 @@ pub fn vertex_error(raw: &DTransform, decoded: &DTransform, shell: f64) -> f64 {
 /// The largest error of any bone between two local poses of `skeleton`,
 /// in the poses' length unit: both are combined into object space (into
 /// `a_object` and `b_object`, one per bone) and compared by
-/// [`vertex_error`] at each bone's `shells` distance, `a` being the
+/// `vertex_error` at each bone's `shells` distance, `a` being the
 /// reference (the raw pose, whose scales place the points). A NaN counts
 /// as infinite, so a broken decode cannot pass.
 pub fn worst_pose_error(
@@ -377,7 +377,7 @@ const CHUNK_SAMPLES: usize = 512;
 
 /// [`measure_error`] with the samples measured in parallel (rayon): the
 /// same report, bit for bit, whatever the number of threads.
-pub fn measure_error_parallel(
+pub(crate) fn measure_error_parallel(
     raw: &Clip,
     decoded: &(dyn PoseSource + Sync),
     settings: &MetricSettings,

@@ -21,14 +21,14 @@ use glam::{EulerRot, Quat, Vec3};
 use crate::clip::{Bone, Clip, FloatKind, FloatTrack, LengthUnit, Skeleton, Transform};
 
 /// Bones of one humanoid actor.
-pub const HUMANOID_BONES: usize = 22;
+pub(crate) const HUMANOID_BONES: usize = 22;
 
 /// Bytes per bone per sample that building a cinematic, compressing it and
 /// building its preview tier take at their peak (the clip's poses, the
 /// compressor's object-space copies, vertices and scratch): 356 to 359
 /// measured at 178 and 354 bones over 7,201 samples (peak RSS), rounded up
 /// for the process's own.
-pub const PEAK_BYTES_PER_BONE_SAMPLE: u64 = 400;
+pub(crate) const PEAK_BYTES_PER_BONE_SAMPLE: u64 = 400;
 
 /// The most bytes [`CinematicSpec::check_memory`] lets `cinestream demo`
 /// take (4 GiB): four actors for the longest demo (an hour) fit.
@@ -67,7 +67,7 @@ pub const FACE_TARGETS: [(&str, f32); 4] = [
 
 /// How far, in cm, a face's vertices may move from where the exact weights
 /// put them: the precision of each weight is this over its displacement.
-pub const FACE_THRESHOLD_CM: f32 = 0.01;
+pub(crate) const FACE_THRESHOLD_CM: f32 = 0.01;
 
 /// The camera's bone when [`CinematicSpec::camera`] is on: a root, the last bone.
 pub const CAMERA_BONE: &str = "Camera";
@@ -77,7 +77,7 @@ pub const CAMERA_FOV_TRACK: &str = "Camera/yfov";
 
 /// Precision of the camera's field of view: 1e-4 rad (0.006°), as the glTF
 /// importer gives a camera's `yfov`.
-pub const CAMERA_FOV_PRECISION: f32 = crate::clip::FIELD_OF_VIEW_PRECISION;
+pub(crate) const CAMERA_FOV_PRECISION: f32 = crate::clip::FIELD_OF_VIEW_PRECISION;
 
 impl Default for CinematicSpec {
     fn default() -> Self {
@@ -134,7 +134,7 @@ impl CinematicSpec {
         (self.seconds.max(0.0) * self.sample_rate as f64).round() as usize + 1
     }
 
-    /// Number of bones: [`HUMANOID_BONES`] per actor, the scene root with
+    /// Number of bones: `HUMANOID_BONES` per actor, the scene root with
     /// more than one actor, and the camera's with [`CinematicSpec::camera`].
     pub fn num_bones(&self) -> usize {
         let actors = self.actors.max(1);
@@ -143,7 +143,7 @@ impl CinematicSpec {
 
     /// Bytes that building this cinematic, compressing it and building its
     /// preview tier take at their peak, estimated:
-    /// [`PEAK_BYTES_PER_BONE_SAMPLE`] per bone per sample.
+    /// `PEAK_BYTES_PER_BONE_SAMPLE` per bone per sample.
     pub fn estimated_peak_bytes(&self) -> u64 {
         (self.num_bones() as u64)
             .saturating_mul(self.num_samples() as u64)

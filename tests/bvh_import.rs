@@ -6,9 +6,21 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use cinestream::import::bvh::{load_bvh, load_bvh_with};
-use cinestream::import::ImportOptions;
-use cinestream::{clip::LengthUnit, Error};
+use cinestream::clip::{Clip, LengthUnit};
+use cinestream::import::{import_file, ImportOptions};
+use cinestream::Error;
+
+/// A BVH file's one clip, through the importer every front end calls.
+fn load_bvh_with(path: &Path, options: &ImportOptions) -> cinestream::Result<Clip> {
+    let mut clips = import_file(path, options)?;
+    assert_eq!(clips.len(), 1, "a BVH file holds one clip");
+    Ok(clips.remove(0))
+}
+
+/// The same in `unit`.
+fn load_bvh(path: &Path, unit: LengthUnit) -> cinestream::Result<Clip> {
+    load_bvh_with(path, &ImportOptions::default().with_bvh_unit(unit))
+}
 
 const SMALL: &str = "HIERARCHY
 ROOT Hips

@@ -12,7 +12,10 @@
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
-use cinestream::import::gltf::{load_gltf, MAX_BUFFER_BYTES};
+use cinestream::import::import_file;
+
+/// The largest `byteLength` the importer reads: 1 GiB (the glTF import docs).
+const MAX_BUFFER_BYTES: u64 = 1 << 30;
 use cinestream::import::ImportOptions;
 use cinestream::Error;
 use serde_json::{json, Value};
@@ -71,7 +74,7 @@ impl Layout {
         let path = self.doc_dir.join("shot.gltf");
         let json = serde_json::to_vec(&document(uri, byte_length)).unwrap();
         std::fs::write(&path, json).unwrap();
-        load_gltf(
+        import_file(
             &path,
             &ImportOptions::default().with_gltf_sample_rate(Some(30.0)),
         )

@@ -1,6 +1,6 @@
 //! Deterministic fuzzing of the BVH, glTF, FBX and ACL raw clip importers.
 //!
-//! Runs the harness the `fuzz/` targets run (`cinestream::import::fuzzing`)
+//! Runs the harness the `fuzz/` targets run (`cinestream::fuzzing::import`)
 //! over a fixed corpus of valid files the project writes itself (procedural
 //! clips exported as BVH, `.glb` and `.gltf`, a small ASCII FBX document,
 //! `tests/data/fbx/linear_7400_ascii.fbx`, and ACL raw clips and a scalar
@@ -21,7 +21,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use cinestream::compress::{compress, CompressSettings};
 use cinestream::export::{export_bytes, ExportFormat};
-use cinestream::import::fuzzing::{self, Outcome};
+use cinestream::fuzzing::import::{self as fuzzing, Outcome};
 use cinestream::procedural::{cinematic, coiled_chain, CinematicSpec};
 
 #[path = "common/rng.rs"]

@@ -1,12 +1,12 @@
 //! Fuzz target: no input may make the ACL raw clip importer panic, and
 //! what it accepts must keep the clip model's promises (bones, samples,
 //! finite transforms, positive shells and threshold). The harness is
-//! `cinestream::import::fuzzing::acl_sjson`; it also runs deterministically
+//! `cinestream::fuzzing::import::acl_sjson`; it also runs deterministically
 //! in `tests/import_fuzz.rs`, which writes this target's seeds.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    cinestream::import::fuzzing::acl_sjson(data);
+    cinestream::fuzzing::import::acl_sjson(data);
 });

@@ -1,6 +1,6 @@
 //! Fuzz target: no input may make the BVH importer panic, and what it
 //! accepts must keep the clip model's promises (bones, samples, finite
-//! transforms). The harness is `cinestream::import::fuzzing::bvh`; it also
+//! transforms). The harness is `cinestream::fuzzing::import::bvh`; it also
 //! runs deterministically in `tests/import_fuzz.rs`, which writes this
 //! target's seeds.
 #![no_main]
@@ -8,5 +8,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    cinestream::import::fuzzing::bvh(data);
+    cinestream::fuzzing::import::bvh(data);
 });

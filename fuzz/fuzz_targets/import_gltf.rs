@@ -1,6 +1,6 @@
 //! Fuzz target: no input may make the glTF importer panic, and what it
 //! accepts must keep the clip model's promises (bones, samples, finite
-//! transforms). The harness is `cinestream::import::fuzzing::gltf`; it also
+//! transforms). The harness is `cinestream::fuzzing::import::gltf`; it also
 //! runs deterministically in `tests/import_fuzz.rs`, which writes this
 //! target's seeds.
 #![no_main]
@@ -8,5 +8,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    cinestream::import::fuzzing::gltf(data);
+    cinestream::fuzzing::import::gltf(data);
 });

@@ -31,7 +31,7 @@ pub const MAX_BONES: usize = u16::MAX as usize - 1;
 
 /// Quaternions shorter than this are rejected rather than normalized: they
 /// carry no usable direction.
-pub const MIN_QUATERNION_LENGTH: f32 = 1.0e-6;
+pub(crate) const MIN_QUATERNION_LENGTH: f32 = 1.0e-6;
 
 /// A local bone transform: a point `p` in the bone's space maps to
 /// `rotation * (scale * p) + translation` in its parent's space.

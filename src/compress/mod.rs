@@ -119,7 +119,7 @@ impl Default for CompressSettings {
 
 impl CompressSettings {
     /// The threshold the codec aims at: [`CompressSettings::threshold_cm`]
-    /// less [`SOURCE_ROUNDING_SHARE`] of it.
+    /// less `SOURCE_ROUNDING_SHARE` of it.
     pub fn aimed_threshold_cm(&self) -> f64 {
         self.threshold_cm * (1.0 - SOURCE_ROUNDING_SHARE)
     }
@@ -294,7 +294,7 @@ pub(crate) struct TrackSamples {
 /// redoes the kinematics in `f64` from the text). Aiming 0.5 % under the
 /// threshold (5e-5 cm at 0.01 cm) keeps the promise against the source file,
 /// not only against its import.
-pub const SOURCE_ROUNDING_SHARE: f64 = 0.005;
+pub(crate) const SOURCE_ROUNDING_SHARE: f64 = 0.005;
 
 /// What every search needs about the clip.
 pub(crate) struct Context<'a> {

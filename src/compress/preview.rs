@@ -63,7 +63,7 @@ const ATTEMPTS: usize = 6;
 /// A preview tier, built: each actor's part and what was measured.
 #[derive(Clone, Debug)]
 pub struct Preview {
-    /// One part per actor ([`actor_ranges`]), in bone order.
+    /// One part per actor (`actor_ranges`), in bone order.
     pub actors: Vec<PreviewPart>,
     /// Largest object-space error against the full-quality decode, in cm.
     pub bound_cm: f64,

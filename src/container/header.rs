@@ -14,7 +14,7 @@ use crate::ContainerError;
 /// The fixed 64-byte header: where the sections lie, and their checksums.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header {
-    /// Flag bits ([`FLAG_LZ4_PAGES`]).
+    /// Flag bits (`FLAG_LZ4_PAGES`).
     pub flags: u16,
     /// Length of the file.
     pub file_len: u64,
@@ -154,7 +154,7 @@ impl Header {
         })
     }
 
-    /// The format version; parsing accepts [`FIRST_FORMAT_VERSION`] to [`FORMAT_VERSION`].
+    /// The format version; parsing accepts `FIRST_FORMAT_VERSION` to [`FORMAT_VERSION`].
     pub fn version(&self) -> u16 {
         self.version
     }

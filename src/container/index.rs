@@ -52,7 +52,7 @@ pub struct PageEntry {
     pub stored_len: u32,
     /// Decoded length.
     pub decoded_len: u32,
-    /// [`COMPRESSION_NONE`] or [`COMPRESSION_LZ4`].
+    /// `COMPRESSION_NONE` or `COMPRESSION_LZ4`.
     pub compression: u8,
     /// CRC-32 of the stored bytes.
     pub checksum: u32,
@@ -98,9 +98,9 @@ impl ContainerIndex {
     /// section at a time, with `read` returning the file's bytes in a
     /// range: no section's length is trusted before the sections before it
     /// passed their checks, and none goes over its limit. The metadata is
-    /// refused over [`MAX_METADATA_LEN`] before it is read, the index over
+    /// refused over `MAX_METADATA_LEN` before it is read, the index over
     /// what the checked metadata's segments can need, and the whole table
-    /// of contents over [`MAX_TABLE_OF_CONTENTS_LEN`], so a header that
+    /// of contents over `MAX_TABLE_OF_CONTENTS_LEN`, so a header that
     /// claims gigabytes (a sparse file's zeros, or a forged header with a
     /// valid checksum) costs at most a limit's worth of reading, and
     /// usually nothing.

@@ -1,10 +1,10 @@
 //! The streaming container: one compressed clip per file, metadata up front,
 //! segments in seek-indexed, checksummed pages.
 //!
-//! This module owns every byte of the file. [`write`](mod@write) turns a
+//! This module owns every byte of the file. `write.rs` turns a
 //! [`CompressedClip`](crate::compressed::CompressedClip) into those bytes (atomically on
-//! disk), [`read`](mod@read) opens them from any `AsRef<[u8]>` (a `Vec<u8>` read from the file,
-//! or a memory map when asked for, see [`mmap`]) and samples them through the
+//! disk), `read` opens them from any `AsRef<[u8]>` (a `Vec<u8>` read from the file,
+//! or a memory map when asked for, see `mmap`) and samples them through the
 //! stateless sampler. The container checks bytes and hands them out; the
 //! readers ([`StreamReader`] and [`Stream`](crate::stream::Stream)) build
 //! the sampler's decode tables from them.
@@ -15,11 +15,11 @@
 //! | --- | --- | --- | --- |
 //! | header | `header.rs` | [`Header::parse`] | `Header::encode` |
 //! | metadata | `metadata.rs` | `parse_metadata` | `encode_metadata` |
-//! | index | [`index`] | [`ContainerIndex::parse`] (with the two above) | `encode_index` |
-//! | preview tier | [`preview`] | [`PreviewTier::parse`] | `encode_preview` (in `write.rs`) |
+//! | index | `index` | [`ContainerIndex::parse`] (with the two above) | `encode_index` |
+//! | preview tier | `preview` | [`PreviewTier::parse`] | `encode_preview` (in `write.rs`) |
 //! | page | `page.rs` | `ContainerIndex::check_page` | `encode_page` |
 //!
-//! [`write`](mod@write) assembles the sections into a file; `bytes.rs` has
+//! `write.rs` assembles the sections into a file; `bytes.rs` has
 //! the bounds-checked reading cursor and the little-endian writer they
 //! share. The format itself follows.
 //!
@@ -41,7 +41,7 @@ pub(crate) mod write;
 pub use header::Header;
 pub use index::{ContainerIndex, PageEntry, SegmentEntry};
 pub use preview::PreviewTier;
-pub use read::{PageState, StreamReader, VerifyReport, MAX_WHOLE_FILE_BYTES};
+pub use read::{PageState, StreamReader, VerifyReport};
 #[cfg(feature = "pipeline")]
 #[cfg_attr(docsrs, doc(cfg(feature = "pipeline")))]
 pub use write::{

@@ -155,7 +155,7 @@ impl<D> std::fmt::Debug for StreamReader<D> {
 /// hundreds of times the corpus's longest take. A longer file plays through
 /// a [`Stream`](crate::stream::Stream) (pages under a budget) or opens
 /// mapped ([`StreamReader::open_mapped`]).
-pub const MAX_WHOLE_FILE_BYTES: u64 = 1 << 30;
+pub(crate) const MAX_WHOLE_FILE_BYTES: u64 = 1 << 30;
 
 /// Opens `path` as a [`FileSource`] and checks its header and table of
 /// contents one section at a time ([`ContainerIndex::read`]), so that a
@@ -188,7 +188,7 @@ impl StreamReader<Vec<u8>> {
     /// [`verify`](Self::verify) checks those. Before the file is read
     /// whole its table of contents is read and checked section by section
     /// (a header that claims gigabytes costs nothing), and a file over
-    /// [`MAX_WHOLE_FILE_BYTES`] is refused in words; the buffer is
+    /// `MAX_WHOLE_FILE_BYTES` is refused in words; the buffer is
     /// allocated fallibly. A file truncated while it is read is an error
     /// naming both lengths.
     pub fn open_file(path: &Path) -> Result<Self> {
@@ -224,7 +224,7 @@ impl StreamReader<MappedFile> {
     /// open. The tools and bindings use [`StreamReader::open_file`], which
     /// reads the file into memory instead.
     ///
-    /// The map's contract holds (see [`MappedFile`]): **another process
+    /// The map's contract holds (see `MappedFile`): **another process
     /// must not truncate or modify the file while the reader is open.** A
     /// file truncated under it kills the process with `SIGBUS` when a page
     /// past the new end is read, and one overwritten in place gives wrong
@@ -276,7 +276,7 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
     }
 
     /// Sets the most bytes the reader keeps in memory (default
-    /// [`MAX_RESIDENT_BYTES`]); using a page that would take it over fails
+    /// `MAX_RESIDENT_BYTES`); using a page that would take it over fails
     /// with [`ContainerError::OverMemoryLimit`].
     pub fn with_max_resident(mut self, bytes: u64) -> Self {
         self.max_resident = bytes;

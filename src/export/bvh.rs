@@ -40,7 +40,7 @@
 //! baked and what is refused ([`Error::Export`], naming bone and sample,
 //! suggesting JSON or glTF, which keep scale):
 //!
-//! - A uniform scale (components within [`UNIFORM_TOLERANCE`] of each other,
+//! - A uniform scale (components within `UNIFORM_TOLERANCE` of each other,
 //!   relatively), constant or animated: baked.
 //! - A constant non-uniform scale: baked while every joint below it turns
 //!   only in ways that keep its axes (the identity, or about an axis whose
@@ -72,7 +72,7 @@ use crate::{Error, Result};
 /// uniform scale on its own, so a decoded uniform scale is uniform to about
 /// 1e-5; a real non-uniform scale this close to uniform moves a 50 cm bone
 /// by 5e-3 cm at most.
-pub const UNIFORM_TOLERANCE: f64 = 1.0e-4;
+pub(crate) const UNIFORM_TOLERANCE: f64 = 1.0e-4;
 
 /// Indentation stops growing past this depth, so a long chain of bones
 /// (a skeleton may be 65,534 deep) makes text linear in size, not quadratic.
@@ -255,7 +255,7 @@ fn relative_spread(a: DVec3, b: DVec3) -> f64 {
 /// grows as X nears ±90°) is taken up by Y instead of showing in the
 /// rotation. At gimbal lock, where only Z + Y (X = 90°) or Z - Y (X = -90°)
 /// is defined, Z is 0 and Y takes the whole turn.
-pub fn zxy_euler_degrees(rotation: DQuat) -> [f64; 3] {
+pub(crate) fn zxy_euler_degrees(rotation: DQuat) -> [f64; 3] {
     let m = DMat3::from_quat(rotation.normalize());
     // Row `r`, column `c` of the matrix (glam stores columns).
     let at = |r: usize, c: usize| m.col(c)[r];

@@ -125,7 +125,7 @@ pub const MAX_EXPORT_TRANSFORMS: u64 = 10_000_000;
 /// hundred million, the most the glTF importer reads back (at up to about
 /// 25 bytes a value in JSON). Checked with [`MAX_EXPORT_TRANSFORMS`] before
 /// anything is decoded.
-pub const MAX_EXPORT_FLOAT_VALUES: u64 = 100_000_000;
+pub(crate) const MAX_EXPORT_FLOAT_VALUES: u64 = 100_000_000;
 
 /// Refuses a clip with more than [`MAX_EXPORT_TRANSFORMS`] transforms, or
 /// more than [`MAX_EXPORT_FLOAT_VALUES`] float values, to write in `format`.

@@ -16,7 +16,7 @@
 //! |---|---|
 //! | `T`, or `ceil(5 T / 8)` packed ([`SegmentEncoding::Compact`], format version 4) | bit-rate index of each track (see [`BIT_RATES`]) |
 //! | `6 T` | range slot of each track: 8-bit segment minimum x, y, z then extent x, y, z; at rate 0 the value as three little-endian `u16`; unused at 32 bits |
-//! | rest | keys, sample after sample; within a sample, track after track, x, y, z at their bits ([`component_bits`]), least significant bit first |
+//! | rest | keys, sample after sample; within a sample, track after track, x, y, z at their bits (`component_bits`), least significant bit first |
 //!
 //! From the bottom up:
 //! - `values.rs`: bit rates, quantized integers and their bits, clip
@@ -25,7 +25,7 @@
 //! - `keys.rs`: the bits of each component of a track's key;
 //! - `segment.rs`: a segment's bytes, checked ([`SegmentView`]);
 //! - `preview.rs`: where a preview tier's keys lie on the clip's samples
-//!   ([`PreviewKeys`]).
+//!   (`PreviewKeys`).
 //!
 //! The container file that carries these parts is written down in
 //! `docs/FORMAT.md`; decoding them fast is [`crate::sample`]'s job.
@@ -45,10 +45,17 @@ pub use tracks::{
 };
 pub use values::{ClipRange, SegmentEncoding, BIT_RATES, NUM_RATES};
 
+// What the compressor and the writer share with the readers (the runtime
+// build reads only, so part of it goes unused there).
+#[cfg_attr(not(feature = "pipeline"), allow(unused_imports))]
 pub(crate) use keys::{component_bits, key_bits, NO_EXTENT};
+#[cfg_attr(not(feature = "pipeline"), allow(unused_imports))]
 pub(crate) use preview::{actor_ranges, PreviewKeys};
+#[cfg_attr(not(feature = "pipeline"), allow(unused_imports))]
 pub(crate) use segment::write_rates;
+#[cfg_attr(not(feature = "pipeline"), allow(unused_imports))]
 pub(crate) use tracks::{constant_rotation, encoding_of, float_slots};
+#[cfg_attr(not(feature = "pipeline"), allow(unused_imports))]
 pub(crate) use values::{
     max_quantized, rates_len, rotation_from_xyz, rotation_grid_point, rotation_grid_value,
     rotation_range_on_grid, rotation_reference_on_grid, segment_header_len, unit_from_quantized,

@@ -159,7 +159,7 @@ impl AnimatedTrack {
         self
     }
 
-    /// How its components' spans are ranked in [`component_bits`](crate::format::component_bits).
+    /// How its components' spans are ranked in `component_bits`.
     #[inline]
     pub fn encoding(&self) -> SegmentEncoding {
         self.encoding
@@ -172,7 +172,7 @@ impl AnimatedTrack {
     }
 
     /// Biased binary exponent of each clip-range extent, or
-    /// [`NO_EXTENT`](crate::format::NO_EXTENT) for a zero extent.
+    /// `NO_EXTENT` for a zero extent.
     #[inline]
     pub fn extent_exponents(&self) -> [i32; 3] {
         self.extent_exponents
@@ -437,7 +437,7 @@ impl ClipMeta {
 
     /// The metadata of bones `range` alone, renumbered from 0, with the
     /// float tracks when `floats`: for an actor (see
-    /// [`actor_ranges`](crate::format::actor_ranges)). A bone whose parent
+    /// `actor_ranges`). A bone whose parent
     /// lies before `range` (a still scene root) becomes a root. `None` if
     /// `range` is out of bounds.
     pub fn bone_range(&self, range: std::ops::Range<usize>, floats: bool) -> Option<ClipMeta> {

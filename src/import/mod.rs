@@ -9,7 +9,7 @@
 pub mod acl;
 pub mod bvh;
 pub mod fbx;
-pub mod fuzzing;
+
 pub mod gltf;
 pub mod unit_check;
 
@@ -30,7 +30,7 @@ pub struct ImportOptions {
     /// key on one grid `k / R` from time 0, up to f32 rounding) keeps its own
     /// rate `R` and its exact duration, the last sample on the last key; a
     /// grid sparser than 20 Hz is sampled at its smallest multiple reaching
-    /// [`DEFAULT_SAMPLE_RATE`]; keys on no contiguous grid are sampled on
+    /// `DEFAULT_SAMPLE_RATE`; keys on no contiguous grid are sampled on
     /// their lowest common grid up to 240 Hz, else at the lowest candidate
     /// rate whose resampling error is within
     /// [`resample_threshold_cm`](Self::resample_threshold_cm) (refused
@@ -63,10 +63,10 @@ pub struct ImportOptions {
 }
 
 /// The rate, in Hz, at which sources that do not say resample.
-pub const DEFAULT_SAMPLE_RATE: f32 = 30.0;
+pub(crate) const DEFAULT_SAMPLE_RATE: f32 = 30.0;
 
 /// The default [`ImportOptions::morph_threshold_cm`]: 0.01 cm.
-pub const DEFAULT_MORPH_THRESHOLD_CM: f32 = 0.01;
+pub(crate) const DEFAULT_MORPH_THRESHOLD_CM: f32 = 0.01;
 
 impl Default for ImportOptions {
     fn default() -> Self {
@@ -337,7 +337,7 @@ fn walk(root: &Path, recursive: bool, inputs: &mut Inputs) -> Result<()> {
 /// A file's device and inode, where the platform has them: two paths with
 /// the same pair are one file (a hard link, a symbolic link, another spelling).
 #[cfg(unix)]
-pub fn file_id(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+pub(crate) fn file_id(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt as _;
     Some((meta.dev(), meta.ino()))
 }
@@ -345,7 +345,7 @@ pub fn file_id(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
 /// A file's device and inode, where the platform has them: two paths with
 /// the same pair are one file (a hard link, a symbolic link, another spelling).
 #[cfg(not(unix))]
-pub fn file_id(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+pub(crate) fn file_id(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
     None
 }
 

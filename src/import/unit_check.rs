@@ -13,9 +13,9 @@ use crate::clip::{Clip, LengthUnit};
 /// Smallest skeleton (largest extent of its bind pose, in cm) taken as
 /// plausible: a small creature. A person in centimetres read as millimetres
 /// (17 cm) falls below it.
-pub const PLAUSIBLE_MIN_CM: f64 = 25.0;
+pub(crate) const PLAUSIBLE_MIN_CM: f64 = 25.0;
 /// Largest skeleton taken as plausible: a giant of ten metres.
-pub const PLAUSIBLE_MAX_CM: f64 = 1000.0;
+pub(crate) const PLAUSIBLE_MAX_CM: f64 = 1000.0;
 /// The size a likely unit is chosen to come nearest to: an adult's height.
 const TYPICAL_CM: f64 = 170.0;
 
@@ -55,7 +55,7 @@ fn significant(value: f64) -> String {
 
 /// The largest extent of the bind pose's joint positions along x, y or z,
 /// in centimetres. Zero for a single joint.
-pub fn bind_extent_cm(clip: &Clip) -> f64 {
+pub(crate) fn bind_extent_cm(clip: &Clip) -> f64 {
     let bones = clip.skeleton().bones();
     let mut objects: Vec<(DQuat, DVec3, DVec3)> = Vec::with_capacity(bones.len());
     let (mut low, mut high) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
@@ -80,7 +80,7 @@ pub fn bind_extent_cm(clip: &Clip) -> f64 {
 }
 
 /// Doubts the unit `clip` was read in when its bind pose is smaller than
-/// [`PLAUSIBLE_MIN_CM`] or larger than [`PLAUSIBLE_MAX_CM`] and another named
+/// `PLAUSIBLE_MIN_CM` or larger than `PLAUSIBLE_MAX_CM` and another named
 /// unit brings it inside; `None` when it is plausible, has a single joint
 /// or no named unit helps.
 pub fn doubt_unit(clip: &Clip) -> Option<UnitDoubt> {

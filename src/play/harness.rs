@@ -501,7 +501,7 @@ fn relative_percentiles(frame_us: &[f64]) -> Percentiles {
 /// Iterations of the control workload's loop: a few microseconds a frame
 /// (about 2.5 µs back to back on the 2-core VM), between what a warm frame
 /// of 22 bones and one of 221 cost.
-pub const CONTROL_ITERATIONS: u32 = 1024;
+pub(crate) const CONTROL_ITERATIONS: u32 = 1024;
 
 /// One frame of the control workload: a fixed chain of dependent integer
 /// and float arithmetic, the same every call.
@@ -518,7 +518,7 @@ fn control_work(iterations: u32) -> f64 {
 }
 
 /// The control run: times, in place of the player, the same workload every
-/// frame ([`CONTROL_ITERATIONS`] rounds of fixed arithmetic, a few
+/// frame (`CONTROL_ITERATIONS` rounds of fixed arithmetic, a few
 /// microseconds) with `config`'s frame count and pacing. Whatever its raw
 /// percentiles spread is the machine's doing; its
 /// [`relative`](PlayReport::relative) percentiles show how much of that

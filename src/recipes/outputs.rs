@@ -114,7 +114,7 @@ impl InputSet {
 
 /// Whether two paths, existing or not, name one place: the same file, or
 /// the same name in the same directory however spelt.
-pub fn same_place(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_place(a: &Path, b: &Path) -> bool {
     if let (Some(x), Some(y)) = (Identity::of(a), Identity::of(b)) {
         return x.same(&y);
     }

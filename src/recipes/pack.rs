@@ -8,7 +8,7 @@
 //! [`Combine::Sequence`] or [`Combine::Actors`] every clip of every input
 //! becomes one take. Before anything is written, an output that is an
 //! input (or a glTF document's buffer), the plot, another output, or not a
-//! regular file is refused ([`InputSet`], [`files::replaceable`]).
+//! regular file is refused ([`InputSet`], `files::replaceable`).
 
 use std::path::{Path, PathBuf};
 

@@ -55,7 +55,7 @@ pub struct VerifyRequest {
     /// empty: the checksums and pages alone.
     pub against: Vec<PathBuf>,
     /// How the sources were combined, when said; `None` tells it from the
-    /// file's skeleton and length ([`guess_layout`]).
+    /// file's skeleton and length (`guess_layout`).
     pub layout: Option<Layout>,
     /// Which clip of the one source, by name (which must be the file's
     /// clip's) or index; default: the only one, or the one named as the
@@ -674,7 +674,7 @@ fn pick_clip(path: &Path, clips: &[Clip], pick: Option<&str>, file_clip: &str) -
 /// Sequence when the file has the sources' skeleton and their samples end
 /// to end; actors when it has a "Scene" root and every source's bones after
 /// it; `None` when neither fits.
-pub fn guess_layout(meta: &ClipMeta, clips: &[Clip]) -> Option<Layout> {
+pub(crate) fn guess_layout(meta: &ClipMeta, clips: &[Clip]) -> Option<Layout> {
     let bones = meta.skeleton.bones();
     let samples: usize = clips.iter().map(Clip::num_samples).sum();
     let same_skeleton = clips.iter().all(|c| c.num_bones() == bones.len());

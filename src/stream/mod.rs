@@ -112,7 +112,7 @@ pub const MAX_LOOKAHEAD_SECONDS: f64 = 3600.0;
 
 /// The prefetcher ticks [`StreamOptions::check`] accepts: from 100 µs (more
 /// often only spins) to one second (slower cannot keep a lookahead).
-pub const TICK_RANGE: std::ops::RangeInclusive<Duration> =
+pub(crate) const TICK_RANGE: std::ops::RangeInclusive<Duration> =
     Duration::from_micros(100)..=Duration::from_secs(1);
 
 /// How a stream holds and fetches pages.
@@ -139,7 +139,7 @@ pub struct StreamOptions {
     /// Run a prefetch thread.
     pub prefetch: bool,
     /// How often an active prefetcher looks at the playheads, in
-    /// [`TICK_RANGE`].
+    /// `TICK_RANGE`.
     pub tick: Duration,
 }
 
@@ -187,7 +187,7 @@ impl StreamOptions {
     }
 
     /// Checks the settings that do not depend on the file (the lookahead
-    /// in `0..=`[`MAX_LOOKAHEAD_SECONDS`], the tick in [`TICK_RANGE`]); the
+    /// in `0..=`[`MAX_LOOKAHEAD_SECONDS`], the tick in `TICK_RANGE`); the
     /// error names the setting, its range and the value.
     /// [`Stream::open`] checks these first, then that the budget holds two
     /// of the file's largest pages.

@@ -136,7 +136,7 @@ pub(super) fn check_range(offset: u64, len: usize, total: u64) -> io::Result<usi
 /// its range into a buffer the caller owns, which the page cache keeps as
 /// the page's bytes. What the stream checks and decodes is that copy, so a
 /// change to the file after a page is resident cannot reach the page (see
-/// the [module docs](self)).
+/// the module docs).
 ///
 /// A read past the file's end as it is now (the file was truncated after
 /// open) is an [`io::ErrorKind::UnexpectedEof`] error that gives both

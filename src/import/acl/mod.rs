@@ -56,7 +56,7 @@ use crate::{Error, Result};
 use sjson::{Node, Value};
 
 /// The format versions read.
-pub const VERSIONS: std::ops::RangeInclusive<u32> = 1..=5;
+pub(crate) const VERSIONS: std::ops::RangeInclusive<u32> = 1..=5;
 
 /// ACL's default error threshold of a `settings` block, in the clip's unit.
 const DEFAULT_ERROR_THRESHOLD: f64 = 0.01;
@@ -66,7 +66,7 @@ const DEFAULT_SCALAR_PRECISION: f64 = 0.00001;
 
 /// Reads and parses an ACL raw clip file. The clip is named after the
 /// file's `name`, else the file name without `.acl.sjson` (or `.sjson`).
-pub fn load_acl_sjson(path: &Path, options: &ImportOptions) -> Result<Clip> {
+pub(crate) fn load_acl_sjson(path: &Path, options: &ImportOptions) -> Result<Clip> {
     let bytes = super::read_file(path)?;
     let source_name = super::source_name(path);
     let text = std::str::from_utf8(&bytes).map_err(|e| {

@@ -58,7 +58,11 @@ pub fn parse_bvh(text: &str, source_name: &str, unit: LengthUnit) -> Result<Clip
 /// ([`ImportOptions::bvh_unit`]) and whether a frame count that disagrees
 /// with the frame lines is accepted with a warning
 /// ([`ImportOptions::lenient`]).
-pub fn parse_bvh_with(text: &str, source_name: &str, options: &ImportOptions) -> Result<Clip> {
+pub(crate) fn parse_bvh_with(
+    text: &str,
+    source_name: &str,
+    options: &ImportOptions,
+) -> Result<Clip> {
     // Windows tools sometimes write a byte-order mark; it is not part of the grammar.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut parser = Parser {
@@ -71,14 +75,10 @@ pub fn parse_bvh_with(text: &str, source_name: &str, options: &ImportOptions) ->
     build_clip(source_name, options.bvh_unit, &joints, motion)
 }
 
-/// Reads and parses a BVH file, strictly. The clip is named after the file
-/// stem and errors after the file name. Text that is not UTF-8 is an error.
-pub fn load_bvh(path: &Path, unit: LengthUnit) -> Result<Clip> {
-    load_bvh_with(path, &ImportOptions::default().with_bvh_unit(unit))
-}
-
-/// [`load_bvh`] with `options`, as [`parse_bvh_with`] takes them.
-pub fn load_bvh_with(path: &Path, options: &ImportOptions) -> Result<Clip> {
+/// Reads and parses a BVH file, strictly, with `options` as
+/// [`parse_bvh_with`] takes them. The clip is named after the file stem and
+/// errors after the file name. Text that is not UTF-8 is an error.
+pub(crate) fn load_bvh_with(path: &Path, options: &ImportOptions) -> Result<Clip> {
     let bytes = super::read_file(path)?;
     let source_name = super::source_name(path);
     let text = std::str::from_utf8(&bytes).map_err(|e| {

@@ -88,7 +88,7 @@
 //!   [`FloatKind::FieldOfView`] track of its vertical field of view in
 //!   radians, as ufbx computes it from them (aperture mode and gate fit as
 //!   FBX defines them), named `{node}/yfov`, within glTF import's valid
-//!   range ([`MIN_FIELD_OF_VIEW`] to [`MAX_FIELD_OF_VIEW`]) at every sample
+//!   range (`MIN_FIELD_OF_VIEW` to `MAX_FIELD_OF_VIEW`) at every sample
 //!   or refused. Every clip has every float track, as glTF's.
 //! - **Skipped**: animated properties that are none of these (visibility,
 //!   custom user properties, lights, materials, other camera properties)
@@ -102,8 +102,6 @@
 //! [`FloatTrack::morph_weight`]: crate::clip::FloatTrack::morph_weight
 //! [`RateReason::FileFrames`]: crate::clip::RateReason::FileFrames
 //! [`FloatKind::FieldOfView`]: crate::clip::FloatKind::FieldOfView
-//! [`MIN_FIELD_OF_VIEW`]: crate::import::gltf::MIN_FIELD_OF_VIEW
-//! [`MAX_FIELD_OF_VIEW`]: crate::import::gltf::MAX_FIELD_OF_VIEW
 
 mod load;
 mod rig;
@@ -125,7 +123,7 @@ pub fn parse_fbx(bytes: &[u8], source_name: &str, options: &ImportOptions) -> Re
 }
 
 /// Reads and parses a `.fbx` file (see [`parse_fbx`]).
-pub fn load_fbx(path: &Path, options: &ImportOptions) -> Result<Vec<Clip>> {
+pub(crate) fn load_fbx(path: &Path, options: &ImportOptions) -> Result<Vec<Clip>> {
     let bytes = read_file(path)?;
     parse_fbx(&bytes, &super::source_name(path), options)
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::load::{describe_error, load_scene};
 use super::rig::{self, Driven, FloatSource, Rig};
+use crate::clip::FIELD_OF_VIEW_PRECISION;
 use crate::clip::{
     Clip, ClipError, FloatKind, FloatTrack, LengthUnit, RateReason, Resampling, Transform,
 };
@@ -14,8 +15,7 @@ use crate::import::gltf::resample::{
     describe, played_float_values, time_tolerance, PlayedError, Timing, Worst, MAX_OWN_RATE,
 };
 use crate::import::gltf::{
-    SourceAnimation, FIELD_OF_VIEW_PRECISION, MAX_FIELD_OF_VIEW, MAX_FLOAT_VALUES, MAX_TRANSFORMS,
-    MIN_FIELD_OF_VIEW,
+    SourceAnimation, MAX_FIELD_OF_VIEW, MAX_FLOAT_VALUES, MAX_TRANSFORMS, MIN_FIELD_OF_VIEW,
 };
 use crate::import::{read_file, ImportOptions};
 use crate::metric::MetricSettings;

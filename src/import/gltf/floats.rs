@@ -17,7 +17,7 @@ use super::{Context, Drive, Target};
 use crate::clip::{ClipError, FloatKind, FloatTrack, LengthUnit};
 use crate::Result;
 
-pub use crate::clip::FIELD_OF_VIEW_PRECISION;
+use crate::clip::FIELD_OF_VIEW_PRECISION;
 
 /// Most float values (samples times float tracks) one document's
 /// animations may expand to together: 400 MB, as much as the transforms.
@@ -27,12 +27,12 @@ pub(crate) const MAX_FLOAT_VALUES: usize = 100_000_000;
 /// times the tracks' precision ([`FIELD_OF_VIEW_PRECISION`]), so that a
 /// decoded value stays positive; far under any real lens (a 2000 mm lens on
 /// 35 mm film sees 0.012 rad).
-pub const MIN_FIELD_OF_VIEW: f32 = 1.0e-3;
+pub(crate) const MIN_FIELD_OF_VIEW: f32 = 1.0e-3;
 
 /// The largest vertical field of view imported, in radians: short of π by
 /// as much as [`MIN_FIELD_OF_VIEW`] is above 0, so that a decoded value
 /// stays under π.
-pub const MAX_FIELD_OF_VIEW: f32 = std::f32::consts::PI - MIN_FIELD_OF_VIEW;
+pub(crate) const MAX_FIELD_OF_VIEW: f32 = std::f32::consts::PI - MIN_FIELD_OF_VIEW;
 
 /// Why `yfov` radians is not a field of view to import (see
 /// [`MIN_FIELD_OF_VIEW`] and [`MAX_FIELD_OF_VIEW`]): not finite, or outside

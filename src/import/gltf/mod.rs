@@ -41,7 +41,7 @@
 //!     120000/1001), then as measured over the whole animation. A grid
 //!     coarser than 20 Hz is sparse keys rather than a frame rate (two keys a
 //!     second apart): it is sampled at the smallest whole multiple of `R`
-//!     that reaches [`DEFAULT_SAMPLE_RATE`], so every key still falls on a
+//!     that reaches `DEFAULT_SAMPLE_RATE`, so every key still falls on a
 //!     sample. A grid finer than 240 Hz is taken as uneven keys.
 //!   - Keys on no contiguous grid (24 Hz keys with a 0.2 s gap) are
 //!     sampled on their **common grid**: the lowest rate up to 240 Hz, whole
@@ -108,9 +108,9 @@
 //! - **Cameras' fields of view**: a `KHR_animation_pointer` channel (path
 //!   `pointer`) on `/cameras/{i}/perspective/yfov` becomes a float track of
 //!   kind [`FloatKind::FieldOfView`](crate::clip::FloatKind::FieldOfView),
-//!   in radians, precision [`FIELD_OF_VIEW_PRECISION`] (1e-4 rad, 0.006°),
+//!   in radians, precision `FIELD_OF_VIEW_PRECISION` (1e-4 rad, 0.006°),
 //!   every key, every sample and the camera's own `yfov` finite and within
-//!   [`MIN_FIELD_OF_VIEW`] (1e-3 rad) to [`MAX_FIELD_OF_VIEW`] (π - 1e-3)
+//!   `MIN_FIELD_OF_VIEW` (1e-3 rad) to `MAX_FIELD_OF_VIEW` (π - 1e-3)
 //!   or refused, naming the camera and the value (`aspectRatio`, `znear`
 //!   and `zfar` are not imported),
 //!   named `{node}/yfov` after the lowest-index node that holds the camera
@@ -131,7 +131,7 @@
 //!   `extras.targetNames` (lenient: `target{k}` names); a second channel on
 //!   the same node and path, or the same camera (the later one wins); and
 //!   negative key times (the part before 0 is not sampled).
-//! - **The source as it defines itself**: [`parse_gltf_sources`] reads each
+//! - **The source as it defines itself**: `parse_gltf_sources` reads each
 //!   animation as its own curves ([`SourceAnimation`], a pose at any time),
 //!   and [`check_against_source`] measures a clip and its decoded stream
 //!   against them at every key time and sample time (`verify --against`).
@@ -150,14 +150,13 @@
 //!   lead outside are refused; a link that stays beneath the directory is
 //!   followed. The opened file itself must be a regular file (never a FIFO,
 //!   device or directory, opened non-blocking so nothing can block), and
-//!   is never reopened by path. A `byteLength` over [`MAX_BUFFER_BYTES`] is
+//!   is never reopened by path. A `byteLength` over `MAX_BUFFER_BYTES` is
 //!   refused, a file shorter than its `byteLength` is refused before it is
 //!   read, only `byteLength` bytes of a longer one are read, and a `data:`
 //!   URI whose payload encodes more than its `byteLength` is refused before
 //!   it is decoded. [`referenced_files`] lists the files a document reads.
 //!   Images are never read.
 //!
-//! [`DEFAULT_SAMPLE_RATE`]: super::DEFAULT_SAMPLE_RATE
 
 mod beneath;
 mod buffers;
@@ -174,11 +173,9 @@ use std::sync::Arc;
 
 use floats::FloatPlan;
 pub(crate) use floats::MAX_FLOAT_VALUES;
-pub use floats::{FIELD_OF_VIEW_PRECISION, MAX_FIELD_OF_VIEW, MIN_FIELD_OF_VIEW};
+pub(crate) use floats::{MAX_FIELD_OF_VIEW, MIN_FIELD_OF_VIEW};
 use resample::{Bound, Budget, Curves};
-pub use source::{
-    check_against_source, load_gltf_sources, parse_gltf_sources, SourceAnimation, SourceCheck,
-};
+pub use source::{check_against_source, load_gltf_sources, SourceAnimation, SourceCheck};
 
 use super::{read_file, ImportOptions};
 use crate::clip::{Clip, ClipError, FloatTrack, Skeleton};
@@ -208,7 +205,7 @@ pub(crate) const MAX_TRANSFORMS: usize = 10_000_000;
 /// 1 GiB, more than twice the ten million poses an import may expand to, as f32
 /// keys at every sample. A buffer is checked against it before it is read,
 /// and a `data:` URI before it is decoded.
-pub const MAX_BUFFER_BYTES: u64 = 1 << 30;
+pub(crate) const MAX_BUFFER_BYTES: u64 = 1 << 30;
 
 /// Parses a glTF document (JSON or GLB bytes) into one clip per animation.
 /// `base_dir` resolves relative buffer URIs; `None` allows only embedded data.
@@ -384,7 +381,7 @@ fn for_each_animation<T>(
 }
 
 /// Reads and parses a `.gltf` or `.glb` file (see [`parse_gltf`]).
-pub fn load_gltf(path: &Path, options: &ImportOptions) -> Result<Vec<Clip>> {
+pub(crate) fn load_gltf(path: &Path, options: &ImportOptions) -> Result<Vec<Clip>> {
     let bytes = read_file(path)?;
     parse_gltf(
         &bytes,
@@ -399,7 +396,7 @@ pub fn load_gltf(path: &Path, options: &ImportOptions) -> Result<Vec<Clip>> {
 /// `BIN` chunk), as the document's directory joined with the decoded URI,
 /// resolved ([`Path::canonicalize`]) when the file exists. For a writer to
 /// refuse an output that is one of a document's inputs (`pack model.gltf
-/// -o model.bin`); whether each may be read is [`load_gltf`]'s to decide
+/// -o model.bin`); whether each may be read is the importer's to decide
 /// (a URI that leaves the directory is listed here all the same, resolved
 /// to where it leads, and refused there). A URI that is not a relative
 /// path at all (another scheme) is refused, as the import refuses it.

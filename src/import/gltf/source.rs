@@ -131,7 +131,7 @@ impl SourceAnimation {
 /// Reads every animation of a glTF document as its own curves (see
 /// [`parse_gltf`](super::parse_gltf) for the arguments; the rate options
 /// do not apply).
-pub fn parse_gltf_sources(
+pub(crate) fn parse_gltf_sources(
     bytes: &[u8],
     base_dir: Option<&Path>,
     source_name: &str,
