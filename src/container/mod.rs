@@ -111,12 +111,6 @@ pub(crate) const BIND_SCALE: u8 = 4;
 /// make it allocate without bound.
 pub(crate) const MAX_PAGE_LEN: usize = 1 << 30;
 
-/// Rounds `n` up to a multiple of [`ALIGN`].
-#[cfg(feature = "pipeline")]
-pub(crate) fn align(n: usize) -> usize {
-    n.div_ceil(ALIGN) * ALIGN
-}
-
 /// The CRC-32 (IEEE) of `bytes`, as the format uses it.
 pub(crate) fn crc32(bytes: &[u8]) -> u32 {
     crc32fast::hash(bytes)

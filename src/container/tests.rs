@@ -633,7 +633,7 @@ fn a_clip_range_whose_keys_would_not_be_finite_is_refused_at_open() {
         let mut meta = compressed.meta().clone();
         meta.animated[track].range.min.y = min;
         meta.animated[track].range.extent.y = extent;
-        let metadata = metadata::encode_metadata(&meta, header.version()).unwrap();
+        let metadata = write::metadata::encode_metadata(&meta, header.version()).unwrap();
         assert_eq!(metadata.len() as u64, header.metadata_len);
         let mut patched = bytes.clone();
         patched[HEADER_LEN..HEADER_LEN + metadata.len()].copy_from_slice(&metadata);

@@ -30,6 +30,8 @@
 //! The container file that carries these parts is written down in
 //! `docs/FORMAT.md`; decoding them fast is [`crate::sample`]'s job.
 
+#[cfg(feature = "pipeline")]
+pub(crate) mod encode;
 pub(crate) mod keys;
 pub(crate) mod preview;
 pub(crate) mod segment;
@@ -45,20 +47,25 @@ pub use tracks::{
 };
 pub use values::{ClipRange, SegmentEncoding, BIT_RATES, NUM_RATES};
 
-// What the compressor and the writer share with the readers (the runtime
-// build reads only, so part of it goes unused there).
-#[cfg_attr(not(feature = "pipeline"), allow(unused_imports))]
-pub(crate) use keys::{component_bits, key_bits, NO_EXTENT};
-#[cfg_attr(not(feature = "pipeline"), allow(unused_imports))]
+// The writer's part, and the helpers only the pipeline takes from here.
+#[cfg(feature = "pipeline")]
+pub(crate) use encode::{
+    rotation_grid_point, rotation_range_on_grid, rotation_reference_on_grid, write_bits,
+    write_rates, RATE_HIGHEST_QUANTIZED, SEGMENT_RANGE_BITS,
+};
+#[cfg(feature = "pipeline")]
+pub(crate) use {
+    keys::key_bits,
+    tracks::{constant_rotation, encoding_of},
+    values::{rates_len, segment_header_len},
+};
+
+// What the readers share with the writer.
+pub(crate) use keys::{component_bits, NO_EXTENT};
 pub(crate) use preview::{actor_ranges, PreviewKeys};
-#[cfg_attr(not(feature = "pipeline"), allow(unused_imports))]
-pub(crate) use segment::write_rates;
-#[cfg_attr(not(feature = "pipeline"), allow(unused_imports))]
-pub(crate) use tracks::{constant_rotation, encoding_of, float_slots};
-#[cfg_attr(not(feature = "pipeline"), allow(unused_imports))]
+pub(crate) use tracks::float_slots;
 pub(crate) use values::{
-    max_quantized, rates_len, rotation_from_xyz, rotation_grid_point, rotation_grid_value,
-    rotation_range_on_grid, rotation_reference_on_grid, segment_header_len, unit_from_quantized,
-    write_bits, CONSTANT_VALUE_BITS, INV_MAX, RANGE_SLOT_BYTES, RATE_CONSTANT, RATE_FULL_PRECISION,
-    RATE_HIGHEST_QUANTIZED, ROTATION_GRID_STEPS, SEGMENT_RANGE_BITS,
+    max_quantized, rotation_from_xyz, rotation_grid_value, unit_from_quantized,
+    CONSTANT_VALUE_BITS, INV_MAX, RANGE_SLOT_BYTES, RATE_CONSTANT, RATE_FULL_PRECISION,
+    ROTATION_GRID_STEPS,
 };

@@ -21,9 +21,9 @@ pub const MAX_PREVIEW_GAP: u32 = 4096;
 /// The preview keys' positions on the full clip.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PreviewKeys {
-    positions: Vec<u32>,
-    full_samples: usize,
-    loop_mode: LoopMode,
+    pub(super) positions: Vec<u32>,
+    pub(super) full_samples: usize,
+    pub(super) loop_mode: LoopMode,
 }
 
 impl PreviewKeys {
@@ -86,32 +86,6 @@ impl PreviewKeys {
         }
     }
 
-    /// Keys at `positions` and at both sides of every cut, in order, once
-    /// each (the first and last position stay the ends).
-    pub fn with_cut_keys(positions: &[u32], cuts: &[u32]) -> Vec<u32> {
-        let mut all: Vec<u32> = positions
-            .iter()
-            .copied()
-            .chain(cuts.iter().flat_map(|&k| [k - 1, k]))
-            .collect();
-        all.sort_unstable();
-        all.dedup();
-        all
-    }
-
-    /// One key every `stride` samples and one at the end.
-    pub fn uniform(stride: usize, full_samples: usize, loop_mode: LoopMode) -> PreviewKeys {
-        let stride = stride.clamp(1, MAX_PREVIEW_GAP as usize);
-        let end = end_of(full_samples.max(1), loop_mode);
-        let mut positions: Vec<u32> = (0..end).step_by(stride).map(|p| p as u32).collect();
-        positions.push(end as u32);
-        PreviewKeys {
-            positions,
-            full_samples: full_samples.max(1),
-            loop_mode,
-        }
-    }
-
     /// The end of play in sample positions: the last sample of a clamping
     /// clip, the wrap-around (`full_samples`) of a wrapping one.
     pub fn end(&self) -> usize {
@@ -121,17 +95,6 @@ impl PreviewKeys {
     /// Number of preview keys.
     pub fn keys(&self) -> usize {
         self.positions.len()
-    }
-
-    /// The keys' positions.
-    pub fn positions(&self) -> &[u32] {
-        &self.positions
-    }
-
-    /// The stored sample of the full clip preview key `key` holds (the
-    /// wrap-around is sample 0).
-    pub fn key_sample(&self, key: usize) -> usize {
-        self.positions[key] as usize % self.full_samples
     }
 
     /// The preview position (in keys, `0..=keys - 1`) of the full clip's
@@ -210,7 +173,7 @@ pub fn actor_ranges(meta: &ClipMeta) -> Vec<Range<usize>> {
     }
 }
 
-fn end_of(full_samples: usize, loop_mode: LoopMode) -> usize {
+pub(super) fn end_of(full_samples: usize, loop_mode: LoopMode) -> usize {
     match loop_mode {
         LoopMode::Clamp => full_samples - 1,
         LoopMode::Wrap if full_samples > 1 => full_samples,
@@ -233,34 +196,6 @@ mod tests {
         );
     }
     use crate::clip::Skeleton;
-
-    #[test]
-    fn keys_cover_every_sample_and_end_on_the_clips_end() {
-        // Clamp: 10 samples (0..=9) every 4: keys at 0, 4, 8 and the end 9.
-        let clamp = PreviewKeys::uniform(4, 10, LoopMode::Clamp);
-        assert_eq!(clamp.positions(), [0, 4, 8, 9]);
-        assert_eq!(clamp.position(0.0), 0.0);
-        assert_eq!(clamp.position(6.0), 1.5);
-        assert_eq!(clamp.position(8.0), 2.0);
-        assert_eq!(clamp.position(8.5), 2.5);
-        assert_eq!(clamp.position(9.0), 3.0);
-        assert_eq!(clamp.position(12.0), 3.0);
-        // Wrap: 10 samples loop back to 0 after 9; keys 0, 4, 8, then 10 (= 0).
-        let wrap = PreviewKeys::uniform(4, 10, LoopMode::Wrap);
-        assert_eq!(wrap.positions(), [0, 4, 8, 10]);
-        assert_eq!(wrap.key_sample(3), 0);
-        assert_eq!(wrap.position(9.0), 2.5);
-        // Uneven keys: a cut between samples 5 and 6 keeps both.
-        let cut = PreviewKeys::new(vec![0, 5, 6, 9], 10, LoopMode::Clamp).unwrap();
-        assert_eq!(cut.position(5.5), 1.5);
-        assert_eq!(cut.position(7.5), 2.5);
-        // One sample: one key.
-        let one = PreviewKeys::new(vec![0], 1, LoopMode::Clamp).unwrap();
-        assert_eq!(
-            (one.keys(), one.key_sample(0), one.position(0.4)),
-            (1, 0, 0.0)
-        );
-    }
 
     #[test]
     fn keys_that_do_not_cover_the_clip_are_refused() {

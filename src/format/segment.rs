@@ -5,7 +5,7 @@ use super::keys::key_bits;
 use super::tracks::encoding_of;
 use super::tracks::{AnimatedTrack, Channel};
 use super::values::{
-    bits_of, rates_len, read_bits, segment_header_len, write_bits, SegmentEncoding, NUM_RATES,
+    bits_of, rates_len, read_bits, segment_header_len, SegmentEncoding, NUM_RATES,
     PACKED_RATE_BITS, RANGE_SLOT_BYTES,
 };
 
@@ -71,23 +71,6 @@ impl std::fmt::Display for SegmentFault {
                  interpolate)",
                 f32::from_bits(*value_bits)
             ),
-        }
-    }
-}
-
-/// Writes the rates of a segment header at the start of `header`.
-pub fn write_rates(header: &mut [u8], rates: &[u8], encoding: SegmentEncoding) {
-    match encoding {
-        SegmentEncoding::Original => header[..rates.len()].copy_from_slice(rates),
-        SegmentEncoding::Compact => {
-            for (t, &rate) in rates.iter().enumerate() {
-                write_bits(
-                    header,
-                    t * PACKED_RATE_BITS,
-                    PACKED_RATE_BITS as u32,
-                    rate.into(),
-                );
-            }
         }
     }
 }
@@ -308,10 +291,7 @@ impl<'a> SegmentView<'a> {
 
 #[cfg(test)]
 mod tests {
-    use glam::Vec3;
-
-    use super::*;
-    use crate::format::{Channel, ClipRange, SegmentLayout};
+    use crate::format::SegmentLayout;
 
     #[test]
     fn segments_are_balanced_and_located_by_arithmetic() {
@@ -344,125 +324,6 @@ mod tests {
                 sample += len;
             }
             assert_eq!(sample, n as usize);
-        }
-    }
-
-    #[test]
-    fn segment_view_rejects_short_bytes_and_bad_rates() {
-        let rates = [3u8, 0];
-        let range = ClipRange {
-            min: Vec3::ZERO,
-            extent: Vec3::ONE,
-        };
-        let slots = [[0, 0, 0, 255, 255, 255]; 2];
-        for encoding in [SegmentEncoding::Original, SegmentEncoding::Compact] {
-            let tracks = [
-                AnimatedTrack::new(0, Channel::Rotation, range, Vec3::ZERO).with_encoding(encoding),
-                AnimatedTrack::new(0, Channel::Translation, range, Vec3::ZERO)
-                    .with_encoding(encoding),
-            ];
-            let len = SegmentView::encoded_len(&rates, &slots, &tracks, 4);
-            // Rates (2 bytes, or 2 x 5 bits packed in 2 bytes) + 12 slot bytes +
-            // 4 samples * 3 components * 5 bits (rate 3 = 5 bits).
-            assert_eq!(len, 2 + 12 + (4 * 3 * 5usize).div_ceil(8), "{encoding:?}");
-            let mut bytes = vec![0u8; len];
-            write_rates(&mut bytes, &rates, encoding);
-            bytes[2..8].copy_from_slice(&slots[0]);
-            bytes[8..14].copy_from_slice(&slots[1]);
-            let view = SegmentView::new(&bytes, &tracks, 4).unwrap();
-            assert_eq!(view.rates().collect::<Vec<_>>(), rates);
-            assert_eq!(view.range_slot(1), &slots[1]);
-            assert_eq!(view.keys().len(), len - 14);
-            assert_eq!(
-                SegmentView::new(&bytes[..len - 1], &tracks, 4).unwrap_err(),
-                SegmentFault::TooShort {
-                    needed: len,
-                    found: len - 1
-                }
-            );
-            let mut bad = bytes.clone();
-            write_rates(&mut bad, &[3, NUM_RATES], encoding);
-            assert_eq!(
-                SegmentView::new(&bad, &tracks, 4).unwrap_err(),
-                SegmentFault::BadRate {
-                    track: 1,
-                    rate: NUM_RATES
-                }
-            );
-            if encoding == SegmentEncoding::Compact {
-                // The 6 bits after the two packed rates must be zero.
-                let mut padded = bytes.clone();
-                padded[1] |= 0x80;
-                assert_eq!(
-                    SegmentView::new(&padded, &tracks, 4).unwrap_err(),
-                    SegmentFault::RatePadding
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn full_precision_keys_no_pose_can_use_are_refused() {
-        use crate::format::RATE_FULL_PRECISION;
-        let range = ClipRange {
-            min: Vec3::ZERO,
-            extent: Vec3::ONE,
-        };
-        let rates = [3u8, RATE_FULL_PRECISION, RATE_FULL_PRECISION];
-        let slots = [[0, 0, 0, 255, 255, 255]; 3];
-        for encoding in [SegmentEncoding::Original, SegmentEncoding::Compact] {
-            let tracks = [
-                AnimatedTrack::new(0, Channel::Translation, range, Vec3::ZERO)
-                    .with_encoding(encoding),
-                AnimatedTrack::new(1, Channel::Rotation, range, Vec3::ZERO).with_encoding(encoding),
-                AnimatedTrack::new(1, Channel::Translation, range, Vec3::ZERO)
-                    .with_encoding(encoding),
-            ];
-            let samples = 2;
-            let len = SegmentView::encoded_len(&rates, &slots, &tracks, samples);
-            let header = segment_header_len(3, encoding);
-            let mut bytes = vec![0u8; len];
-            write_rates(&mut bytes, &rates, encoding);
-            for (t, slot) in slots.iter().enumerate() {
-                let at = rates_len(3, encoding) + t * RANGE_SLOT_BYTES;
-                bytes[at..at + RANGE_SLOT_BYTES].copy_from_slice(slot);
-            }
-            // A sample: 15 bits of the quantized track, then the rotation's
-            // four words, then the translation's three.
-            let sample_bits = 15 + 32 * 7;
-            let put = |bytes: &mut [u8], sample: usize, word: usize, value: f32| {
-                let bit = sample * sample_bits + 15 + 32 * word;
-                write_bits(&mut bytes[header..], bit, 32, value.to_bits());
-            };
-            for sample in 0..samples {
-                for (word, value) in [0.0, 0.0, 0.0, 1.0, 1e30, -1e30, 5.0]
-                    .into_iter()
-                    .enumerate()
-                {
-                    put(&mut bytes, sample, word, value);
-                }
-            }
-            SegmentView::new(&bytes, &tracks, samples).unwrap();
-            for (sample, word, value, track, component) in [
-                (1, 2, f32::NAN, 1, 2),
-                (0, 3, f32::INFINITY, 1, 3),
-                (1, 0, 1e19, 1, 0),
-                (0, 5, f32::NEG_INFINITY, 2, 1),
-                (1, 6, f32::MAX, 2, 2),
-            ] {
-                let mut bad = bytes.clone();
-                put(&mut bad, sample, word, value);
-                match SegmentView::new(&bad, &tracks, samples) {
-                    Err(SegmentFault::RawKeyOutOfRange {
-                        track: t,
-                        sample: s,
-                        component: c,
-                        ..
-                    }) => assert_eq!((t, s, c), (track, sample, component), "{value}"),
-                    Err(other) => panic!("{value}: {other}"),
-                    Ok(_) => panic!("{value} at track {track} sample {sample} accepted"),
-                }
-            }
         }
     }
 }

@@ -20,9 +20,6 @@ pub const BIT_RATES: [u8; 19] = [
 /// Index of the 0-bit rate: constant within the segment.
 pub const RATE_CONSTANT: u8 = 0;
 
-/// Index of the highest quantized rate (19 bits).
-pub const RATE_HIGHEST_QUANTIZED: u8 = 17;
-
 /// Index of the full-precision rate: raw `f32` per component.
 pub const RATE_FULL_PRECISION: u8 = 18;
 
@@ -35,9 +32,6 @@ pub const RANGE_SLOT_BYTES: usize = 6;
 
 /// Bits of the value stored in the range slot at rate 0.
 pub const CONSTANT_VALUE_BITS: u32 = 16;
-
-/// Bits of each segment-range minimum and extent.
-pub const SEGMENT_RANGE_BITS: u32 = 8;
 
 /// `1 / (2^bits - 1)` for every bit count up to 19 (0 for 0 bits).
 pub(crate) const INV_MAX: [f32; 20] = {
@@ -100,17 +94,6 @@ pub fn read_bits(data: &[u8], bit: usize, count: u32) -> u32 {
     ((word >> shift) & mask) as u32
 }
 
-/// Writes the low `count` bits of `value` at bit `bit` of `data` (which must be
-/// large enough), least significant bit first. The encoder's twin of [`read_bits`].
-pub fn write_bits(data: &mut [u8], bit: usize, count: u32, value: u32) {
-    for i in 0..count as usize {
-        if value >> i & 1 == 1 {
-            let b = bit + i;
-            data[b >> 3] |= 1 << (b & 7);
-        }
-    }
-}
-
 /// The clip range of one animated track: per-component minimum and extent.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ClipRange {
@@ -167,57 +150,6 @@ pub fn rotation_grid_value(q: i32) -> f32 {
     q as f32 / ROTATION_GRID_STEPS as f32
 }
 
-/// The grid point whose value is `v` exactly, if there is one (within
-/// twice the grid, as an extent may span -1 to 1): what a writer stores for
-/// a value that came from [`rotation_grid_value`].
-pub fn rotation_grid_point(v: f32) -> Option<i32> {
-    let q = (v * ROTATION_GRID_STEPS as f32).round();
-    if q.is_nan() || q.abs() > 2.0 * ROTATION_GRID_STEPS as f32 {
-        return None;
-    }
-    let q = q as i32;
-    (rotation_grid_value(q).to_bits() == v.to_bits() || (v == 0.0 && q == 0)).then_some(q)
-}
-
-/// The clip range of rotation components from `min` to `max` on the grid,
-/// rounded outward: the minimum is the largest grid value at or below
-/// `min`, the extent the smallest number of steps whose end, as a reader
-/// computes it (`min + extent`), reaches `max`. Components outside
-/// `[-1, 1]` (never for x, y, z of a unit quaternion) are clamped to it.
-pub fn rotation_range_on_grid(min: Vec3, max: Vec3) -> ClipRange {
-    let steps = ROTATION_GRID_STEPS;
-    let one = |lo: f32, hi: f32| -> (f32, f32) {
-        let mut q_lo = ((lo * steps as f32).floor() as i32).clamp(-steps, steps);
-        while q_lo > -steps && rotation_grid_value(q_lo) > lo {
-            q_lo -= 1;
-        }
-        let base = rotation_grid_value(q_lo);
-        let mut q_hi = ((hi * steps as f32).ceil() as i32).clamp(q_lo, steps);
-        while q_hi < steps && base + rotation_grid_value(q_hi - q_lo) < hi {
-            q_hi += 1;
-        }
-        (base, rotation_grid_value(q_hi - q_lo))
-    };
-    let (x, ex) = one(min.x, max.x);
-    let (y, ey) = one(min.y, max.y);
-    let (z, ez) = one(min.z, max.z);
-    ClipRange {
-        min: Vec3::new(x, y, z),
-        extent: Vec3::new(ex, ey, ez),
-    }
-}
-
-/// A reference rotation's x, y, z on the grid, rounded toward zero, so that
-/// `x x + y y + z z` does not grow and the rebuilt w stays real.
-pub fn rotation_reference_on_grid(xyz: Vec3) -> Vec3 {
-    let one = |v: f32| {
-        let q = ((v * ROTATION_GRID_STEPS as f32).trunc() as i32)
-            .clamp(-ROTATION_GRID_STEPS, ROTATION_GRID_STEPS);
-        rotation_grid_value(q)
-    };
-    Vec3::new(one(xyz.x), one(xyz.y), one(xyz.z))
-}
-
 /// A rotation from the x, y, z of a quaternion whose w is non-negative
 /// (`xyz.w` is ignored).
 ///
@@ -234,56 +166,4 @@ pub fn rotation_from_xyz(xyz: Vec4) -> Vec4 {
 #[inline(always)]
 pub fn finish_rotation(v: Vec4) -> Quat {
     Quat::from_vec4(v * v.length_recip())
-}
-
-#[cfg(test)]
-mod tests {
-    use proptest::prelude::*;
-
-    use super::*;
-
-    #[test]
-    fn every_grid_point_round_trips_and_nothing_else_is_on_the_grid() {
-        for q in -2 * ROTATION_GRID_STEPS..=2 * ROTATION_GRID_STEPS {
-            assert_eq!(rotation_grid_point(rotation_grid_value(q)), Some(q), "{q}");
-        }
-        for off in [0.3f32, 1e-3, 0.5 / ROTATION_GRID_STEPS as f32] {
-            assert_eq!(rotation_grid_point(off), None, "{off}");
-        }
-        assert_eq!(rotation_grid_point(f32::NAN), None);
-        assert_eq!(rotation_grid_point(2.5), None);
-    }
-
-    proptest! {
-        #[test]
-        fn grid_ranges_hold_every_value_as_a_reader_computes_them(
-            a in -1.0f32..=1.0, b in -1.0f32..=1.0, c in -1.0f32..=1.0, d in 0.0f32..1e-3,
-        ) {
-            let (lo, hi) = (Vec3::new(a.min(b), c, -d), Vec3::new(a.max(b), c + d, d));
-            let hi = hi.min(Vec3::ONE);
-            let range = rotation_range_on_grid(lo, hi);
-            for i in 0..3 {
-                prop_assert!(range.min[i] <= lo[i]);
-                prop_assert!(range.min[i] + range.extent[i] >= hi[i]);
-                // Outward by at most two steps at each end.
-                let step = 1.0 / ROTATION_GRID_STEPS as f32;
-                prop_assert!(lo[i] - range.min[i] <= 2.0 * step);
-                prop_assert!(range.min[i] + range.extent[i] - hi[i] <= 2.0 * step);
-                prop_assert!(rotation_grid_point(range.min[i]).is_some());
-                prop_assert!(rotation_grid_point(range.extent[i]).is_some());
-            }
-        }
-
-        #[test]
-        fn grid_references_round_toward_zero(x in -1.0f32..=1.0, y in -1.0f32..=1.0, z in -1.0f32..=1.0) {
-            let v = Vec3::new(x, y, z);
-            let r = rotation_reference_on_grid(v);
-            for i in 0..3 {
-                prop_assert!(r[i].abs() <= v[i].abs());
-                prop_assert!(v[i].abs() - r[i].abs() < 1.0 / ROTATION_GRID_STEPS as f32);
-                prop_assert!(rotation_grid_point(r[i]).is_some());
-            }
-            prop_assert!(r.length_squared() <= v.length_squared());
-        }
-    }
 }

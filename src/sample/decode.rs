@@ -843,7 +843,8 @@ mod tests {
 
     use super::*;
     use crate::format::values::{bits_of, read_bits};
-    use crate::format::{write_bits, ClipRange};
+    use crate::format::ClipRange;
+    use crate::sample::test_bits::put_bits as write_bits;
 
     #[test]
     fn bits_round_trip_at_every_offset_and_width() {

@@ -13,6 +13,8 @@ pub(crate) mod plan;
 pub(crate) mod prefetch;
 mod source;
 pub(crate) mod tables;
+#[cfg(test)]
+mod test_bits;
 #[cfg(target_arch = "x86_64")]
 mod wide;
 pub(crate) mod writer;

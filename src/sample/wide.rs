@@ -136,10 +136,10 @@ mod tests {
 
     use super::*;
     use crate::format::{
-        write_bits, AnimatedTrack, Channel, ClipRange, RANGE_SLOT_BYTES, RATE_CONSTANT,
-        RATE_FULL_PRECISION,
+        AnimatedTrack, Channel, ClipRange, RANGE_SLOT_BYTES, RATE_CONSTANT, RATE_FULL_PRECISION,
     };
     use crate::sample::decode::{segment_decoders, Avx2, RotationGroupDecoder};
+    use crate::sample::test_bits::put_bits as write_bits;
 
     struct Rng(u64);
 

@@ -1,22 +1,32 @@
 //! The writer: a compressed clip into container bytes, and onto disk atomically.
 //!
 //! [`encode_stream`] packs the segments into pages and lays the sections
-//! out; each section encodes itself beside its parse (`header.rs`,
-//! `metadata.rs`, `index.rs`, `page.rs`).
+//! out. Each section's bytes are written by the file of this folder named
+//! after the file of `container/` that parses them (`header.rs`,
+//! `metadata.rs`, `index.rs`, `preview.rs`, `page.rs`, and `bytes.rs` for
+//! the little-endian writer), so the folder is the whole of what the
+//! pipeline adds to the container: the runtime build does not compile it.
+
+mod bytes;
+mod header;
+mod index;
+pub(super) mod metadata;
+mod page;
+mod preview;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::bytes::{to_u32, too_big};
+use self::bytes::{to_u32, too_big};
+use self::index::{encode_index, index_len};
+use self::metadata::encode_metadata;
+use self::page::{encode_page, EncodedPage};
+pub(crate) use self::preview::{PreviewActor, PreviewSection};
 use super::header::Header;
-use super::index::{encode_index, index_len, PageEntry, SegmentEntry};
-use super::metadata::encode_metadata;
-use super::page::{encode_page, EncodedPage};
-use super::preview::{PreviewActor, PreviewSection};
+use super::index::{PageEntry, SegmentEntry};
 use super::{
-    align, crc32, ALIGN, COMPACT_FORMAT_VERSION, COMPRESSION_LZ4, FIRST_FORMAT_VERSION,
-    FLAG_LZ4_PAGES, FLOAT_FORMAT_VERSION, HEADER_LEN, MAX_PAGE_LEN, PREVIEW_FORMAT_VERSION,
-    STEPS_FORMAT_VERSION,
+    crc32, ALIGN, COMPACT_FORMAT_VERSION, COMPRESSION_LZ4, FIRST_FORMAT_VERSION, FLAG_LZ4_PAGES,
+    FLOAT_FORMAT_VERSION, HEADER_LEN, MAX_PAGE_LEN, PREVIEW_FORMAT_VERSION, STEPS_FORMAT_VERSION,
 };
 use crate::compress::Preview;
 use crate::compressed::CompressedClip;
@@ -697,4 +707,9 @@ mod atomic_tests {
         assert!(!text.contains(".partial"), "{text}");
         assert!(text.contains("os error"), "{text}");
     }
+}
+
+/// Rounds `n` up to a multiple of [`ALIGN`].
+pub(crate) fn align(n: usize) -> usize {
+    n.div_ceil(ALIGN) * ALIGN
 }
