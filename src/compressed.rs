@@ -4,14 +4,12 @@
 //!
 //! The format of its parts is [`crate::format`].
 
-use crate::clip::Transform;
 use crate::format::{
     encoding_of, key_bits, segment_header_len, Channel, ClipMeta, SegmentFault, SegmentView,
 };
-use crate::metric::PoseSource;
 use crate::sample::plan::DecodePlan;
 use crate::sample::tables::{segment_keys, DecodeTables};
-use crate::sample::{decode_for_metric, Sampling, SegmentRef, SegmentSource};
+use crate::sample::{Sampling, SegmentRef, SegmentSource};
 
 /// A compressed clip held in memory: metadata and segment bytes.
 #[derive(Clone, PartialEq)]
@@ -167,19 +165,5 @@ impl SegmentSource for CompressedClip {
 impl Sampling for CompressedClip {
     fn clip_meta(&self) -> &ClipMeta {
         self.meta()
-    }
-}
-
-impl PoseSource for CompressedClip {
-    fn num_samples(&self) -> usize {
-        self.meta().num_samples()
-    }
-
-    fn num_bones(&self) -> usize {
-        self.meta().num_bones()
-    }
-
-    fn sample_pose(&self, sample: usize, out: &mut [Transform]) {
-        decode_for_metric(self, sample, out);
     }
 }

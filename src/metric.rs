@@ -31,6 +31,7 @@
 use glam::{DMat3, DQuat, DVec3};
 
 use crate::clip::{Clip, LengthUnit, Skeleton, Transform};
+use crate::sample::Sampling;
 use crate::{Error, Result};
 
 /// Shell distance and threshold of the metric.
@@ -112,6 +113,32 @@ pub trait PoseSource {
     /// Writes the local transform of every bone at `sample` into `out`
     /// (`out.len() == num_bones()`).
     fn sample_pose(&self, sample: usize, out: &mut [Transform]);
+}
+
+/// Every decoder (a [`CompressedClip`](crate::compressed::CompressedClip)
+/// in memory, a [`StreamReader`](crate::container::StreamReader) over a
+/// file's bytes) is measured through the sampler. A sample that does not
+/// decode (a corrupt page, a pose of the wrong length) comes out as NaN,
+/// which the metric counts as an infinite error: a broken source cannot
+/// pass as accurate.
+impl<S: Sampling> PoseSource for S {
+    fn num_samples(&self) -> usize {
+        self.clip_meta().num_samples()
+    }
+
+    fn num_bones(&self) -> usize {
+        self.clip_meta().num_bones()
+    }
+
+    fn sample_pose(&self, sample: usize, out: &mut [Transform]) {
+        if self.decode_sample(sample, out).is_err() {
+            out.fill(Transform {
+                rotation: glam::Quat::from_xyzw(f32::NAN, f32::NAN, f32::NAN, f32::NAN),
+                translation: glam::Vec3::NAN,
+                scale: glam::Vec3::NAN,
+            });
+        }
+    }
 }
 
 impl PoseSource for Clip {

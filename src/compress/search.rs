@@ -50,7 +50,8 @@ use crate::format::{
     SEGMENT_RANGE_BITS,
 };
 use crate::metric::{shell_vertices, vertices_error, DTransform};
-use crate::sample::decode::{key_rotations, RotationLanes, SegmentTrackDecoder};
+use crate::sample::decode::{RotationLanes, SegmentTrackDecoder};
+use crate::sample::encode::key_rotations;
 
 /// How many of the latest points where a step was refused are tried first.
 const RECENT_FAILURES: usize = 8;

@@ -515,20 +515,3 @@ impl<D: AsRef<[u8]>> Sampling for StreamReader<D> {
         self.index.meta()
     }
 }
-
-#[cfg(feature = "pipeline")]
-impl<D: AsRef<[u8]>> crate::metric::PoseSource for StreamReader<D> {
-    fn num_samples(&self) -> usize {
-        self.meta().num_samples()
-    }
-
-    fn num_bones(&self) -> usize {
-        self.meta().num_bones()
-    }
-
-    /// Poses of corrupt pages come out as NaN, which the metric counts as an
-    /// infinite error: a broken file cannot pass as accurate.
-    fn sample_pose(&self, sample: usize, out: &mut [crate::clip::Transform]) {
-        crate::sample::decode_for_metric(self, sample, out);
-    }
-}

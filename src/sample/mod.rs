@@ -9,6 +9,8 @@
 //! is allocated.
 
 pub(crate) mod decode;
+#[cfg(feature = "pipeline")]
+pub(crate) mod encode;
 pub(crate) mod plan;
 pub(crate) mod prefetch;
 mod source;
@@ -1248,21 +1250,6 @@ pub fn local_to_object(skeleton: &Skeleton, local: &[Transform], object: &mut [T
             }
             None => *l,
         };
-    }
-}
-
-/// Decodes stored sample `sample` for the error metric. A sample that does
-/// not decode (a corrupt page, a pose of the wrong length) comes out as NaN,
-/// which the metric counts as an infinite error: a broken source cannot pass
-/// as accurate.
-#[cfg(feature = "pipeline")]
-pub(crate) fn decode_for_metric<S: Sampling>(source: &S, sample: usize, out: &mut [Transform]) {
-    if source.decode_sample(sample, out).is_err() {
-        out.fill(Transform {
-            rotation: glam::Quat::from_xyzw(f32::NAN, f32::NAN, f32::NAN, f32::NAN),
-            translation: glam::Vec3::NAN,
-            scale: glam::Vec3::NAN,
-        });
     }
 }
 
