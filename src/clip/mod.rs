@@ -140,16 +140,9 @@ impl LengthUnit {
     /// [`CM_PER_UNIT_RANGE`](Self::CM_PER_UNIT_RANGE): what every front end
     /// (the CLI's `--cm-per-unit`, Python's `unit=`) calls, so that each
     /// refuses the same sizes with the same message.
-    pub fn checked_cm_per_unit(cm_per_unit: f64) -> crate::Result<LengthUnit> {
-        let range = Self::CM_PER_UNIT_RANGE;
-        if !range.contains(&cm_per_unit) {
-            return Err(crate::Error::InvalidSettings {
-                message: format!(
-                    "a unit's size must be in [{}, {}] cm, not {cm_per_unit} cm",
-                    range.start(),
-                    range.end()
-                ),
-            });
+    pub fn checked_cm_per_unit(cm_per_unit: f64) -> Result<LengthUnit, ClipError> {
+        if !Self::CM_PER_UNIT_RANGE.contains(&cm_per_unit) {
+            return Err(ClipError::UnitSize { cm_per_unit });
         }
         Ok(LengthUnit { cm_per_unit })
     }
@@ -274,6 +267,17 @@ pub struct Skeleton {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ClipError {
+    /// A length unit's size in centimetres out of
+    /// [`LengthUnit::CM_PER_UNIT_RANGE`].
+    #[error(
+        "a unit's size must be in [{min}, {max}] cm, not {cm_per_unit} cm",
+        min = LengthUnit::CM_PER_UNIT_RANGE.start(),
+        max = LengthUnit::CM_PER_UNIT_RANGE.end()
+    )]
+    UnitSize {
+        /// The size asked for.
+        cm_per_unit: f64,
+    },
     /// The skeleton has no bones.
     #[error("skeleton has no bones")]
     NoBones,

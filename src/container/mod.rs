@@ -35,6 +35,7 @@ pub(crate) mod mmap;
 mod page;
 pub(crate) mod preview;
 pub(crate) mod read;
+pub(crate) mod source;
 #[cfg(feature = "pipeline")]
 pub(crate) mod write;
 

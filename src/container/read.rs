@@ -22,13 +22,13 @@ use std::sync::OnceLock;
 
 use super::index::ContainerIndex;
 use super::mmap::MappedFile;
+use super::source::{FileSource, PageData, Source};
 use super::HEADER_LEN;
 use crate::format::{ClipMeta, SegmentView};
 use crate::sample::plan::DecodePlan;
 use crate::sample::tables::RunTables;
 use crate::sample::Sampling;
 use crate::sample::{SegmentRef, SegmentSource};
-use crate::stream::{FileSource, PageData, Source};
 use crate::{Error, Result};
 
 use super::index::{PageEntry, SegmentEntry};

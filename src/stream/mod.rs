@@ -42,7 +42,6 @@ mod cache;
 mod directory;
 mod playhead;
 mod prefetch;
-mod source;
 #[cfg(feature = "harness")]
 mod throttle;
 
@@ -56,6 +55,7 @@ use arc_swap::Guard;
 use crate::clip::Transform;
 use crate::container::bytes::try_extend;
 use crate::container::read::{resident_cost, ReadyPage};
+use crate::container::source::HostPrefix;
 use crate::container::PreviewTier;
 use crate::container::HEADER_LEN;
 use crate::format::ClipMeta;
@@ -75,8 +75,9 @@ use playhead::Mailboxes;
 use playhead::Scorer;
 pub(crate) use playhead::{Hint, Mailbox};
 use prefetch::{Prefetcher, Request};
-use source::HostPrefix;
-pub use source::{FileSource, MappedSource, MemorySource, PageData, Source};
+// Where a stream's bytes come from; defined beside the container, which
+// reads a whole file through the same sources.
+pub use crate::container::source::{FileSource, MappedSource, MemorySource, PageData, Source};
 #[cfg(feature = "harness")]
 #[cfg_attr(docsrs, doc(cfg(feature = "harness")))]
 pub use throttle::{drop_from_os_cache, slow_read_time, SlowSource};

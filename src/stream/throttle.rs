@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::source::{check_range, PageData, Source};
+use crate::container::source::{check_range, PageData, Source};
 use crate::{Error, Result};
 
 /// Bytes a second for a cap in MB/s (10^6 bytes); no cap when not positive

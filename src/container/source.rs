@@ -1,4 +1,4 @@
-//! Where a stream's bytes come from: a file read with positioned reads (the
+//! Where a stream's (and a whole-file reader's) bytes come from: a file read with positioned reads (the
 //! default), a memory-mapped file (opt-in, zero-copy), a buffer in memory, or
 //! simulated slow media wrapped around any of them.
 //!
@@ -12,7 +12,7 @@
 //! decodes from those same bytes afterwards. Whether later writes to the
 //! file can reach them depends on the source:
 //!
-//! - [`FileSource`] (what [`Stream::open_file`](super::Stream::open_file)
+//! - [`FileSource`] (what [`Stream::open_file`](crate::stream::Stream::open_file)
 //!   uses) copies each page into memory the stream owns with `pread`, so
 //!   nothing done to the file afterwards changes a resident page: it keeps
 //!   giving the poses it was checked with. A page read after the file was
@@ -122,7 +122,7 @@ impl Deref for PageData {
     }
 }
 
-pub(super) fn check_range(offset: u64, len: usize, total: u64) -> io::Result<usize> {
+pub(crate) fn check_range(offset: u64, len: usize, total: u64) -> io::Result<usize> {
     match offset.checked_add(len as u64) {
         Some(end) if end <= total => Ok(offset as usize),
         _ => Err(io::Error::new(
