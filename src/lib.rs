@@ -34,13 +34,27 @@
 //! 11. `fuzzing`: the harnesses the fuzz targets and fuzz tests run
 //!     (hidden; not part of the API).
 //!
-//! The modules that turn files into clips and clips into files
-//! (`procedural`, `metric`, `compressed`, `import`, `many`, `compress`, `export`,
-//! `recipes`,
-//! the container's writer and the play harness) need the `pipeline`
-//! feature, on by default; the `runtime` feature alone builds what an
-//! engine embeds: the format, the container reader, the sampler, the
-//! stream and the player.
+//! # Features: the runtime and the pipeline
+//!
+//! The `runtime` feature alone builds what an engine embeds: the clip
+//! model, the format, the container reader, the sampler, the stream and the
+//! player. The `pipeline` feature (on by default) adds what turns files into
+//! clips and clips into files, and the line between the two runs along
+//! files and folders, never inside a file: the modules `procedural`,
+//! `metric`, `compressed`, `import`, `many`, `compress`, `export`, `recipes`
+//! and `fuzzing`, and inside the runtime's modules the parts named for
+//! writing (`container/write/`, `format/encode.rs`, `sample/encode.rs`,
+//! `files/replace.rs`). The `harness` feature (on by default) adds the
+//! measuring kit of `cinestream play` and `view`: [`play::harness`] and the
+//! slow media of `stream/throttle.rs`.
+//!
+//! # One path per item
+//!
+//! Every public item is reached by one path, its module's
+//! (`cinestream::clip::Clip`, `cinestream::stream::Stream`), except the
+//! crate's error types, at the root since every layer returns them
+//! ([`Error`], [`Result`], [`ContainerError`], [`SampleError`]). The list of
+//! public items is `docs/public-api.txt`, which CI compares with rustdoc's.
 #![deny(missing_docs)]
 // docs.rs-style builds (`--cfg docsrs` on nightly) label feature-gated items.
 #![cfg_attr(docsrs, feature(doc_cfg))]

@@ -1,27 +1,31 @@
 //! The streaming container: one compressed clip per file, metadata up front,
 //! segments in seek-indexed, checksummed pages.
 //!
-//! This module owns every byte of the file. `write.rs` turns a
-//! [`CompressedClip`](crate::compressed::CompressedClip) into those bytes (atomically on
-//! disk), `read` opens them from any `AsRef<[u8]>` (a `Vec<u8>` read from the file,
-//! or a memory map when asked for, see `mmap`) and samples them through the
-//! stateless sampler. The container checks bytes and hands them out; the
-//! readers ([`StreamReader`] and [`Stream`](crate::stream::Stream)) build
-//! the sampler's decode tables from them.
+//! This module owns every byte of the file. The folder `write/` turns a
+//! [`CompressedClip`](crate::compressed::CompressedClip) into those bytes
+//! (atomically on disk); it is the pipeline's, and the runtime build does
+//! not compile it. Everything else here reads: `read.rs` opens the bytes
+//! from any `AsRef<[u8]>` (a `Vec<u8>` read from the file, or a memory map
+//! when asked for, `mmap.rs`) and samples them through the stateless
+//! sampler; `source.rs` reads a file's byte ranges for it and for the
+//! [`Stream`](crate::stream::Stream). The container checks bytes and hands
+//! them out; the readers ([`StreamReader`] and the stream) build the
+//! sampler's decode tables from them.
 //!
-//! Each section's type, parse and encode live side by side, one file each:
+//! Each section has one file that parses it here and one of the same name
+//! under `write/` that writes it:
 //!
-//! | section | file | parse | encode (`pipeline` feature) |
-//! | --- | --- | --- | --- |
-//! | header | `header.rs` | [`Header::parse`] | `Header::encode` |
-//! | metadata | `metadata.rs` | `parse_metadata` | `encode_metadata` |
-//! | index | `index` | [`ContainerIndex::parse`] (with the two above) | `encode_index` |
-//! | preview tier | `preview` | [`PreviewTier::parse`] | `encode_preview` (in `write.rs`) |
-//! | page | `page.rs` | `ContainerIndex::check_page` | `encode_page` |
+//! | section | parse | write (`write/`, `pipeline` feature) |
+//! | --- | --- | --- |
+//! | header | `header.rs`: [`Header::parse`] | `header.rs`: `Header::encode` |
+//! | metadata | `metadata.rs`: `parse_metadata` | `metadata.rs`: `encode_metadata` |
+//! | index | `index.rs`: [`ContainerIndex::parse`] (with the two above) | `index.rs`: `encode_index` |
+//! | preview tier | `preview.rs`: [`PreviewTier::parse`] | `preview.rs`: `PreviewSection::encode` |
+//! | page | `page.rs`: `ContainerIndex::check_page` | `page.rs`: `encode_page` |
 //!
-//! `write.rs` assembles the sections into a file; `bytes.rs` has
-//! the bounds-checked reading cursor and the little-endian writer they
-//! share. The format itself follows.
+//! `write/mod.rs` assembles the sections into a file; `bytes.rs` has the
+//! bounds-checked reading cursor, `write/bytes.rs` the little-endian writer.
+//! The format itself follows.
 //!
 #![doc = include_str!("../../docs/FORMAT.md")]
 
