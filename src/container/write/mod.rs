@@ -469,6 +469,11 @@ fn process_is_gone(pid: u32) -> bool {
     }
 }
 
+/// Rounds `n` up to a multiple of [`ALIGN`].
+pub(crate) fn align(n: usize) -> usize {
+    n.div_ceil(ALIGN) * ALIGN
+}
+
 #[cfg(test)]
 mod atomic_tests {
     use std::path::{Path, PathBuf};
@@ -707,9 +712,4 @@ mod atomic_tests {
         assert!(!text.contains(".partial"), "{text}");
         assert!(text.contains("os error"), "{text}");
     }
-}
-
-/// Rounds `n` up to a multiple of [`ALIGN`].
-pub(crate) fn align(n: usize) -> usize {
-    n.div_ceil(ALIGN) * ALIGN
 }
