@@ -104,6 +104,9 @@ pub mod sample;
 pub mod stream;
 pub mod warnings;
 
+#[cfg(test)]
+mod test_support;
+
 // Every item has one path: its module's. The crate's error types are the
 // exception, at the root, since every layer returns them.
 pub use error::{ContainerError, Error, Result, SampleError};

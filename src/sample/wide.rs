@@ -140,23 +140,7 @@ mod tests {
     };
     use crate::sample::decode::{segment_decoders, Avx2, RotationGroupDecoder};
     use crate::sample::test_bits::put_bits as write_bits;
-
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-        fn unit(&mut self) -> f32 {
-            (self.next() >> 40) as f32 / (1u64 << 24) as f32
-        }
-    }
+    use crate::test_support::rng::XorShift as Rng;
 
     /// Same bits, or both NaN (operand order may pick another NaN payload).
     fn same(a: f32, b: f32) -> bool {
@@ -176,7 +160,7 @@ mod tests {
         let Some(_) = avx2() else { return };
         let mut rng = Rng(0x2545_F491_4F6C_DD1D);
         for case in 0..2_000 {
-            let lanes = 1 + rng.below(4) as usize;
+            let lanes = 1 + rng.below(4);
             let tracks: Vec<AnimatedTrack> = (0..lanes)
                 .map(|bone| {
                     let range = ClipRange {
@@ -191,7 +175,7 @@ mod tests {
                 .map(|_| match rng.below(10) {
                     0 => RATE_CONSTANT,
                     1 => RATE_FULL_PRECISION,
-                    _ => 1 + rng.below(u64::from(RATE_FULL_PRECISION) - 1) as u8,
+                    _ => 1 + rng.below(usize::from(RATE_FULL_PRECISION) - 1) as u8,
                 })
                 .collect();
             let slots: Vec<[u8; RANGE_SLOT_BYTES]> = (0..lanes)
@@ -199,7 +183,7 @@ mod tests {
                 .collect();
             let mut decoders = Vec::new();
             let sample_bits = segment_decoders(&tracks, |t| rates[t], |t| slots[t], &mut decoders);
-            let samples = 1 + rng.below(16) as usize;
+            let samples = 1 + rng.below(16);
             // Random key bits, the last sample's keys ending at the slice's
             // end (the word reads past it must pad with zeros).
             let mut keys = vec![0u8; (samples * sample_bits).div_ceil(8)];

@@ -1,5 +1,6 @@
 use crate::clip::Transform;
 use crate::sample::Sampling;
+pub(crate) use crate::test_support::TempDir;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -422,28 +423,6 @@ fn a_demand_load_with_every_page_in_use_goes_over_budget_and_counts_it() {
     );
     drop(held);
     assert!(stream.stats().resident_bytes <= budget);
-}
-
-/// A directory of this test's own, removed when dropped.
-pub(crate) struct TempDir(pub(crate) std::path::PathBuf);
-
-impl TempDir {
-    pub(crate) fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!(
-            "cinestream-stream-{name}-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// Writes `bytes` into the existing file at `path` in place, as `cp` does

@@ -20,6 +20,11 @@ impl XorShift {
         (self.next() % n as u64) as usize
     }
 
+    /// A number in `[0, 1)`, on a grid of 2^-24.
+    pub fn unit(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 24) as f32
+    }
+
     /// A byte.
     pub fn byte(&mut self) -> u8 {
         self.next() as u8

@@ -30,9 +30,13 @@ impl TempDir {
         &self.0
     }
 
-    /// Writes `bytes` to the file `name` in the directory; its path.
+    /// Writes `bytes` to the file `name` in the directory (a relative path,
+    /// its folders made as needed); its path.
     pub fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
         let path = self.0.join(name);
+        if let Some(folder) = path.parent() {
+            std::fs::create_dir_all(folder).expect("make a temporary folder");
+        }
         std::fs::write(&path, bytes).expect("write a temporary file");
         path
     }

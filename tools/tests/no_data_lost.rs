@@ -7,49 +7,22 @@
 // Test helpers may unwrap: a failure there is a failed test.
 #![allow(clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
-/// Runs the program in `dir`, so tests can spell paths relative to it.
-fn cinestream_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cinestream"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the binary runs")
+mod common;
+
+use common::TempDir;
+
+/// The program run in a test's directory, so tests can spell paths
+/// relative to it.
+trait RunIn {
+    fn run(&self, args: &[&str]) -> Output;
 }
 
-/// A fresh directory of its own, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir =
-            std::env::temp_dir().join(format!("cinestream-nolost-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-
+impl RunIn for TempDir {
     fn run(&self, args: &[&str]) -> Output {
-        cinestream_in(&self.0, args)
-    }
-
-    fn write(&self, relative: &str, contents: &[u8]) -> PathBuf {
-        let path = self.0.join(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, contents).unwrap();
-        path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        common::cinestream(args, self.path())
     }
 }
 

@@ -476,46 +476,14 @@ pub(crate) fn align(n: usize) -> usize {
 
 #[cfg(test)]
 mod atomic_tests {
-    use std::path::{Path, PathBuf};
 
     use super::{create_partial, partial_prefix, write_atomically};
     use crate::Error;
 
-    /// A fresh directory of its own, removed when dropped.
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn path(&self) -> &Path {
-            &self.0
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
+    use crate::test_support::TempDir;
 
     fn temp_dir(name: &str) -> TempDir {
-        let dir =
-            std::env::temp_dir().join(format!("cinestream-atomic-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create a temp dir");
-        TempDir(dir)
-    }
-
-    fn entries(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .expect("list the directory")
-            .map(|e| {
-                e.expect("an entry")
-                    .file_name()
-                    .to_string_lossy()
-                    .into_owned()
-            })
-            .collect();
-        names.sort();
-        names
+        TempDir::new(&format!("atomic-{name}"))
     }
 
     #[test]
@@ -531,7 +499,7 @@ mod atomic_tests {
         assert!(text.contains("no-such-folder"), "{text}");
         assert!(text.contains("no such directory"), "{text}");
         assert!(!text.contains(".partial-"), "{text}");
-        assert!(entries(dir.path()).is_empty());
+        assert!(dir.entries().is_empty());
     }
 
     #[test]
@@ -547,7 +515,7 @@ mod atomic_tests {
             Error::Io { path, .. } => assert_eq!(path, &taken),
             other => panic!("expected an I/O error, got {other:?}"),
         }
-        assert_eq!(entries(dir.path()), ["out.cine"]);
+        assert_eq!(dir.entries(), ["out.cine"]);
         assert_eq!(
             std::fs::read(taken.join("keep")).expect("still there"),
             b"kept"
@@ -577,7 +545,7 @@ mod atomic_tests {
             .expect("still there")
             .file_type();
         assert!(kind.is_fifo(), "{kind:?}");
-        assert_eq!(entries(dir.path()), ["out.cine"]);
+        assert_eq!(dir.entries(), ["out.cine"]);
     }
 
     #[test]
@@ -591,7 +559,7 @@ mod atomic_tests {
             "{text}"
         );
         assert!(taken.is_dir());
-        assert_eq!(entries(dir.path()), ["out.cine"]);
+        assert_eq!(dir.entries(), ["out.cine"]);
     }
 
     #[test]
@@ -608,7 +576,7 @@ mod atomic_tests {
             .file_type()
             .is_symlink());
         assert_eq!(std::fs::read(&target).expect("read back"), b"new");
-        assert_eq!(entries(dir.path()), ["latest.cine", "v3.cine"]);
+        assert_eq!(dir.entries(), ["latest.cine", "v3.cine"]);
     }
 
     #[test]
@@ -618,7 +586,7 @@ mod atomic_tests {
         std::fs::write(&file, b"x").expect("write a file");
         let err = write_atomically(&file.join("x.cine"), b"bytes").unwrap_err();
         assert!(err.to_string().contains("is not a directory"), "{err}");
-        assert_eq!(entries(dir.path()), ["plain"]);
+        assert_eq!(dir.entries(), ["plain"]);
     }
 
     #[test]
@@ -628,7 +596,7 @@ mod atomic_tests {
         std::fs::write(&out, b"old").expect("write the old file");
         write_atomically(&out, b"new").expect("the write");
         assert_eq!(std::fs::read(&out).expect("read back"), b"new");
-        assert_eq!(entries(dir.path()), ["a.cine"]);
+        assert_eq!(dir.entries(), ["a.cine"]);
     }
 
     /// The pid of a process that has ended: a child run and waited for.
@@ -678,7 +646,7 @@ mod atomic_tests {
             other_output,
         ];
         expected.sort();
-        assert_eq!(entries(dir.path()), expected);
+        assert_eq!(dir.entries(), expected);
     }
 
     #[test]
@@ -687,7 +655,7 @@ mod atomic_tests {
         assert_eq!(partial_prefix("take.cine", 4242), "take.cine.partial-4242-");
         let dir = temp_dir("named");
         let temp = create_partial(dir.path(), "take.cine").expect("create");
-        let names = entries(dir.path());
+        let names = dir.entries();
         let [name] = names.as_slice() else {
             panic!("one file expected: {names:?}");
         };
@@ -700,7 +668,7 @@ mod atomic_tests {
         );
         // Removed when dropped without being persisted.
         drop(temp);
-        assert!(entries(dir.path()).is_empty());
+        assert!(dir.entries().is_empty());
     }
 
     #[test]

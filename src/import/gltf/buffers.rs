@@ -600,6 +600,7 @@ pub(super) fn relative_path(uri: &str) -> std::result::Result<String, String> {
 
 #[cfg(test)]
 mod tests {
+    use crate::test_support::TempDir;
     use std::f32::consts::FRAC_PI_2;
 
     use glam::{Quat, Vec3};
@@ -678,25 +679,6 @@ mod tests {
             location(parse_gltf(&no_bin, None, "x.glb", &at_rate(30.0))),
             "buffers[0]"
         );
-    }
-
-    /// A fresh directory under the system temp dir, removed on drop.
-    struct TempDir(std::path::PathBuf);
-
-    impl TempDir {
-        fn new(tag: &str) -> TempDir {
-            let dir =
-                std::env::temp_dir().join(format!("cinestream-gltf-{tag}-{}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).unwrap();
-            TempDir(dir)
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
     }
 
     #[test]
