@@ -15,7 +15,7 @@
 //!    values.
 //! 4. [`sample`]: the stateless sampler, its decode plan and tables, and the
 //!    decode kernel it shares with the compressor.
-//! 5. [`files`]: opens every file a user names; [`metric`]: the
+//! 5. `files`: opens every file a user names; [`metric`]: the
 //!    object-space error every codec decision is judged by.
 //! 6. [`compressed`]: a compressed clip in memory; [`import`]: BVH and
 //!    glTF 2.0 files into clips.
@@ -79,7 +79,7 @@ mod error;
 #[cfg(feature = "pipeline")]
 #[cfg_attr(docsrs, doc(cfg(feature = "pipeline")))]
 pub mod export;
-pub mod files;
+pub(crate) mod files;
 pub mod format;
 #[doc(hidden)]
 #[cfg(feature = "pipeline")]

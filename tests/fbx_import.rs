@@ -474,7 +474,9 @@ fn every_shared_file_packs_verifies_and_round_trips_through_gltf() {
             );
             // Exported to glTF and read back at the same rate: the same
             // object space within the threshold at every sample.
-            let glb = cinestream::export::gltf::gltf_bytes(&reader, true).unwrap();
+            let glb =
+                cinestream::export::export_bytes(&reader, cinestream::export::ExportFormat::Glb)
+                    .unwrap();
             let again_options =
                 ImportOptions::default().with_gltf_sample_rate(Some(clip.sample_rate()));
             let again = parse_gltf(&glb, None, "again.glb", &again_options).unwrap();

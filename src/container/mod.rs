@@ -55,7 +55,7 @@ pub use write::{
 };
 
 /// The first eight bytes of every file.
-pub const MAGIC: [u8; 8] = *b"CINESTRM";
+pub(crate) const MAGIC: [u8; 8] = *b"CINESTRM";
 
 /// The newest format version: what this build reads up to and writes for
 /// a clip with stepped tracks or cuts. See "Version policy" above.

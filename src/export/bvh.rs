@@ -81,7 +81,7 @@ const MAX_INDENT_LEVELS: usize = 32;
 const CHANNELS: &str = "CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation";
 
 /// The BVH text of every stored sample of `source`.
-pub fn bvh_text<S>(source: &S) -> Result<String>
+pub(crate) fn bvh_text<S>(source: &S) -> Result<String>
 where
     S: Sampling,
     Error: From<S::Error>,

@@ -124,7 +124,7 @@ const CHUNK_BIN: u32 = 0x004E_4942;
 const FLOAT: u32 = 5126;
 
 /// The decoded clip as glTF: a `.glb` when `binary`, else `.gltf` JSON text.
-pub fn gltf_bytes<S>(source: &S, binary: bool) -> Result<Vec<u8>>
+pub(crate) fn gltf_bytes<S>(source: &S, binary: bool) -> Result<Vec<u8>>
 where
     S: Sampling,
     Error: From<S::Error>,

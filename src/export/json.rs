@@ -43,7 +43,7 @@ use crate::sample::Sampling;
 use crate::{Error, Result};
 
 /// The JSON text of every stored sample of `source`.
-pub fn json_text<S>(source: &S) -> Result<String>
+pub(crate) fn json_text<S>(source: &S) -> Result<String>
 where
     S: Sampling,
     Error: From<S::Error>,

@@ -6,17 +6,17 @@
 //! decodes every stored sample exactly ([`Sampling::decode_sample`], no
 //! interpolation) and writes:
 //!
-//! - BVH ([`bvh`]): the skeleton and the animation, as the BVH importer reads
+//! - BVH (`bvh.rs`): the skeleton and the animation, as the BVH importer reads
 //!   them back (rotations as Z-X-Y Euler degrees, translations as position
 //!   channels). BVH has no scale: a uniform scale, constant or animated, is
 //!   baked into the translations below it, so every joint keeps its
 //!   object-space position and rotation; a constant non-uniform scale is
 //!   written only where it bends no joint's axes; an animated non-uniform
 //!   scale is refused, naming the bone.
-//! - JSON ([`json`]): every local transform as stored, scale included, and
+//! - JSON (`json.rs`): every local transform as stored, scale included, and
 //!   every float track (name, kind, components, precision, a morph target's
 //!   displacement) with its decoded values at every stored sample.
-//! - glTF 2.0 ([`gltf`]), `.glb` or `.gltf`: the skeleton as nodes with a
+//! - glTF 2.0 (`gltf.rs`), `.glb` or `.gltf`: the skeleton as nodes with a
 //!   skin, the samples as one animation of `LINEAR` channels at the clip's
 //!   rate, lengths in metres; any viewer plays it and the glTF importer reads
 //!   it back. Morph weights become a mesh of morph targets per node (a
@@ -40,9 +40,9 @@
 //! Files are written atomically ([`write_atomically`]): an export that fails
 //! halfway leaves whatever was under the name before, never part of a file.
 
-pub mod bvh;
-pub mod gltf;
-pub mod json;
+mod bvh;
+mod gltf;
+mod json;
 
 use std::path::Path;
 
@@ -167,7 +167,7 @@ pub(super) fn check_export_size(
 /// line each (empty when the file holds everything): BVH writes no float
 /// track; glTF writes no generic float track, and says which tracks the glTF
 /// importer will read back under another name or precision (see
-/// [`gltf`]); JSON holds everything. [`export_file`] puts these
+/// `gltf.rs`); JSON holds everything. [`export_file`] puts these
 /// in its [`ExportSummary::notes`]; a caller of [`export_bytes`] or
 /// [`export_text`] asks here.
 pub fn export_notes(meta: &crate::format::ClipMeta, format: ExportFormat) -> Vec<String> {

@@ -30,7 +30,7 @@ use crate::{Error, Result};
 /// length. The type is checked before the open, and again on the open file
 /// (which is opened non-blocking on Linux), so a FIFO swapped in between
 /// cannot make the open wait.
-pub fn open_regular(path: &Path) -> Result<(File, u64)> {
+pub(crate) fn open_regular(path: &Path) -> Result<(File, u64)> {
     let io = |source| Error::Io {
         path: path.to_path_buf(),
         source,

@@ -11,7 +11,7 @@ pub mod bvh;
 pub mod fbx;
 
 pub mod gltf;
-pub mod unit_check;
+pub(crate) mod unit_check;
 
 use std::path::{Path, PathBuf};
 

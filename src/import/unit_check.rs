@@ -21,7 +21,7 @@ const TYPICAL_CM: f64 = 170.0;
 
 /// A clip whose size is implausible in the unit it was read in.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct UnitDoubt {
+pub(crate) struct UnitDoubt {
     /// The unit the clip was read in.
     pub read_in: LengthUnit,
     /// The bind pose's largest extent along x, y or z, in centimetres as read.
@@ -83,7 +83,7 @@ pub(crate) fn bind_extent_cm(clip: &Clip) -> f64 {
 /// `PLAUSIBLE_MIN_CM` or larger than `PLAUSIBLE_MAX_CM` and another named
 /// unit brings it inside; `None` when it is plausible, has a single joint
 /// or no named unit helps.
-pub fn doubt_unit(clip: &Clip) -> Option<UnitDoubt> {
+pub(crate) fn doubt_unit(clip: &Clip) -> Option<UnitDoubt> {
     let extent_cm = bind_extent_cm(clip);
     if !(extent_cm.is_finite() && extent_cm > 0.0)
         || (PLAUSIBLE_MIN_CM..=PLAUSIBLE_MAX_CM).contains(&extent_cm)

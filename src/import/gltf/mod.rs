@@ -175,7 +175,8 @@ use floats::FloatPlan;
 pub(crate) use floats::MAX_FLOAT_VALUES;
 pub(crate) use floats::{MAX_FIELD_OF_VIEW, MIN_FIELD_OF_VIEW};
 use resample::{Bound, Budget, Curves};
-pub use source::{check_against_source, load_gltf_sources, SourceAnimation, SourceCheck};
+pub(crate) use source::load_gltf_sources;
+pub use source::{check_against_source, SourceAnimation, SourceCheck};
 
 use super::{read_file, ImportOptions};
 use crate::clip::{Clip, ClipError, FloatTrack, Skeleton};

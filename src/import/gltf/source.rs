@@ -149,7 +149,10 @@ pub(crate) fn parse_gltf_sources(
 }
 
 /// Reads every animation of a `.gltf` or `.glb` file as its own curves.
-pub fn load_gltf_sources(path: &Path, options: &ImportOptions) -> Result<Vec<SourceAnimation>> {
+pub(crate) fn load_gltf_sources(
+    path: &Path,
+    options: &ImportOptions,
+) -> Result<Vec<SourceAnimation>> {
     let bytes = read_file(path)?;
     parse_gltf_sources(
         &bytes,
