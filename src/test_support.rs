@@ -8,4 +8,3 @@ pub(crate) mod rng;
 #[path = "../tests/common/temp_dir.rs"]
 pub(crate) mod temp_dir;
 
-pub(crate) use temp_dir::TempDir;

@@ -1,6 +1,6 @@
 use crate::clip::Transform;
 use crate::sample::Sampling;
-pub(crate) use crate::test_support::TempDir;
+pub(crate) use crate::test_support::temp_dir::TempDir;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 

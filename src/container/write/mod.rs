@@ -480,7 +480,7 @@ mod atomic_tests {
     use super::{create_partial, partial_prefix, write_atomically};
     use crate::Error;
 
-    use crate::test_support::TempDir;
+    use crate::test_support::temp_dir::TempDir;
 
     fn temp_dir(name: &str) -> TempDir {
         TempDir::new(&format!("atomic-{name}"))

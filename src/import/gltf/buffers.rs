@@ -600,7 +600,7 @@ pub(super) fn relative_path(uri: &str) -> std::result::Result<String, String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::test_support::TempDir;
+    use crate::test_support::temp_dir::TempDir;
     use std::f32::consts::FRAC_PI_2;
 
     use glam::{Quat, Vec3};
