@@ -12,108 +12,22 @@ use cinestream::import::gltf::parse_gltf;
 use cinestream::import::{import_file, ImportOptions};
 use cinestream::{clip::Clip, Error};
 use glam::{Quat, Vec3};
-use serde_json::{json, Value};
+use serde_json::json;
 
 #[path = "common/temp_dir.rs"]
 mod temp_dir;
 use temp_dir::TempDir;
 
-/// A glTF document under construction: data goes to one binary buffer,
-/// each array with its own buffer view and accessor.
-#[derive(Default)]
-struct Doc {
-    bin: Vec<u8>,
-    views: Vec<Value>,
-    accessors: Vec<Value>,
-    nodes: Vec<Value>,
-    skins: Vec<Value>,
-    animations: Vec<Value>,
+#[path = "common/gltf_doc.rs"]
+mod gltf_doc;
+use gltf_doc::Doc;
+
+/// The importer's reading of a document, as GLB bytes.
+trait ParseGlb {
+    fn parse(&self, options: &ImportOptions) -> cinestream::Result<Vec<Clip>>;
 }
 
-impl Doc {
-    fn floats(&mut self, values: &[f32], kind: &str, components: usize) -> usize {
-        let offset = self.bin.len();
-        for v in values {
-            self.bin.extend_from_slice(&v.to_le_bytes());
-        }
-        self.views.push(json!({
-            "buffer": 0, "byteOffset": offset, "byteLength": values.len() * 4
-        }));
-        self.accessors.push(json!({
-            "bufferView": self.views.len() - 1,
-            "componentType": 5126,
-            "count": values.len() / components,
-            "type": kind,
-        }));
-        self.accessors.len() - 1
-    }
-
-    /// Adds a sampler and a channel using it to animation `animation`.
-    fn channel(
-        &mut self,
-        animation: usize,
-        node: usize,
-        path: &str,
-        interpolation: &str,
-        times: &[f32],
-        values: &[f32],
-    ) {
-        let input = self.floats(times, "SCALAR", 1);
-        let output = match path {
-            "rotation" => self.floats(values, "VEC4", 4),
-            "weights" => self.floats(values, "SCALAR", 1),
-            _ => self.floats(values, "VEC3", 3),
-        };
-        while self.animations.len() <= animation {
-            self.animations
-                .push(json!({"channels": [], "samplers": []}));
-        }
-        let a = &mut self.animations[animation];
-        let samplers = a["samplers"].as_array_mut().expect("samplers array");
-        let sampler = samplers.len();
-        samplers.push(json!({
-            "input": input, "output": output, "interpolation": interpolation
-        }));
-        a["channels"]
-            .as_array_mut()
-            .expect("channels array")
-            .push(json!({
-                "sampler": sampler, "target": {"node": node, "path": path}
-            }));
-    }
-
-    /// GLB bytes: the JSON chunk, then the BIN chunk.
-    fn glb(&self) -> Vec<u8> {
-        let root = json!({
-            "asset": {"version": "2.0"},
-            "nodes": self.nodes,
-            "skins": self.skins,
-            "accessors": self.accessors,
-            "bufferViews": self.views,
-            "buffers": [{"byteLength": self.bin.len()}],
-            "animations": self.animations,
-        });
-        let mut json = serde_json::to_vec(&root).expect("JSON");
-        while json.len() % 4 != 0 {
-            json.push(b' ');
-        }
-        let mut bin = self.bin.clone();
-        while bin.len() % 4 != 0 {
-            bin.push(0);
-        }
-        let mut out = Vec::new();
-        out.extend_from_slice(b"glTF");
-        out.extend_from_slice(&2u32.to_le_bytes());
-        out.extend_from_slice(&((28 + json.len() + bin.len()) as u32).to_le_bytes());
-        out.extend_from_slice(&(json.len() as u32).to_le_bytes());
-        out.extend_from_slice(b"JSON");
-        out.extend_from_slice(&json);
-        out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-        out.extend_from_slice(b"BIN\0");
-        out.extend_from_slice(&bin);
-        out
-    }
-
+impl ParseGlb for Doc {
     fn parse(&self, options: &ImportOptions) -> cinestream::Result<Vec<Clip>> {
         parse_gltf(&self.glb(), None, "cast.glb", options)
     }

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
+use common::gltf_doc::Doc;
 use common::{cinestream, temp_dir};
 
 /// 24 Hz keys with one 0.2 s gap: all on 120 Hz, none contiguous.
@@ -26,45 +27,14 @@ type KeyX = fn(usize) -> f32;
 
 fn write_doc(dir: &Path, name: &str, animations: &[(&str, KeyX)]) {
     let times = gapped_times();
-    let mut bin: Vec<u8> = times.iter().flat_map(|t| t.to_le_bytes()).collect();
-    let mut views = vec![json!({"buffer": 0, "byteOffset": 0, "byteLength": bin.len()})];
-    let mut accessors = vec![json!({
-        "bufferView": 0, "componentType": 5126, "count": times.len(), "type": "SCALAR",
-        "min": [0.0], "max": [times[times.len() - 1]]
-    })];
-    let mut anims = Vec::new();
-    for (animation, x) in animations {
-        let offset = bin.len();
-        for k in 0..times.len() {
-            for v in [x(k), 1.0, 0.0] {
-                bin.extend_from_slice(&v.to_le_bytes());
-            }
-        }
-        views.push(json!({"buffer": 0, "byteOffset": offset, "byteLength": bin.len() - offset}));
-        accessors.push(json!({
-            "bufferView": views.len() - 1, "componentType": 5126, "count": times.len(),
-            "type": "VEC3"
-        }));
-        anims.push(json!({
-            "name": animation,
-            "samplers": [{"input": 0, "output": accessors.len() - 1, "interpolation": "LINEAR"}],
-            "channels": [{"sampler": 0, "target": {"node": 0, "path": "translation"}}]
-        }));
+    let mut doc = Doc::with_nodes(json!([{"name": "root"}]));
+    for (animation, (animation_name, x)) in animations.iter().enumerate() {
+        let values: Vec<f32> = (0..times.len()).flat_map(|k| [x(k), 1.0, 0.0]).collect();
+        doc.channel(animation, 0, "translation", "LINEAR", &times, &values);
+        doc.animations[animation]["name"] = json!(animation_name);
     }
-    let root = json!({
-        "asset": {"version": "2.0"},
-        "nodes": [{"name": "root"}],
-        "buffers": [{"byteLength": bin.len(), "uri": format!("{name}.bin")}],
-        "bufferViews": views,
-        "accessors": accessors,
-        "animations": anims,
-    });
-    std::fs::write(dir.join(format!("{name}.bin")), &bin).expect("writing the buffer");
-    std::fs::write(
-        dir.join(format!("{name}.gltf")),
-        serde_json::to_string(&root).expect("JSON"),
-    )
-    .expect("writing the document");
+    doc.write_gltf_and_bin(dir, name)
+        .expect("writing the document and its buffer");
 }
 
 /// A root that jumps about from key to key: resampling off the keys cuts

@@ -12,6 +12,10 @@ use std::process::{Command, Output};
 /// the drop): the library's tests' guard, one copy for both.
 #[path = "../../../tests/common/temp_dir.rs"]
 mod temp_dir_guard;
+
+/// A glTF document built in code (the library's tests' builder).
+#[path = "../../../tests/common/gltf_doc.rs"]
+pub mod gltf_doc;
 pub use temp_dir_guard::TempDir;
 
 /// A fresh, empty directory for one test, named after the suite and `tag`,
