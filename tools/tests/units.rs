@@ -229,7 +229,7 @@ fn cm_per_unit_gives_a_scale_no_unit_names() {
     for (args, expected) in [
         (
             &["stats", "walk_m.bvh", "--cm-per-unit", "0"][..],
-            "--cm-per-unit: invalid settings: a unit's size must be in [0.001, 100000] cm, not 0 cm",
+            "--cm-per-unit: a unit's size must be in [0.001, 100000] cm, not 0 cm",
         ),
         (
             &["stats", "walk_m.bvh", "--cm-per-unit", "2", "--unit", "m"][..],
