@@ -17,13 +17,13 @@
 
 mod common;
 
-use cinestream::sample::Sampling;
+use cinestream::Sampling;
 use std::hint::black_box;
 use std::time::Duration;
 
-use cinestream::clip::{Clip, Transform};
 use cinestream::compress::{compress, CompressSettings};
 use cinestream::container::{encode_stream, StreamReader, WriteOptions};
+use cinestream::{Clip, Transform};
 use common::{BenchClip, STEP};
 use criterion::{
     criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,

@@ -31,11 +31,11 @@ mod common;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use cinestream::clip::{LoopMode, Transform};
 use cinestream::compress::{compress, CompressSettings};
 use cinestream::container::{encode_stream, WriteOptions};
 use cinestream::play::Player;
 use cinestream::stream::{FileSource, MappedSource, MemorySource, Source, Stream, StreamOptions};
+use cinestream::{LoopMode, Transform};
 use common::STEP;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 

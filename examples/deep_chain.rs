@@ -13,8 +13,8 @@ use std::time::Instant;
 
 use cinestream::procedural::{cinematic, coiled_chain, CinematicSpec};
 use cinestream::{
-    clip::Clip,
     compress::{compress, CompressSettings},
+    Clip,
 };
 
 const ROUNDS: usize = 5;

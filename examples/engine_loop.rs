@@ -24,7 +24,7 @@ use cinestream::sample::{map_by_name, PoseWriter, Remap};
 use cinestream::stream::{MissingPage, Stream, StreamOptions};
 use cinestream::{
     compress::{compress, CompressSettings},
-    sample::Sampling,
+    Sampling,
 };
 use glam::{Quat, Vec3};
 

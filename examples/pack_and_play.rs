@@ -14,7 +14,7 @@ use cinestream::import::{import_file, ImportOptions};
 use cinestream::play::Player;
 use cinestream::procedural::{cinematic, CinematicSpec};
 use cinestream::stream::{Stream, StreamOptions};
-use cinestream::{clip::Clip, Error};
+use cinestream::{Clip, Error};
 
 /// Frames per second of the game loop.
 const FPS: f64 = 30.0;

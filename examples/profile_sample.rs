@@ -1,7 +1,7 @@
 //! Samples a packed clip at random times, for profilers: `profile_sample <file.cine> [poses]`.
-use cinestream::clip::Transform;
 use cinestream::container::StreamReader;
-use cinestream::sample::Sampling;
+use cinestream::Sampling;
+use cinestream::Transform;
 
 fn main() -> Result<(), cinestream::Error> {
     let mut args = std::env::args().skip(1);

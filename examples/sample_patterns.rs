@@ -6,7 +6,7 @@
 use std::hint::black_box;
 
 use cinestream::container::StreamReader;
-use cinestream::{clip::Transform, sample::Sampling};
+use cinestream::{Sampling, Transform};
 
 type Time = f64;
 

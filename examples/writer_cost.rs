@@ -14,9 +14,8 @@ use cinestream::import::{import_file, ImportOptions};
 use cinestream::procedural::{cinematic, CinematicSpec};
 use cinestream::sample::PoseWriter;
 use cinestream::{
-    clip::Transform,
     compress::{compress, CompressSettings},
-    sample::Sampling,
+    {Sampling, Transform},
 };
 use glam::{Quat, Vec3};
 

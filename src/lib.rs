@@ -4,8 +4,9 @@
 //! The pipeline, one module each, from the bottom layer up. A module uses
 //! only modules of its own layer or below (no import circle):
 //!
-//! 1. [`clip`]: the clip model every other part shares: bones and float
-//!    tracks (morph weights, fields of view, curves).
+//! 1. `clip/`: the clip model every other part shares ([`Clip`],
+//!    [`Skeleton`], [`Transform`]...): bones and float tracks (morph
+//!    weights, fields of view, curves). Its items are at the crate root.
 //! 2. [`format`](mod@format): what a compressed clip's bytes mean (rates, key layout,
 //!    ranges, tracks, metadata, segments); [`procedural`]: a built-in
 //!    humanoid cinematic and deep chains, so nothing outside the repository
@@ -50,11 +51,14 @@
 //!
 //! # One path per item
 //!
-//! Every public item is reached by one path, its module's
-//! (`cinestream::clip::Clip`, `cinestream::stream::Stream`), except the
-//! crate's error types, at the root since every layer returns them
-//! ([`Error`], [`Result`], [`ContainerError`], [`SampleError`]). The list of
-//! public items is `docs/public-api.txt`, which CI compares with rustdoc's.
+//! Every public item is reached by one path. The crate's vocabulary is at
+//! the root, since every layer speaks it: the clip model ([`Clip`],
+//! [`Transform`], [`Skeleton`]...), the sampling calls every reader answers
+//! ([`Sampling`]) and the errors every layer returns ([`Error`], [`Result`],
+//! [`ContainerError`], [`SampleError`]). Everything else is reached through
+//! its module (`cinestream::stream::Stream`, `cinestream::compress::compress`).
+//! The list of public items is `docs/public-api.txt`, which CI compares
+//! with rustdoc's.
 #![deny(missing_docs)]
 // docs.rs-style builds (`--cfg docsrs` on nightly) label feature-gated items.
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -66,7 +70,8 @@
 // `sample` (behind a CPU check), allowed there.
 #![deny(unsafe_code)]
 
-pub mod clip;
+// The clip model is the crate's vocabulary: its items are at the root.
+mod clip;
 #[cfg(feature = "pipeline")]
 #[cfg_attr(docsrs, doc(cfg(feature = "pipeline")))]
 pub mod compress;
@@ -107,9 +112,15 @@ pub mod warnings;
 #[cfg(test)]
 mod test_support;
 
-// Every item has one path: its module's. The crate's error types are the
-// exception, at the root, since every layer returns them.
+// Every item has one path: the vocabulary (clip model, `Sampling`, errors)
+// here at the root, everything else its module's.
+pub use clip::{
+    Bone, BoneSteps, Clip, ClipError, FloatKind, FloatTrack, LengthUnit, LoopMode, RateReason,
+    Resampling, Skeleton, SourceMetric, TrackKind, Transform, FIELD_OF_VIEW_PRECISION, MAX_BONES,
+    MAX_FLOAT_COMPONENTS,
+};
 pub use error::{ContainerError, Error, Result, SampleError};
+pub use sample::sampling::Sampling;
 
 // The Rust examples of the README and of the embedding guide are compiled
 // and run as doctests, so the docs cannot show code that no longer builds.

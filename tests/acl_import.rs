@@ -8,13 +8,13 @@
 
 use std::path::{Path, PathBuf};
 
-use cinestream::clip::{Clip, LengthUnit};
 use cinestream::compress::{compress, CompressSettings};
 use cinestream::import::acl::parse_acl_sjson;
 use cinestream::import::{collect_inputs, import_file, ImportOptions, SourceFormat};
 use cinestream::metric::PoseSource;
 use cinestream::procedural::coiled_chain;
 use cinestream::Error;
+use cinestream::{Clip, LengthUnit};
 use glam::{DQuat, DVec3};
 
 #[path = "common/acl_writer.rs"]
@@ -211,7 +211,7 @@ fn malformed_files_name_their_line() {
 }
 
 /// Object-space transforms of one pose in f64, composed here.
-fn object_space(clip: &Clip, pose: &[cinestream::clip::Transform]) -> Vec<(DQuat, DVec3, DVec3)> {
+fn object_space(clip: &Clip, pose: &[cinestream::Transform]) -> Vec<(DQuat, DVec3, DVec3)> {
     let mut out: Vec<(DQuat, DVec3, DVec3)> = Vec::new();
     for (b, t) in pose.iter().enumerate() {
         let local = (
@@ -234,7 +234,7 @@ fn object_space(clip: &Clip, pose: &[cinestream::clip::Transform]) -> Vec<(DQuat
 /// The largest distance, in cm, between raw and decoded points `shell` cm
 /// along each axis of `bone`, over every sample.
 fn bone_error(raw: &Clip, decoded: &dyn PoseSource, bone: usize, shell: f64) -> f64 {
-    let mut pose = vec![cinestream::clip::Transform::IDENTITY; raw.num_bones()];
+    let mut pose = vec![cinestream::Transform::IDENTITY; raw.num_bones()];
     let mut worst: f64 = 0.0;
     for s in 0..raw.num_samples() {
         decoded.sample_pose(s, &mut pose);

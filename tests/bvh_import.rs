@@ -6,9 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use cinestream::clip::{Clip, LengthUnit};
 use cinestream::import::{import_file, ImportOptions};
 use cinestream::Error;
+use cinestream::{Clip, LengthUnit};
 
 /// A BVH file's one clip, through the importer every front end calls.
 fn load_bvh_with(path: &Path, options: &ImportOptions) -> cinestream::Result<Clip> {

@@ -14,8 +14,8 @@
 use cinestream::container::{encode_stream, WriteOptions};
 use cinestream::procedural::{cinematic, coiled_chain, CinematicSpec};
 use cinestream::{
-    clip::Clip,
     compress::{compress, CompressSettings},
+    Clip,
 };
 
 /// What was compressed: a name, the clip and the settings.

@@ -33,11 +33,11 @@ use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Once, OnceLock};
 
-use cinestream::clip::Clip;
 use cinestream::compress::{build_preview, compress, CompressSettings, LoopPolicy};
 use cinestream::container::{encode_stream_with_preview, StreamReader, WriteOptions, HEADER_LEN};
 use cinestream::fuzzing::container::{exercise, recompute_checksums, Outcome};
 use cinestream::procedural::{cinematic, CinematicSpec};
+use cinestream::Clip;
 
 #[path = "common/rng.rs"]
 mod rng;
@@ -189,13 +189,13 @@ fn clip(actors: usize, seconds: f64, hold: usize) -> Clip {
 /// `clip` with two cuts and some of its tracks stepped (format version 5).
 fn stepped_and_cut(clip: Clip) -> Clip {
     let n = clip.num_samples();
-    let steps = cinestream::clip::BoneSteps {
+    let steps = cinestream::BoneSteps {
         rotation: true,
-        ..cinestream::clip::BoneSteps::NONE
+        ..cinestream::BoneSteps::NONE
     };
     clip.with_cuts(vec![n / 3, n / 2])
         .and_then(|c| c.with_bone_steps(1, steps))
-        .and_then(|c| c.with_bone_steps(3, cinestream::clip::BoneSteps::ALL))
+        .and_then(|c| c.with_bone_steps(3, cinestream::BoneSteps::ALL))
         .expect("cuts and steps inside the clip")
 }
 

@@ -10,10 +10,7 @@ use cinestream::compress::{compress, CompressSettings};
 use cinestream::container::{encode_stream, StreamReader, WriteOptions};
 use cinestream::export::{export_bytes, export_text, ExportFormat, MAX_EXPORT_TRANSFORMS};
 use cinestream::fuzzing::container::claiming_samples as claiming;
-use cinestream::{
-    clip::{Clip, Transform},
-    Error,
-};
+use cinestream::{Clip, Error, Transform};
 
 #[test]
 fn a_tiny_file_claiming_four_billion_samples_opens_and_verifies() {
@@ -95,7 +92,7 @@ fn held_lz4_file(segment_samples: usize) -> Vec<u8> {
 }
 
 /// Decodes every stored sample; the first error.
-fn decode_all<S: cinestream::sample::Sampling>(reader: &S) -> Result<(), S::Error> {
+fn decode_all<S: cinestream::Sampling>(reader: &S) -> Result<(), S::Error> {
     let meta = reader.clip_meta();
     let mut pose = vec![Transform::IDENTITY; meta.num_bones()];
     for sample in 0..meta.num_samples() {

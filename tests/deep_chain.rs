@@ -7,14 +7,14 @@
 // Test helpers may unwrap: a failure there is a failed test.
 #![allow(clippy::unwrap_used)]
 
-use cinestream::clip::{Clip, Transform};
 use cinestream::metric::measure_error;
 use cinestream::procedural::{coiled_chain, straight_chain};
 use cinestream::{
     compress::{compress, CompressSettings},
     compressed::CompressedClip,
-    sample::Sampling,
+    Sampling,
 };
+use cinestream::{Clip, Transform};
 
 #[path = "common/shell_points.rs"]
 mod shell_points;

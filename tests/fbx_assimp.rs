@@ -26,8 +26,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use cinestream::clip::{Clip, Transform};
 use cinestream::import::{import_file, ImportOptions};
+use cinestream::{Clip, Transform};
 use glam::{DMat3, DQuat, DVec3};
 
 /// Agreement gate, cm: f32 round-off of two importers' poses of joints up

@@ -7,16 +7,15 @@
 
 use std::path::{Path, PathBuf};
 
-use cinestream::clip::RateReason;
 use cinestream::container::{encode_stream, StreamReader, WriteOptions};
 use cinestream::import::fbx::{load_fbx_sources, parse_fbx};
 use cinestream::import::gltf::{check_against_source, parse_gltf};
 use cinestream::import::{import_file, ImportOptions};
 use cinestream::metric::MetricSettings;
+use cinestream::RateReason;
 use cinestream::{
-    clip::{Clip, LengthUnit},
     compress::{compress, CompressSettings},
-    sample::Sampling,
+    {Clip, LengthUnit, Sampling},
 };
 use glam::{DQuat, DVec3, EulerRot};
 
@@ -182,7 +181,7 @@ fn linear_keys_import_at_the_file_rate_in_metres() {
         );
     }
     let resampling = clip.resampling().expect("resampling account");
-    assert_eq!(resampling.reason, cinestream::clip::RateReason::KeyGrid);
+    assert_eq!(resampling.reason, cinestream::RateReason::KeyGrid);
 }
 
 #[test]
@@ -336,7 +335,7 @@ fn a_cameras_focal_length_becomes_its_vertical_field_of_view() {
     assert!(names.contains(&"cam"), "{names:?}");
     let track = &clip.float_tracks()[0];
     assert_eq!(track.name(), "cam/yfov");
-    assert_eq!(track.kind(), cinestream::clip::FloatKind::FieldOfView);
+    assert_eq!(track.kind(), cinestream::FloatKind::FieldOfView);
     for k in 0..25 {
         let focal_mm = 35.0 + 15.0 * k as f64 / 24.0;
         let want = 2.0 * (0.945 * 25.4 / (2.0 * focal_mm)).atan();
@@ -485,7 +484,7 @@ fn every_shared_file_packs_verifies_and_round_trips_through_gltf() {
             // Against the stream it was exported from (its error against
             // the source is checked above): only the export's rounding.
             let bones = clip.num_bones();
-            let mut poses = vec![cinestream::clip::Transform::IDENTITY; bones * clip.num_samples()];
+            let mut poses = vec![cinestream::Transform::IDENTITY; bones * clip.num_samples()];
             for (k, pose) in poses.chunks_exact_mut(bones).enumerate() {
                 reader
                     .sample(k as f64 / f64::from(clip.sample_rate()), pose)
@@ -604,7 +603,7 @@ fn maya_blend_shape_weights_follow_their_keys() {
         let t = track(suffix);
         assert!(matches!(
             t.kind(),
-            cinestream::clip::FloatKind::MorphWeight { .. }
+            cinestream::FloatKind::MorphWeight { .. }
         ));
         for (key, want) in keys.into_iter().zip([1.0f32, 0.0, 1.0]) {
             let got = t.sample(key - 1)[0];

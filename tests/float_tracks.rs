@@ -13,9 +13,8 @@ use std::path::Path;
 use cinestream::container::{encode_stream, StreamReader, WriteOptions};
 use cinestream::import::{import_file, ImportOptions};
 use cinestream::{
-    clip::FloatKind,
     compress::{compress, CompressSettings},
-    sample::Sampling,
+    {FloatKind, Sampling},
 };
 
 #[test]

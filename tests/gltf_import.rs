@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use cinestream::import::gltf::parse_gltf;
 use cinestream::import::{import_file, ImportOptions};
-use cinestream::{clip::Clip, Error};
+use cinestream::{Clip, Error};
 use glam::{Quat, Vec3};
 use serde_json::json;
 
@@ -544,12 +544,11 @@ fn own_source_pose(tracks: &[KeyTrack], time: f64) -> Vec<([f64; 4], [f64; 3])> 
 /// Packs `clip` (default settings), reads it back, and returns the largest
 /// distance, in cm, between the source's and the decoded shell points at
 /// every source key time, with the time.
-fn packed_error_at_keys(clip: &cinestream::clip::Clip, tracks: &[KeyTrack]) -> (f64, f64) {
+fn packed_error_at_keys(clip: &cinestream::Clip, tracks: &[KeyTrack]) -> (f64, f64) {
     use cinestream::container::{encode_stream, StreamReader, WriteOptions};
     use cinestream::{
-        clip::Transform,
         compress::{compress, CompressSettings},
-        sample::Sampling,
+        {Sampling, Transform},
     };
     // The codec gets what the resampling leaves of the threshold, as pack
     // compresses it.
@@ -560,7 +559,7 @@ fn packed_error_at_keys(clip: &cinestream::clip::Clip, tracks: &[KeyTrack]) -> (
     let (compressed, _) = compress(clip, &settings).expect("compress");
     let (bytes, _) = encode_stream(&compressed, &WriteOptions::default()).expect("write");
     let reader = StreamReader::open(bytes).expect("read back");
-    assert_eq!(reader.clip_meta().unit, cinestream::clip::LengthUnit::METRE);
+    assert_eq!(reader.clip_meta().unit, cinestream::LengthUnit::METRE);
     let mut decoded = vec![Transform::IDENTITY; 3];
     let mut worst = (0.0f64, 0.0);
     let mut times: Vec<f64> = tracks[0].times.iter().map(|&t| f64::from(t)).collect();
@@ -610,7 +609,7 @@ fn keys_on_a_120_hz_grid_with_gaps_pack_within_the_threshold_at_every_key() {
     let clip = clips.expect("import").remove(0);
     assert_eq!(clip.sample_rate(), 120.0);
     let resampling = clip.resampling().expect("a resampled clip says how");
-    assert_eq!(resampling.reason, cinestream::clip::RateReason::CommonGrid);
+    assert_eq!(resampling.reason, cinestream::RateReason::CommonGrid);
     assert!(
         warnings.contains("reach") && warnings.contains("120 Hz"),
         "{warnings}"
@@ -639,10 +638,7 @@ fn irregular_keys_pack_within_the_threshold_at_every_key() {
     let (clips, warnings) = capture_warnings(|| doc.parse(&ImportOptions::default()));
     let clip = clips.expect("import").remove(0);
     let resampling = *clip.resampling().expect("a resampled clip says how");
-    assert_eq!(
-        resampling.reason,
-        cinestream::clip::RateReason::WithinThreshold
-    );
+    assert_eq!(resampling.reason, cinestream::RateReason::WithinThreshold);
     assert!(resampling.rate > 30.0, "{resampling:?}");
     assert!(resampling.error_cm <= 0.01, "{resampling:?}");
     assert!(
@@ -676,7 +672,7 @@ fn at_30_hz_both_documents_stray_past_the_threshold() {
             .unwrap()
             .remove(0);
         let resampling = *at_30.resampling().unwrap();
-        assert_eq!(resampling.reason, cinestream::clip::RateReason::Forced);
+        assert_eq!(resampling.reason, cinestream::RateReason::Forced);
         let (error, time) = packed_error_at_keys(&at_30, &tracks);
         eprintln!("{what} at 30 Hz: {error} cm at {time} s (resampling {resampling:?})");
         assert!(error > over_cm, "{what}: {error} cm");
@@ -704,10 +700,7 @@ fn irregular_keys_no_rate_keeps_are_refused_or_packed_at_the_limit_when_lenient(
     let (clips, warnings) = capture_warnings(|| doc.parse(&lenient));
     let clip = clips.expect("lenient import").remove(0);
     let resampling = *clip.resampling().unwrap();
-    assert_eq!(
-        resampling.reason,
-        cinestream::clip::RateReason::OverThreshold
-    );
+    assert_eq!(resampling.reason, cinestream::RateReason::OverThreshold);
     assert!(
         resampling.rate > 239.0 && resampling.rate <= 240.0,
         "{resampling:?}"

@@ -70,7 +70,7 @@ impl Layout {
         Layout { root, doc_dir }
     }
 
-    fn load(&self, uri: &str, byte_length: u64) -> cinestream::Result<Vec<cinestream::clip::Clip>> {
+    fn load(&self, uri: &str, byte_length: u64) -> cinestream::Result<Vec<cinestream::Clip>> {
         let path = self.doc_dir.join("shot.gltf");
         let json = serde_json::to_vec(&document(uri, byte_length)).unwrap();
         std::fs::write(&path, json).unwrap();
@@ -82,7 +82,7 @@ impl Layout {
 }
 
 /// The location and message of a glTF error, which must name the URI.
-fn refused(result: cinestream::Result<Vec<cinestream::clip::Clip>>, uri: &str) -> String {
+fn refused(result: cinestream::Result<Vec<cinestream::Clip>>, uri: &str) -> String {
     match result {
         Err(Error::Gltf {
             location, message, ..

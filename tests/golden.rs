@@ -32,15 +32,15 @@ use std::path::{Path, PathBuf};
 
 use cinestream::container::StreamReader;
 use cinestream::stream::{MissingPage, Stream, StreamOptions};
-use cinestream::{clip::Transform, sample::Sampling};
+use cinestream::{Sampling, Transform};
 use serde_json::Value;
 
 #[cfg(feature = "pipeline")]
 use {
-    cinestream::clip::{Bone, Clip, LengthUnit, LoopMode, Skeleton},
     cinestream::compress::build_preview,
     cinestream::compress::{compress, CompressSettings, LoopPolicy},
     cinestream::container::{encode_stream_with_preview, WriteOptions},
+    cinestream::{Bone, Clip, LengthUnit, LoopMode, Skeleton},
     glam::{EulerRot, Quat, Vec3},
     serde_json::json,
     std::sync::Arc,
@@ -149,8 +149,8 @@ const GOLDEN: [Golden; 7] = [
 /// a four-component curve (two slots), a constant pair, an all-zero weight
 /// (a default slot) and a field of view.
 #[cfg(feature = "pipeline")]
-fn golden_floats(samples: usize) -> Vec<cinestream::clip::FloatTrack> {
-    use cinestream::clip::{FloatKind, FloatTrack};
+fn golden_floats(samples: usize) -> Vec<cinestream::FloatTrack> {
+    use cinestream::{FloatKind, FloatTrack};
     let t = |s: usize| s as f32 * 0.2;
     let jaw = (0..samples)
         .map(|s| 0.5 + 0.5 * (2.0 * t(s)).sin())

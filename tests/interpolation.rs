@@ -25,10 +25,9 @@ use std::sync::Arc;
 use cinestream::container::{encode_stream, StreamReader, WriteOptions};
 use cinestream::format::Channel;
 use cinestream::{
-    clip::{Bone, Clip, LengthUnit, LoopMode, Skeleton, Transform},
     compress::{compress, CompressSettings, LoopPolicy},
     compressed::CompressedClip,
-    sample::Sampling,
+    {Bone, Clip, LengthUnit, LoopMode, Sampling, Skeleton, Transform},
 };
 use glam::{DQuat, DVec3, DVec4, EulerRot, Quat, Vec3};
 

@@ -12,10 +12,9 @@ use cinestream::procedural::{cinematic, CinematicSpec};
 use cinestream::sample::{map_by_name, PoseWriter, Remap};
 use cinestream::stream::{Stream, StreamOptions};
 use cinestream::{
-    clip::Transform,
     compress::{compress, CompressSettings},
     compressed::CompressedClip,
-    sample::Sampling,
+    {Sampling, Transform},
 };
 use glam::{Quat, Vec3};
 

@@ -5,7 +5,6 @@
 // Needs the pipeline (compress, metric): not built by the runtime alone.
 #![cfg(feature = "pipeline")]
 
-use cinestream::clip::{Clip, LoopMode, Transform};
 use cinestream::compress::{build_preview, compress, CompressSettings, LoopPolicy, Preview};
 use cinestream::container::{
     encode_stream, encode_stream_with_preview, StreamReader, WriteOptions,
@@ -14,10 +13,8 @@ use cinestream::metric::{worst_pose_error, DTransform};
 use cinestream::play::Player;
 use cinestream::procedural::{cinematic, CinematicSpec};
 use cinestream::stream::{MissingPage, Stream, StreamOptions};
-use cinestream::{
-    compressed::CompressedClip,
-    sample::{Quality, Sampling},
-};
+use cinestream::{compressed::CompressedClip, sample::Quality, Sampling};
+use cinestream::{Clip, LoopMode, Transform};
 
 #[path = "common/shell_points.rs"]
 mod shell_points;
@@ -320,7 +317,7 @@ fn refinement_eases_from_the_preview_to_the_pages_when_asked() {
 
 #[test]
 fn a_rig_under_an_armature_scaled_100_gets_a_preview_within_its_bound() {
-    use cinestream::clip::{Bone, LengthUnit, Skeleton};
+    use cinestream::{Bone, LengthUnit, Skeleton};
     use glam::{Quat, Vec3};
     // Blender's centimetre export: the armature scaled 100, its bones in
     // metres. A preview built in the bones' own frame, blind to that

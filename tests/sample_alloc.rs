@@ -11,16 +11,16 @@
 // Needs the pipeline (compress, import, metric): not built by the runtime alone.
 #![cfg(feature = "pipeline")]
 
-use cinestream::sample::Sampling;
+use cinestream::Sampling;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use cinestream::clip::{Clip, Transform};
 use cinestream::compress::{compress, CompressSettings};
 use cinestream::container::{encode_stream, StreamReader, WriteOptions};
 use cinestream::procedural::{cinematic, CinematicSpec};
+use cinestream::{Clip, Transform};
 
 /// The system allocator, counting allocations made by armed threads.
 struct Counting;

@@ -18,9 +18,8 @@ use std::sync::Arc;
 
 use cinestream::container::{encode_stream, StreamReader, WriteOptions};
 use cinestream::{
-    clip::{Bone, Clip, LengthUnit, Skeleton, Transform},
     compress::{compress, CompressSettings},
-    sample::Sampling,
+    {Bone, Clip, LengthUnit, Sampling, Skeleton, Transform},
 };
 use glam::{DMat4, DQuat, DVec3, Vec3};
 

@@ -17,10 +17,10 @@ use std::sync::Arc;
 use cinestream::compress::{build_preview, DEFAULT_PREVIEW_CM};
 use cinestream::container::{encode_stream_with_preview, StreamReader, WriteOptions};
 use cinestream::procedural::coiled_chain;
-use cinestream::sample::Sampling;
+use cinestream::Sampling;
 use cinestream::{
-    clip::{Bone, Clip, LengthUnit, Skeleton, Transform},
     compress::{compress, CompressSettings},
+    {Bone, Clip, LengthUnit, Skeleton, Transform},
 };
 use glam::{DAffine3, DQuat, DVec3, EulerRot, Quat, Vec3};
 
@@ -147,6 +147,6 @@ fn a_16000_joint_chain_packs_with_its_preview() {
 #[test]
 #[ignore = "never finished before the fix: CI runs it under a timeout"]
 fn the_widest_skeleton_packs_one_preview_actor_a_bone() {
-    let joints = cinestream::clip::MAX_BONES;
+    let joints = cinestream::MAX_BONES;
     assert_eq!(pack_and_check(&wide(joints, 40)), joints - 1);
 }

@@ -15,7 +15,7 @@ use cinestream::compress::{
 use cinestream::container::{encode_stream, WriteOptions};
 use cinestream::procedural::{cinematic, CinematicSpec};
 use cinestream::stream::{MemorySource, Stream, StreamOptions, MAX_LOOKAHEAD_SECONDS};
-use cinestream::{clip::Clip, Error};
+use cinestream::{Clip, Error};
 
 fn clip() -> Clip {
     cinematic(&CinematicSpec::default().with_actors(1).with_seconds(1.0))

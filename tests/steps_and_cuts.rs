@@ -13,16 +13,16 @@
 
 use std::sync::Arc;
 
-use cinestream::clip::{
-    Bone, BoneSteps, Clip, ClipError, FloatKind, FloatTrack, LengthUnit, LoopMode, Skeleton,
-    Transform,
-};
 use cinestream::compress::{build_preview, compress, CompressSettings, LoopPolicy};
 use cinestream::container::{encode_stream_with_preview, StreamReader, WriteOptions};
 use cinestream::play::Player;
 use cinestream::sample::PoseWriter;
-use cinestream::sample::{Quality, Sampling};
 use cinestream::stream::{MissingPage, Stream, StreamOptions};
+use cinestream::{sample::Quality, Sampling};
+use cinestream::{
+    Bone, BoneSteps, Clip, ClipError, FloatKind, FloatTrack, LengthUnit, LoopMode, Skeleton,
+    Transform,
+};
 use glam::{DQuat, DVec3, Quat, Vec3};
 
 const RATE: f32 = 30.0;

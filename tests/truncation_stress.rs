@@ -20,7 +20,7 @@ use cinestream::compress::{compress, CompressSettings};
 use cinestream::container::{encode_stream, StreamReader, WriteOptions};
 use cinestream::procedural::{cinematic, CinematicSpec};
 use cinestream::stream::{Stream, StreamOptions};
-use cinestream::{clip::Transform, sample::Sampling};
+use cinestream::{Sampling, Transform};
 
 #[path = "common/temp_dir.rs"]
 mod temp_dir;

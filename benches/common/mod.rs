@@ -12,10 +12,7 @@ use std::path::{Path, PathBuf};
 
 use cinestream::import::{import_file, ImportOptions};
 use cinestream::procedural::{cinematic, CinematicSpec};
-use cinestream::{
-    clip::{Clip, Transform},
-    sample::Sampling,
-};
+use cinestream::{Clip, Sampling, Transform};
 use criterion::Bencher;
 
 /// Samples of the short clip.

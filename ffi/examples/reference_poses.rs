@@ -20,10 +20,7 @@ use cinestream::container::{write_stream_with_preview, WriteOptions};
 use cinestream::play::Player;
 use cinestream::procedural::{cinematic, CinematicSpec};
 use cinestream::stream::{Stream, StreamOptions};
-use cinestream::{
-    clip::{LoopMode, Transform},
-    sample::Sampling,
-};
+use cinestream::{LoopMode, Sampling, Transform};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();

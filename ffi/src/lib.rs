@@ -47,9 +47,8 @@ use cinestream::play::Player;
 use cinestream::sample::PoseWriter;
 use cinestream::stream::{MissingPage, Stream, StreamOptions};
 use cinestream::{
-    clip::{FloatKind, LoopMode, Transform},
-    sample::{Quality, Sampling},
-    Error,
+    sample::Quality,
+    {Error, FloatKind, LoopMode, Sampling, Transform},
 };
 
 /// What every function returns: `CS_STATUS_OK`, or why it failed (with a

@@ -16,10 +16,7 @@ use cinestream::container::{encode_stream, WriteOptions};
 use cinestream::play::Player;
 use cinestream::procedural::{cinematic, CinematicSpec};
 use cinestream::stream::{Stream, StreamOptions};
-use cinestream::{
-    clip::{Clip, FloatKind, FloatTrack, Transform},
-    sample::Sampling,
-};
+use cinestream::{Clip, FloatKind, FloatTrack, Sampling, Transform};
 use cinestream_ffi::*;
 
 /// The procedural clip [`packed`] packs: two actors with faces (morph
@@ -289,7 +286,7 @@ fn players_equal_the_library_forward_backward_and_seeking() {
                     assert_eq!(cs_player_set_rate(p, value), CsStatus::Ok);
                 }
                 _ => {
-                    rust = rust.with_loop_mode(cinestream::clip::LoopMode::Wrap);
+                    rust = rust.with_loop_mode(cinestream::LoopMode::Wrap);
                     assert_eq!(cs_player_set_loop_mode(p, CS_LOOP_WRAP), CsStatus::Ok);
                 }
             }
@@ -1733,9 +1730,9 @@ fn threads_sample_one_stream_while_others_make_and_free_handles() {
 fn stepped_tracks_and_cuts_hold_the_earlier_sample_through_the_abi() {
     // One actor whose bone 3 rotation is stepped, with a cut at sample 30.
     let clip = cinematic(&CinematicSpec::default().with_seconds(2.0).with_seed(3));
-    let stepped = cinestream::clip::BoneSteps {
+    let stepped = cinestream::BoneSteps {
         rotation: true,
-        ..cinestream::clip::BoneSteps::NONE
+        ..cinestream::BoneSteps::NONE
     };
     let clip = clip
         .with_bone_steps(3, stepped)
@@ -1941,7 +1938,7 @@ fn a_prefetch_thread_that_cannot_start_is_its_own_error() {
 
 #[test]
 fn a_70000_byte_bone_name_round_trips() {
-    use cinestream::clip::{Clip, Skeleton};
+    use cinestream::{Clip, Skeleton};
     let clip = cinematic(
         &CinematicSpec::default()
             .with_seconds(1.0)

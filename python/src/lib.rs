@@ -31,10 +31,7 @@ use cinestream::recipes::WarningReport;
 use cinestream::sample::PoseWriter;
 use cinestream::stream::{MissingPage, Stream, StreamOptions};
 use cinestream::warnings::{self, Warning};
-use cinestream::{
-    clip::{Clip, LengthUnit, LoopMode},
-    sample::Sampling,
-};
+use cinestream::{Clip, LengthUnit, LoopMode, Sampling};
 use numpy::ndarray::{Array2, Array3};
 use numpy::{PyArray1, PyArray2, PyArray3, PyReadonlyArray1};
 use pyo3::create_exception;
@@ -1019,7 +1016,7 @@ fn _rust_sample_seconds(
         "transforms" => filled(
             times.len(),
             bones,
-            cinestream::clip::Transform::IDENTITY,
+            cinestream::Transform::IDENTITY,
             "the poses",
         )?,
         _ => Vec::new(),
@@ -1042,7 +1039,7 @@ fn _rust_sample_seconds(
                 std::hint::black_box(&rows);
             }
             _ => {
-                let mut pose = vec![cinestream::clip::Transform::IDENTITY; bones];
+                let mut pose = vec![cinestream::Transform::IDENTITY; bones];
                 for &t in &times {
                     s.sample(t, &mut pose)?;
                     std::hint::black_box(&pose);

@@ -244,7 +244,7 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
     ///
     /// ```
     /// use cinestream::container::StreamReader;
-    /// use cinestream::{sample::Sampling, clip::Transform};
+    /// use cinestream::{Sampling, Transform};
     ///
     /// // `bytes`: a packed .cine file, here one of the repository's test files.
     /// let bytes = include_bytes!("../../tests/data/golden/v1-clamp.cine");

@@ -23,7 +23,7 @@ use crate::clip::{Skeleton, Transform};
 /// ```
 /// use cinestream::container::StreamReader;
 /// use cinestream::sample::PoseWriter;
-/// use cinestream::sample::Sampling;
+/// use cinestream::Sampling;
 /// use glam::{Quat, Vec3};
 ///
 /// #[derive(Default)]

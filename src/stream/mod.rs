@@ -500,7 +500,7 @@ impl Stream {
     ///
     /// ```
     /// use cinestream::stream::{Stream, StreamOptions};
-    /// use cinestream::{sample::Sampling, clip::Transform};
+    /// use cinestream::{Sampling, Transform};
     ///
     /// let bytes = include_bytes!("../../tests/data/golden/v1-clamp.cine").to_vec();
     /// let stream = Stream::from_bytes(bytes, StreamOptions::default().with_budget_bytes(1 << 20))?;
@@ -547,7 +547,7 @@ impl Stream {
     /// ```
     /// use cinestream::container::{Header, HEADER_LEN};
     /// use cinestream::stream::{MissingPage, Stream, StreamOptions};
-    /// use cinestream::{sample::Sampling, clip::Transform};
+    /// use cinestream::{Sampling, Transform};
     ///
     /// // The host's file, read however the engine reads files.
     /// let file: &[u8] = include_bytes!("../../tests/data/golden/v1-clamp.cine");

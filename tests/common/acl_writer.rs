@@ -4,7 +4,7 @@
 //! bone with every sample's rotation, translation and scale. Shares no code
 //! with the importer.
 
-use cinestream::clip::Clip;
+use cinestream::Clip;
 
 /// The clip as ACL text; `shells[b]` is bone `b`'s vertex distance and
 /// `threshold` an optional `settings.error_threshold`.

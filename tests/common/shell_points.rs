@@ -6,7 +6,7 @@
 //! `shell / |s_i|` along axis `i`, so at the shell in real centimetres).
 #![allow(dead_code)]
 
-use cinestream::clip::{Clip, Transform};
+use cinestream::{Clip, Transform};
 use glam::{DAffine3, DQuat, DVec3};
 
 /// Each bone's object-space transform, composed here.

@@ -8,8 +8,8 @@ use cinestream::compress::{compress, CompressSettings, CompressStats};
 use cinestream::container::{write_stream, StreamReader, WriteOptions};
 use cinestream::procedural::{cinematic, CinematicSpec};
 use cinestream::{
-    clip::{Clip, TrackKind},
     compressed::CompressedClip,
+    {Clip, TrackKind},
 };
 use serde_json::Value;
 

@@ -8,10 +8,7 @@ use cinestream::compress::{compress, CompressSettings};
 use cinestream::container::StreamReader;
 use cinestream::export::{export_file, ExportFormat};
 use cinestream::procedural::{cinematic, CinematicSpec};
-use cinestream::{
-    clip::{Clip, LengthUnit, Transform},
-    sample::Sampling,
-};
+use cinestream::{Clip, LengthUnit, Sampling, Transform};
 use serde_json::Value;
 
 mod common;
@@ -34,12 +31,12 @@ fn bvh_in_metres(dir: &Path) -> PathBuf {
         .skeleton()
         .bones()
         .iter()
-        .map(|b| cinestream::clip::Bone {
+        .map(|b| cinestream::Bone {
             bind: to_metres(&b.bind),
             ..b.clone()
         })
         .collect();
-    let skeleton = std::sync::Arc::new(cinestream::clip::Skeleton::new(bones).expect("a skeleton"));
+    let skeleton = std::sync::Arc::new(cinestream::Skeleton::new(bones).expect("a skeleton"));
     let poses = walk.poses().iter().map(to_metres).collect();
     let metres = Clip::from_poses("walk", skeleton, 30.0, LengthUnit::METRE, poses)
         .expect("a clip in metres");

@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use cinestream::container::StreamReader;
-use cinestream::{clip::Transform, sample::Sampling};
+use cinestream::{Sampling, Transform};
 
 /// A viewer serving, stopped (SIGINT) when dropped.
 struct Viewer {

@@ -102,7 +102,8 @@ impl WriteSummary {
 /// ```
 /// use cinestream::container::{encode_stream, StreamReader, WriteOptions};
 /// use cinestream::procedural::{cinematic, CinematicSpec};
-/// use cinestream::{compress::{CompressSettings, compress}, sample::Sampling};
+/// use cinestream::compress::{compress, CompressSettings};
+/// use cinestream::Sampling;
 ///
 /// let clip = cinematic(&CinematicSpec::default().with_seconds(2.0));
 /// let (compressed, _) = compress(&clip, &CompressSettings::default())?;

@@ -237,7 +237,7 @@ fn batch(args: Args) -> anyhow::Result<ExitCode> {
         .map(|(at, result)| (order[at], result))
         .collect();
     done.sort_by_key(|&(i, _)| i);
-    let clips: Vec<&cinestream::clip::Clip> = done.iter().map(|&(i, _)| &clips[i]).collect();
+    let clips: Vec<&cinestream::Clip> = done.iter().map(|&(i, _)| &clips[i]).collect();
     let results: Vec<(CompressStats, WriteSummary, Sizes)> =
         done.into_iter().map(|(_, result)| result).collect();
     let mut files = Vec::with_capacity(results.len());

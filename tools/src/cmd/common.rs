@@ -5,12 +5,12 @@
 use std::ops::RangeInclusive;
 use std::path::PathBuf;
 
-use cinestream::clip::{LengthUnit, TrackKind};
 use cinestream::compress::{
     CompressSettings, LoopPolicy, SEGMENT_SAMPLES_RANGE, SHELL_CM_RANGE, THRESHOLD_CM_RANGE,
 };
 use cinestream::import::{self, ImportOptions, InputFile, SkipReason};
 use cinestream::many::Skipped;
+use cinestream::{LengthUnit, TrackKind};
 use serde::Serialize;
 
 /// Compression settings every compressing subcommand accepts.

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use cinestream::clip::Clip;
 use cinestream::compress::{build_preview, compress, CompressSettings, DEFAULT_PREVIEW_CM};
 use cinestream::compressed::CompressedClip;
 use cinestream::container::{
@@ -16,6 +15,7 @@ use cinestream::format::BIT_RATES;
 use cinestream::play::harness::{self, Pattern, PlayConfig};
 use cinestream::procedural::{cinematic, CinematicSpec, CINEMATIC_MEMORY_LIMIT};
 use cinestream::stream::{MissingPage, StreamOptions};
+use cinestream::Clip;
 
 use crate::progress;
 

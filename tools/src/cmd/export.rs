@@ -64,7 +64,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let meta = reader.meta();
     // glTF says metres; BVH and JSON keep the clip's unit.
     let unit = if matches!(format, ExportFormat::Gltf | ExportFormat::Glb) {
-        cinestream::clip::LengthUnit::METRE
+        cinestream::LengthUnit::METRE
     } else {
         meta.unit
     };

@@ -3,11 +3,11 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use cinestream::clip::{FloatKind, LoopMode};
 use cinestream::container::{ContainerIndex, StreamReader, HEADER_LEN};
 use cinestream::display::escaped;
 use cinestream::format::{Channel, FloatSlot};
 use cinestream::format::{ClipMeta, BIT_RATES, NUM_RATES};
+use cinestream::{FloatKind, LoopMode};
 use serde::Serialize;
 
 use super::common::{print_json, Usage};

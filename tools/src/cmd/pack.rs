@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 
 use anyhow::Context as _;
-use cinestream::clip::RateReason;
 use cinestream::compress::{DEFAULT_PREVIEW_CM, PREVIEW_CM_RANGE};
 use cinestream::container::WriteOptions;
 use cinestream::display::escaped;
@@ -15,6 +14,7 @@ use cinestream::recipes::pack::{
     self as recipe, Combine, Labels, PackRequest, Packed, PreviewReport,
 };
 use cinestream::warnings::{self, Scope};
+use cinestream::RateReason;
 use indicatif::ProgressBar;
 
 use super::common::{check_jobs, check_real, print_report, print_skipped, CodecArgs, ImportArgs};

@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use cinestream::clip::FloatTrack;
 use cinestream::display::escaped;
 use cinestream::import;
+use cinestream::FloatTrack;
 use serde::Serialize;
 
 use super::common::{print_json, ImportArgs, Usage};

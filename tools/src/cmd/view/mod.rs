@@ -15,7 +15,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use cinestream::clip::Clip;
 use cinestream::compress::{CompressSettings, DEFAULT_PREVIEW_CM};
 use cinestream::container::{encode_stream_with_preview, StreamReader, WriteOptions};
 use cinestream::display::escaped;
@@ -24,6 +23,7 @@ use cinestream::many::Prepared;
 use cinestream::metric::measure_error;
 use cinestream::recipes::verify::{compare, metric_settings, VerifyRequest};
 use cinestream::stream::{FileSource, MemorySource, SlowSource, Source, Stream, StreamOptions};
+use cinestream::Clip;
 
 use super::common::check_real;
 use super::play::{stream_options, MissingPageArg, BUDGET_MIB_RANGE, THROTTLE_MBPS_RANGE};

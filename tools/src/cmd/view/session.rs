@@ -5,16 +5,16 @@
 
 use std::collections::BTreeMap;
 
-use cinestream::clip::{Clip, LoopMode, Transform};
 use cinestream::container::StreamReader;
 use cinestream::format::ClipMeta;
 use cinestream::metric::{bone_errors_at, ErrorReport, MetricSettings};
 use cinestream::play::Player;
 use cinestream::stream::{MissingPage, Stream};
 use cinestream::{
-    clip::FloatKind,
-    sample::{Quality, Sampling},
+    sample::Quality,
+    {FloatKind, Sampling},
 };
+use cinestream::{Clip, LoopMode, Transform};
 use serde_json::{json, Value};
 
 /// Most points of a curve sent to the page (the worst-error curve, each
