@@ -154,10 +154,10 @@ impl SegmentSource for CompressedClip {
         &self.plan
     }
 
-    type Error = crate::Error;
+    type Error = crate::error::Error;
     type Segment<'a> = SegmentRef<'a>;
 
-    fn segment(&self, index: usize) -> crate::Result<SegmentRef<'_>> {
+    fn segment(&self, index: usize) -> crate::error::Result<SegmentRef<'_>> {
         Ok(self.segment_ref(index))
     }
 }

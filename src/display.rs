@@ -3,7 +3,7 @@
 //! terminal takes as a command (an escape sequence that sets the window's
 //! title or clears the screen, a carriage return that overwrites the line)
 //! must not reach it raw. Every place that shows such text, the program's
-//! tables and every error message ([`Error`](crate::Error)'s display), goes
+//! tables and every error message ([`Error`](crate::error::Error)'s display), goes
 //! through [`escaped`]; what is stored stays byte for byte what it was.
 
 use std::borrow::Cow;

@@ -66,7 +66,7 @@
 // the module docs), as text where the default build links them.
 #![cfg_attr(not(feature = "pipeline"), allow(rustdoc::broken_intra_doc_links))]
 // The only unsafe code is the memory map in `container::mmap`, the cache
-// prefetch hint in `sample::prefetch` and the two calls into AVX2 code in
+// prefetch hint in `sample/cache_hint.rs` and the two calls into AVX2 code in
 // `sample` (behind a CPU check), allowed there.
 #![deny(unsafe_code)]
 

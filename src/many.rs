@@ -26,7 +26,7 @@ use crate::warnings::Scope;
 use crate::{
     clip::Clip,
     compressed::CompressedClip,
-    {Error, Result},
+    error::{Error, Result},
 };
 
 /// What to do when the work on one item fails.

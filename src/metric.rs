@@ -31,8 +31,8 @@
 use glam::{DMat3, DQuat, DVec3};
 
 use crate::clip::{Clip, LengthUnit, Skeleton, Transform};
+use crate::error::{Error, Result};
 use crate::sample::Sampling;
-use crate::{Error, Result};
 
 /// Shell distance and threshold of the metric.
 #[derive(Clone, Debug, PartialEq)]

@@ -154,13 +154,13 @@ impl CinematicSpec {
     /// [`estimated_peak_bytes`](Self::estimated_peak_bytes) are over
     /// `limit`, naming both, so that flags each within its range cannot
     /// together exhaust the memory (64 actors for an hour: 61 GB).
-    pub fn check_memory(&self, limit: u64) -> crate::Result<()> {
+    pub fn check_memory(&self, limit: u64) -> crate::error::Result<()> {
         let estimate = self.estimated_peak_bytes();
         if estimate <= limit {
             return Ok(());
         }
         let gb = |bytes: u64| bytes as f64 / 1e9;
-        Err(crate::Error::InvalidSettings {
+        Err(crate::error::Error::InvalidSettings {
             message: format!(
                 "{} actors for {} s ({} bones x {} samples) would take about {:.1} GB to build and compress, over the limit of {:.1} GB: fewer actors or seconds",
                 self.actors.max(1),

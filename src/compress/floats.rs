@@ -14,10 +14,10 @@ use glam::Vec3;
 
 use super::TrackSamples;
 use crate::clip::Clip;
+use crate::error::{Error, Result};
 use crate::format::{
     float_slots, AnimatedTrack, Channel, ClipRange, ConstantTrack, FloatMeta, FloatSlot,
 };
-use crate::{Error, Result};
 
 /// Float tracks sorted by kind: their metadata, the constant slots and the
 /// animated slots' samples.

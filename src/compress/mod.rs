@@ -13,15 +13,17 @@
 //! (up to raw `f32`) until none is. The returned statistics are that
 //! measurement, not an estimate.
 
+mod build_preview;
 mod classify;
 #[cfg(all(test, target_arch = "x86_64"))]
 mod decode_paths_tests;
 mod filter;
 mod floats;
-mod preview;
 mod search;
 
-pub use preview::{build_preview, Preview, PreviewPart, DEFAULT_PREVIEW_CM, PREVIEW_CM_RANGE};
+pub use build_preview::{
+    build_preview, Preview, PreviewPart, DEFAULT_PREVIEW_CM, PREVIEW_CM_RANGE,
+};
 
 use std::ops::RangeInclusive;
 use std::time::Instant;
@@ -31,6 +33,7 @@ use rayon::prelude::*;
 
 use crate::clip::{Clip, LoopMode, Transform};
 use crate::compressed::CompressedClip;
+use crate::error::{Error, Result};
 use crate::format::{
     rotation_range_on_grid, rotation_reference_on_grid, ClipRange, NUM_RATES, RATE_FULL_PRECISION,
 };
@@ -40,7 +43,6 @@ use crate::metric::{
     MetricSettings,
 };
 use crate::sample::Sampling;
-use crate::{Error, Result};
 
 /// Bytes per bone per sample of an uncompressed clip, as ACL counts raw size:
 /// rotation (4 floats), translation (3) and scale (3).

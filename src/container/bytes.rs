@@ -4,7 +4,7 @@
 //! naming the section and the offset instead of panicking or reading out of
 //! bounds. The writer's side is `write/bytes.rs`.
 
-use crate::ContainerError;
+use crate::error::ContainerError;
 
 /// What went wrong reading a section: where, and what.
 #[derive(Clone, Debug, PartialEq, Eq)]

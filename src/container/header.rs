@@ -7,7 +7,7 @@ use super::{
     crc32, ALIGN, COMPACT_FORMAT_VERSION, FIRST_FORMAT_VERSION, FLAG_LZ4_PAGES, FORMAT_VERSION,
     HEADER_LEN, MAGIC, PREVIEW_FORMAT_VERSION,
 };
-use crate::ContainerError;
+use crate::error::ContainerError;
 
 /// The fixed 64-byte header: where the sections lie, and their checksums.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

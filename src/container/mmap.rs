@@ -4,7 +4,7 @@
 use std::fs::File;
 use std::path::Path;
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// A read-only memory map of a whole file, usable as `AsRef<[u8]>`.
 ///

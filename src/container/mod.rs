@@ -7,7 +7,7 @@
 //! not compile it. Everything else here reads: `read.rs` opens the bytes
 //! from any `AsRef<[u8]>` (a `Vec<u8>` read from the file, or a memory map
 //! when asked for, `mmap.rs`) and samples them through the stateless
-//! sampler; `source.rs` reads a file's byte ranges for it and for the
+//! sampler; `byte_source.rs` reads a file's byte ranges for it and for the
 //! [`Stream`](crate::stream::Stream). The container checks bytes and hands
 //! them out; the readers ([`StreamReader`] and the stream) build the
 //! sampler's decode tables from them.
@@ -20,7 +20,7 @@
 //! | header | `header.rs`: [`Header::parse`] | `header.rs`: `Header::encode` |
 //! | metadata | `metadata.rs`: `parse_metadata` | `metadata.rs`: `encode_metadata` |
 //! | index | `index.rs`: [`ContainerIndex::parse`] (with the two above) | `index.rs`: `encode_index` |
-//! | preview tier | `preview.rs`: [`PreviewTier::parse`] | `preview.rs`: `PreviewSection::encode` |
+//! | preview tier | `preview_tier.rs`: [`PreviewTier::parse`] | `preview_tier.rs`: `PreviewSection::encode` |
 //! | page | `page.rs`: `ContainerIndex::check_page` | `page.rs`: `encode_page` |
 //!
 //! `write/mod.rs` assembles the sections into a file; `bytes.rs` has the
@@ -31,21 +31,21 @@
 
 // The files are private: each public item has the one path
 // `cinestream::container::Item`, re-exported below.
+pub(crate) mod byte_source;
 pub(crate) mod bytes;
 mod header;
 pub(crate) mod index;
 mod metadata;
 pub(crate) mod mmap;
 mod page;
-pub(crate) mod preview;
+pub(crate) mod preview_tier;
 pub(crate) mod read;
-pub(crate) mod source;
 #[cfg(feature = "pipeline")]
 pub(crate) mod write;
 
 pub use header::Header;
 pub use index::{ContainerIndex, PageEntry, SegmentEntry};
-pub use preview::PreviewTier;
+pub use preview_tier::PreviewTier;
 pub use read::{PageState, StreamReader, VerifyReport};
 #[cfg(feature = "pipeline")]
 #[cfg_attr(docsrs, doc(cfg(feature = "pipeline")))]

@@ -4,8 +4,8 @@
 
 use super::index::ContainerIndex;
 use super::{crc32, COMPRESSION_LZ4};
+use crate::error::ContainerError;
 use crate::format::SegmentView;
-use crate::ContainerError;
 
 impl ContainerIndex {
     /// Checks a page's stored bytes: checksum, length, lz4 decode, and every

@@ -20,19 +20,19 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
+use super::byte_source::{FileSource, PageData, Source};
 use super::index::ContainerIndex;
 use super::mmap::MappedFile;
-use super::source::{FileSource, PageData, Source};
 use super::HEADER_LEN;
+use crate::error::{Error, Result};
 use crate::format::{ClipMeta, SegmentView};
 use crate::sample::plan::DecodePlan;
 use crate::sample::tables::RunTables;
 use crate::sample::Sampling;
 use crate::sample::{SegmentRef, SegmentSource};
-use crate::{Error, Result};
 
 use super::index::{PageEntry, SegmentEntry};
-use super::preview::PreviewTier;
+use super::preview_tier::PreviewTier;
 use super::Header;
 use crate::error::ContainerError;
 

@@ -10,8 +10,8 @@ use super::*;
 use crate::clip::{Bone, Clip, LengthUnit, Skeleton, TrackKind, Transform};
 use crate::compress::{compress, CompressSettings};
 use crate::compressed::CompressedClip;
+use crate::error::Error;
 use crate::procedural::{cinematic, CinematicSpec};
-use crate::Error;
 
 /// A clip with every kind of sub-track: animated, constant and default
 /// rotations, translations and scales.

@@ -61,8 +61,8 @@ use glam::{DMat3, DQuat, DVec3};
 
 use super::for_each_pose;
 use crate::clip::{Skeleton, Transform};
+use crate::error::{Error, Result};
 use crate::sample::Sampling;
-use crate::{Error, Result};
 
 /// Largest spread of a scale's components, relative to the largest, for
 /// the scale to count as uniform; also the largest relative difference

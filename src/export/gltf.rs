@@ -109,10 +109,10 @@ use super::{decode_floats, for_each_pose};
 use crate::clip::{
     FloatKind, FloatTrack, LoopMode, Transform, FIELD_OF_VIEW_PRECISION, MIN_QUATERNION_LENGTH,
 };
+use crate::error::{Error, Result};
 use crate::format::ClipMeta;
 use crate::import::DEFAULT_MORPH_THRESHOLD_CM;
 use crate::sample::Sampling;
-use crate::{Error, Result};
 
 /// GLB header magic, `glTF` read as a little-endian `u32`.
 const GLB_MAGIC: u32 = 0x4654_6C67;

@@ -39,8 +39,8 @@ use std::fmt::Write as _;
 
 use super::{decode_floats, for_each_pose, push_f32};
 use crate::clip::{FloatKind, LoopMode};
+use crate::error::{Error, Result};
 use crate::sample::Sampling;
-use crate::{Error, Result};
 
 /// The JSON text of every stored sample of `source`.
 pub(crate) fn json_text<S>(source: &S) -> Result<String>

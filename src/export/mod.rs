@@ -48,8 +48,8 @@ use std::path::Path;
 
 use crate::clip::Transform;
 use crate::container::write_atomically;
+use crate::error::{Error, Result};
 use crate::sample::Sampling;
-use crate::{Error, Result};
 
 /// The formats a clip can be exported to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,11 +12,11 @@ use super::{export_file, export_text, ExportFormat};
 use crate::clip::{Bone, Clip, LengthUnit, LoopMode, Skeleton, Transform};
 use crate::compress::{compress, CompressSettings, LoopPolicy};
 use crate::container::{encode_stream, StreamReader, WriteOptions};
+use crate::error::Error;
 use crate::import::bvh::parse_bvh;
 use crate::metric::{local_to_object, vertex_error, DTransform};
 use crate::procedural::{cinematic, CinematicSpec};
 use crate::sample::Sampling;
-use crate::Error;
 
 /// Rotation angle between two unit quaternions, well conditioned near zero.
 fn angle_between(a: DQuat, b: DQuat) -> f64 {

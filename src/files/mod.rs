@@ -24,7 +24,7 @@ use std::path::Path;
 #[cfg(feature = "pipeline")]
 pub(crate) use replace::replaceable;
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Opens `path` for reading if it is a regular file; returns it and its
 /// length. The type is checked before the open, and again on the open file

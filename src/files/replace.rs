@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::kind_name;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The path an atomic writer may rename a new file over to write `path`,
 /// or an error naming `path` and what it is when it must not be replaced.

@@ -5,7 +5,7 @@
 
 use glam::Vec3;
 
-use super::preview::{end_of, PreviewKeys, MAX_PREVIEW_GAP};
+use super::preview_keys::{end_of, PreviewKeys, MAX_PREVIEW_GAP};
 use super::values::{
     rotation_grid_value, ClipRange, SegmentEncoding, PACKED_RATE_BITS, ROTATION_GRID_STEPS,
 };

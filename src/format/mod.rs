@@ -24,7 +24,7 @@
 //! - `tracks.rs`: tracks, the segment split, [`ClipMeta`];
 //! - `keys.rs`: the bits of each component of a track's key;
 //! - `segment.rs`: a segment's bytes, checked ([`SegmentView`]);
-//! - `preview.rs`: where a preview tier's keys lie on the clip's samples
+//! - `preview_keys.rs`: where a preview tier's keys lie on the clip's samples
 //!   (`PreviewKeys`).
 //!
 //! The container file that carries these parts is written down in
@@ -33,7 +33,7 @@
 #[cfg(feature = "pipeline")]
 pub(crate) mod encode;
 pub(crate) mod keys;
-pub(crate) mod preview;
+pub(crate) mod preview_keys;
 pub(crate) mod segment;
 pub(crate) mod tracks;
 pub(crate) mod values;
@@ -62,7 +62,7 @@ pub(crate) use {
 
 // What the readers share with the writer.
 pub(crate) use keys::{component_bits, NO_EXTENT};
-pub(crate) use preview::{actor_ranges, PreviewKeys};
+pub(crate) use preview_keys::{actor_ranges, PreviewKeys};
 pub(crate) use tracks::float_slots;
 pub(crate) use values::{
     max_quantized, rotation_from_xyz, rotation_grid_value, unit_from_quantized,

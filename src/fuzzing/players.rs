@@ -60,11 +60,11 @@ use super::same_bits;
 use crate::clip::{LoopMode, Transform};
 use crate::compress::{compress, CompressSettings, LoopPolicy};
 use crate::container::{encode_stream, StreamReader, WriteOptions};
+use crate::error::Error;
 use crate::play::Player;
 use crate::procedural::{cinematic, CinematicSpec};
 use crate::sample::{SampleRounding, Sampling};
 use crate::stream::{MissingPage, Stream, StreamOptions, TICK_RANGE};
-use crate::Error;
 
 /// Most operations a script runs.
 pub const MAX_OPS: usize = 64;
@@ -482,7 +482,7 @@ impl<'s> Run<'s, '_> {
     fn after_player(
         &mut self,
         player: &mut Player,
-        ready: crate::Result<bool>,
+        ready: crate::error::Result<bool>,
         before: &[Transform],
     ) {
         let duration = self.stream.meta().duration();

@@ -16,7 +16,7 @@ pub(crate) mod unit_check;
 use std::path::{Path, PathBuf};
 
 use crate::clip::{Clip, LengthUnit};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Import settings.
 #[derive(Clone, Debug, PartialEq)]

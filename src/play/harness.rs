@@ -44,10 +44,10 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use super::Player;
+use crate::error::Result;
 use crate::metric::Percentiles;
 use crate::sample::SampleRounding;
 use crate::stream::{Stream, StreamStats};
-use crate::Result;
 
 /// How the playhead moves from frame to frame.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -22,8 +22,8 @@ use crate::sample::{KeyPair, Quality, SampleRounding, Sampling};
 use glam::Vec3;
 
 use crate::clip::{LoopMode, Transform};
+use crate::error::{Error, Result};
 use crate::stream::{Hint, Mailbox, Stream};
-use crate::{Error, Result};
 
 /// What one update produced.
 #[derive(Clone, Copy, Debug, PartialEq)]

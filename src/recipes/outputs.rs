@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::error::{Error, Result};
 use crate::import::{self, InputFile, SourceFormat};
-use crate::{Error, Result};
 
 /// What makes two paths one file.
 #[derive(PartialEq)]

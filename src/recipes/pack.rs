@@ -19,10 +19,10 @@ use super::outputs::{same_place, InputSet};
 use crate::clip::{Clip, LengthUnit, Resampling};
 use crate::compress::{CompressSettings, CompressStats};
 use crate::container::{write_stream_with_preview, WriteOptions, WriteSummary};
+use crate::error::{Error, Result};
 use crate::files;
 use crate::import::{self, ImportOptions, InputFile};
 use crate::many::{self, safe_file_name, OnError, Planned, Prepared, Skipped};
-use crate::{Error, Result};
 
 /// How the clips of the inputs become files.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

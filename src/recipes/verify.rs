@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::container::StreamReader;
+use crate::error::{Error, Result};
 use crate::format::ClipMeta;
 use crate::import::fbx::load_fbx_sources;
 use crate::import::gltf::{check_against_source, load_gltf_sources, SourceAnimation, SourceCheck};
@@ -21,7 +22,6 @@ use crate::{
     clip::{Clip, FloatKind, LengthUnit},
     sample::Sampling,
 };
-use crate::{Error, Result};
 
 /// How the sources were combined into the file's one clip.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

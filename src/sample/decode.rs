@@ -473,8 +473,8 @@ impl RotationGroupDecoder {
     /// Asks for both cache lines of the group (see [`SegmentRef::prefetch_tables`](crate::sample::SegmentRef::prefetch_tables)).
     #[inline(always)]
     pub fn prefetch(&self) {
-        crate::sample::prefetch::prefetch(&self.offset[0]);
-        crate::sample::prefetch::prefetch(&self.bit_offset);
+        crate::sample::cache_hint::prefetch(&self.offset[0]);
+        crate::sample::cache_hint::prefetch(&self.bit_offset);
     }
 }
 

@@ -8,13 +8,13 @@
 //! calls, so forward, backward and random access cost the same, and nothing
 //! is allocated.
 
+pub(crate) mod cache_hint;
 pub(crate) mod decode;
 #[cfg(feature = "pipeline")]
 pub(crate) mod encode;
 pub(crate) mod plan;
-pub(crate) mod prefetch;
 pub(crate) mod sampling;
-mod source;
+mod segment_source;
 pub(crate) mod tables;
 #[cfg(test)]
 mod test_bits;
@@ -25,16 +25,16 @@ pub(crate) mod writer;
 use glam::Vec4;
 
 use crate::clip::{LoopMode, Skeleton, Transform};
+use crate::error::Error;
+use crate::error::SampleError;
 use crate::format::{Channel, ClipMeta, PreviewKeys, SegmentFault};
-use crate::Error;
-use crate::SampleError;
 #[cfg(target_arch = "x86_64")]
 use decode::Avx2;
 use decode::RotationGroupDecoder;
 use decode::{blend_one, GroupReader, KeyLanes, Portable, RotationLanes};
 use plan::RotationGroup;
 use plan::{DecodePlan, TrackSlot};
-pub(crate) use source::{SegmentHandle, SegmentRef, SegmentSource};
+pub(crate) use segment_source::{SegmentHandle, SegmentRef, SegmentSource};
 #[cfg(target_arch = "x86_64")]
 use wide::Lanes8;
 use writer::FloatValues;

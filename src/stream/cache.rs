@@ -24,8 +24,8 @@ use arc_swap::ArcSwapOption;
 
 use super::directory::SegmentDirectory;
 use super::playhead::{Playheads, Score};
+use crate::container::byte_source::PageData;
 use crate::container::read::ReadyPage;
-use crate::container::source::PageData;
 use crate::container::ContainerIndex;
 use crate::sample::tables::RunTables;
 use crate::sample::SegmentRef;

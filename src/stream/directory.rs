@@ -22,7 +22,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use crate::container::ContainerIndex;
-use crate::sample::prefetch::{prefetch_address, LINE};
+use crate::sample::cache_hint::{prefetch_address, LINE};
 use crate::sample::SegmentRef;
 
 /// Most bytes asked for from one range at once: 64 lines, more than a core

@@ -53,11 +53,12 @@ use std::time::{Duration, Instant};
 use arc_swap::Guard;
 
 use crate::clip::Transform;
+use crate::container::byte_source::HostPrefix;
 use crate::container::bytes::try_extend;
 use crate::container::read::{resident_cost, ReadyPage};
-use crate::container::source::HostPrefix;
 use crate::container::PreviewTier;
 use crate::container::HEADER_LEN;
+use crate::error::{Error, Result};
 use crate::format::ClipMeta;
 use crate::sample::plan::DecodePlan;
 use crate::sample::Sampling;
@@ -66,9 +67,8 @@ use crate::sample::{
 };
 use crate::{
     container::{ContainerIndex, Header},
-    ContainerError,
+    error::ContainerError,
 };
-use crate::{Error, Result};
 pub use cache::StreamStats;
 use cache::{Admission, Counters, PageCache, ResidentPage};
 use playhead::Mailboxes;
@@ -77,7 +77,7 @@ pub(crate) use playhead::{Hint, Mailbox};
 use prefetch::{Prefetcher, Request};
 // Where a stream's bytes come from; defined beside the container, which
 // reads a whole file through the same sources.
-pub use crate::container::source::{FileSource, MappedSource, MemorySource, PageData, Source};
+pub use crate::container::byte_source::{FileSource, MappedSource, MemorySource, PageData, Source};
 #[cfg(feature = "harness")]
 #[cfg_attr(docsrs, doc(cfg(feature = "harness")))]
 pub use throttle::{drop_from_os_cache, slow_read_time, SlowSource};

@@ -25,7 +25,7 @@ use crossbeam_channel::{Receiver, Sender, TryRecvError, TrySendError};
 use super::cache::Admission;
 use super::playhead::{Hint, Scorer};
 use super::Shared;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// What players and the stream ask of the worker.
 #[derive(Clone, Copy, Debug)]

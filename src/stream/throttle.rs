@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::container::source::{check_range, PageData, Source};
-use crate::{Error, Result};
+use crate::container::byte_source::{check_range, PageData, Source};
+use crate::error::{Error, Result};
 
 /// Bytes a second for a cap in MB/s (10^6 bytes); no cap when not positive
 /// and finite.

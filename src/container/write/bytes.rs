@@ -1,7 +1,7 @@
 //! The writer's side of `bytes.rs`: a little-endian writer and the checks
 //! that a length fits the format.
 
-use crate::Error;
+use crate::error::Error;
 
 /// The error of a value too large for the format: `what` does not fit.
 pub fn too_big(what: &str) -> Error {

@@ -18,7 +18,7 @@ impl Header {
         index: &[u8],
         preview: &[u8],
         pages_offset: usize,
-    ) -> crate::Result<Vec<u8>> {
+    ) -> crate::error::Result<Vec<u8>> {
         let mut header = Writer::default();
         header.bytes.extend_from_slice(&MAGIC);
         header.u16(version);

@@ -27,7 +27,7 @@ pub(crate) fn encode_index(
     segments: &[SegmentEntry],
     pages: &[PageEntry],
     version: u16,
-) -> crate::Result<Vec<u8>> {
+) -> crate::error::Result<Vec<u8>> {
     let mut index = Writer::default();
     index.u32(to_u32(segments.len(), "segment count")?);
     index.u32(to_u32(pages.len(), "page count")?);

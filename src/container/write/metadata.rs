@@ -13,7 +13,7 @@ use crate::container::{
 use crate::format::{rotation_grid_point, AnimatedTrack, Channel, ClipMeta, ROTATION_GRID_STEPS};
 
 /// The metadata section of `meta`: what [`parse_metadata`] reads back.
-pub(crate) fn encode_metadata(meta: &ClipMeta, version: u16) -> crate::Result<Vec<u8>> {
+pub(crate) fn encode_metadata(meta: &ClipMeta, version: u16) -> crate::error::Result<Vec<u8>> {
     let mut w = Writer::default();
     w.u32(to_u32(meta.name.len(), "clip name")?);
     w.bytes.extend_from_slice(meta.name.as_bytes());
@@ -112,7 +112,7 @@ pub(crate) fn encode_metadata(meta: &ClipMeta, version: u16) -> crate::Result<Ve
 }
 
 /// The cuts and step flags (version 5): what [`parse_steps`] reads back.
-fn encode_steps(meta: &ClipMeta, w: &mut Writer) -> crate::Result<()> {
+fn encode_steps(meta: &ClipMeta, w: &mut Writer) -> crate::error::Result<()> {
     w.u32(to_u32(meta.cuts().len(), "cut count")?);
     for &cut in meta.cuts() {
         w.u32(cut);
@@ -130,15 +130,15 @@ fn encode_steps(meta: &ClipMeta, w: &mut Writer) -> crate::Result<()> {
 
 /// A rotation track of version 4: what [`parse_grid_rotation`] reads back.
 /// The compressor puts every rotation's range and reference on the grid.
-fn encode_grid_rotation(t: &AnimatedTrack, w: &mut Writer) -> crate::Result<()> {
-    let off_grid = || crate::Error::InvalidSettings {
+fn encode_grid_rotation(t: &AnimatedTrack, w: &mut Writer) -> crate::error::Result<()> {
+    let off_grid = || crate::error::Error::InvalidSettings {
         message: format!(
             "bone {}: a rotation's clip range or reference is off the 16-bit grid of format \
              version 4",
             t.bone
         ),
     };
-    let points = |v: glam::Vec3| -> crate::Result<[i32; 3]> {
+    let points = |v: glam::Vec3| -> crate::error::Result<[i32; 3]> {
         let mut q = [0i32; 3];
         for (q, v) in q.iter_mut().zip(v.to_array()) {
             *q = rotation_grid_point(v).ok_or_else(off_grid)?;
@@ -168,7 +168,7 @@ fn encode_grid_rotation(t: &AnimatedTrack, w: &mut Writer) -> crate::Result<()> 
 }
 
 /// The float section: what [`parse_floats`] reads back.
-fn encode_floats(meta: &ClipMeta, w: &mut Writer) -> crate::Result<()> {
+fn encode_floats(meta: &ClipMeta, w: &mut Writer) -> crate::error::Result<()> {
     w.u32(to_u32(meta.floats.len(), "float track count")?);
     for f in &meta.floats {
         let name_len = u16::try_from(f.name.len()).map_err(|_| too_big("a float track name"))?;

@@ -3,7 +3,7 @@
 //! [`encode_stream`] packs the segments into pages and lays the sections
 //! out. Each section's bytes are written by the file of this folder named
 //! after the file of `container/` that parses them (`header.rs`,
-//! `metadata.rs`, `index.rs`, `preview.rs`, `page.rs`, and `bytes.rs` for
+//! `metadata.rs`, `index.rs`, `preview_tier.rs`, `page.rs`, and `bytes.rs` for
 //! the little-endian writer), so the folder is the whole of what the
 //! pipeline adds to the container: the runtime build does not compile it.
 
@@ -12,7 +12,7 @@ mod header;
 mod index;
 pub(super) mod metadata;
 mod page;
-mod preview;
+mod preview_tier;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -21,7 +21,7 @@ use self::bytes::{to_u32, too_big};
 use self::index::{encode_index, index_len};
 use self::metadata::encode_metadata;
 use self::page::{encode_page, EncodedPage};
-pub(crate) use self::preview::{PreviewActor, PreviewSection};
+pub(crate) use self::preview_tier::{PreviewActor, PreviewSection};
 use super::header::Header;
 use super::index::{PageEntry, SegmentEntry};
 use super::{
@@ -30,8 +30,8 @@ use super::{
 };
 use crate::compress::Preview;
 use crate::compressed::CompressedClip;
+use crate::error::{Error, Result};
 use crate::format::{encoding_of, SegmentEncoding};
-use crate::{Error, Result};
 
 /// Writer settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -479,7 +479,7 @@ pub(crate) fn align(n: usize) -> usize {
 mod atomic_tests {
 
     use super::{create_partial, partial_prefix, write_atomically};
-    use crate::Error;
+    use crate::error::Error;
 
     use crate::test_support::temp_dir::TempDir;
 

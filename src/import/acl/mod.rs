@@ -52,7 +52,7 @@ use crate::clip::{
     Bone, Clip, FloatKind, FloatTrack, LengthUnit, Skeleton, SourceMetric, Transform,
     MIN_QUATERNION_LENGTH,
 };
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 use sjson::{Node, Value};
 
 /// The format versions read.

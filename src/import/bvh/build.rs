@@ -7,7 +7,7 @@ use glam::{DQuat, DVec3, Quat, Vec3};
 
 use super::joints::{Axis, Channel, Joint, Motion};
 use crate::clip::{Bone, Clip, LengthUnit, Skeleton, Transform};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Exporters write 1/30 s as `0.0333333`; frame times this close (in seconds)
 /// to `1/N` are taken as exactly `N` Hz.
@@ -100,7 +100,7 @@ mod tests {
 
     use super::super::parse_bvh;
     use crate::clip::{Clip, LengthUnit};
-    use crate::Result;
+    use crate::error::Result;
 
     fn parse(text: &str) -> Result<Clip> {
         parse_bvh(text, "test.bvh", LengthUnit::CENTIMETRE)

@@ -36,7 +36,7 @@ use std::path::Path;
 
 use super::ImportOptions;
 use crate::clip::{Clip, LengthUnit};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 use build::build_clip;
 use lexer::{Lexer, Lines};

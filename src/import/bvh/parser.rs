@@ -7,7 +7,7 @@ use super::build::{evaluate, sample_rate_from_frame_time};
 use super::joints::{Channel, Joint, Motion};
 use super::lexer::Lexer;
 use crate::clip::{Transform, MAX_BONES};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Three positions and three rotations, each at most once.
 const MAX_JOINT_CHANNELS: usize = 6;

@@ -2,7 +2,7 @@
 //! ufbx's memory and depth limits set and every other file refused, into
 //! the convention the crate's clips use (right-handed, +Y up, metres).
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The least ufbx may allocate for one file, in bytes: enough for any small
 /// document's fixed overhead (the element tables, the string pool).

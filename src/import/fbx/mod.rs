@@ -113,7 +113,7 @@ pub use sample::load_fbx_sources;
 
 use super::{read_file, ImportOptions};
 use crate::clip::Clip;
-use crate::Result;
+use crate::error::Result;
 
 /// Parses an FBX document (ASCII or binary bytes) into one clip per
 /// animation stack. `source_name` labels errors and warnings. See the

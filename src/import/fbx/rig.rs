@@ -8,7 +8,7 @@ use std::sync::Arc;
 use glam::{DVec3, Quat, Vec3};
 
 use crate::clip::{Bone, LengthUnit, Skeleton, Transform};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Properties of a node that move it: evaluated by ufbx into its local TRS.
 const TRANSFORM_PROPS: [&str; 13] = [

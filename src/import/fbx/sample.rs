@@ -11,6 +11,7 @@ use crate::clip::FIELD_OF_VIEW_PRECISION;
 use crate::clip::{
     Clip, ClipError, FloatKind, FloatTrack, LengthUnit, RateReason, Resampling, Transform,
 };
+use crate::error::{Error, Result};
 use crate::import::gltf::resample::{
     describe, played_float_values, time_tolerance, PlayedError, Timing, Worst, MAX_OWN_RATE,
 };
@@ -19,7 +20,6 @@ use crate::import::gltf::{
 };
 use crate::import::{read_file, ImportOptions};
 use crate::metric::MetricSettings;
-use crate::{Error, Result};
 
 /// A file read through ufbx, with its bones and float tracks chosen.
 struct Loaded {

@@ -12,7 +12,7 @@ use gltf::json::validation::Checked;
 use gltf::json::{self, Root};
 
 use super::{Context, MAX_BUFFER_BYTES};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// One accessor, bounds-checked: `count` elements of `components` values of
 /// `component` type, element `i` starting at `i * stride` in `bytes`.
@@ -611,7 +611,7 @@ mod tests {
     use super::super::{load_gltf, parse_gltf};
     use super::*;
 
-    use crate::Error;
+    use crate::error::Error;
 
     #[test]
     fn normalized_integer_rotations_are_read() {

@@ -8,7 +8,7 @@ use gltf::json::{self, Root};
 use super::buffers::le_u32;
 use super::floats::RawJson;
 use super::Context;
-use crate::Result;
+use crate::error::Result;
 
 impl Context<'_> {
     /// Deserializes the document and validates the parts this importer
@@ -160,7 +160,7 @@ mod tests {
 
     use crate::clip::ClipError;
 
-    use crate::Error;
+    use crate::error::Error;
 
     #[test]
     fn malformed_documents_name_the_offending_element() {

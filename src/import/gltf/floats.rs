@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::skeleton::Rig;
 use super::{Context, Drive, Target};
 use crate::clip::{ClipError, FloatKind, FloatTrack, LengthUnit};
-use crate::Result;
+use crate::error::Result;
 
 use crate::clip::FIELD_OF_VIEW_PRECISION;
 
@@ -798,7 +798,7 @@ mod tests {
         let bad = ImportOptions::default().with_morph_threshold_cm(0.0);
         assert!(matches!(
             morph_scene().parse_with(&bad),
-            Err(crate::Error::InvalidSettings { .. })
+            Err(crate::error::Error::InvalidSettings { .. })
         ));
     }
 

@@ -164,7 +164,7 @@ mod document;
 mod floats;
 pub(crate) mod resample;
 mod skeleton;
-mod source;
+mod source_check;
 #[cfg(test)]
 mod test_doc;
 
@@ -175,12 +175,12 @@ use floats::FloatPlan;
 pub(crate) use floats::MAX_FLOAT_VALUES;
 pub(crate) use floats::{MAX_FIELD_OF_VIEW, MIN_FIELD_OF_VIEW};
 use resample::{Bound, Budget, Curves};
-pub(crate) use source::load_gltf_sources;
-pub use source::{check_against_source, SourceAnimation, SourceCheck};
+pub(crate) use source_check::load_gltf_sources;
+pub use source_check::{check_against_source, SourceAnimation, SourceCheck};
 
 use super::{read_file, ImportOptions};
 use crate::clip::{Clip, ClipError, FloatTrack, Skeleton};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// What one animation channel drives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

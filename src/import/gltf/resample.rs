@@ -18,9 +18,9 @@ use crate::clip::{
     BoneSteps, Clip, ClipError, FloatTrack, LengthUnit, RateReason, Resampling, Skeleton,
     Transform, MIN_QUATERNION_LENGTH,
 };
+use crate::error::{Error, Result};
 use crate::import::DEFAULT_SAMPLE_RATE;
 use crate::metric::{vertex_error, worst_pose_error, DTransform, MetricSettings};
-use crate::{Error, Result};
 
 /// Below this rate, in Hz, a key grid is sparse keys rather than a frame
 /// rate, and is sampled at a multiple of it.

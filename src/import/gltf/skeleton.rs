@@ -9,7 +9,7 @@ use gltf::json::Root;
 use super::Context;
 use super::Drive;
 use crate::clip::{Bone, Skeleton, Transform, MIN_QUATERNION_LENGTH};
-use crate::Result;
+use crate::error::Result;
 
 impl Context<'_> {
     /// Builds the skeleton from the skins and what the channels drive

@@ -5,8 +5,8 @@ use serde_json::{json, Value};
 
 use super::parse_gltf;
 use crate::clip::Clip;
+use crate::error::{Error, Result};
 use crate::import::ImportOptions;
-use crate::{Error, Result};
 
 pub(super) use crate::test_support::gltf_doc::{glb_bytes, Doc};
 

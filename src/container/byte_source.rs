@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::container::mmap::MappedFile;
-use crate::Result;
+use crate::error::Result;
 
 /// Reads byte ranges of one container.
 pub trait Source: Send + Sync + 'static {

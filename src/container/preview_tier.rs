@@ -16,6 +16,7 @@
 use super::bytes::{Cursor, ReadFault};
 use super::index::ContainerIndex;
 use crate::clip::{LoopMode, Transform};
+use crate::error::{ContainerError, Error, SampleError};
 use crate::format::{actor_ranges, ClipMeta, PreviewKeys, SegmentLayout, SegmentView};
 use crate::sample::plan::DecodePlan;
 use crate::sample::tables::{segment_keys, DecodeTables};
@@ -24,7 +25,6 @@ use crate::sample::{
     decode_keys_and_floats, decode_keys_into, preview_keys, sample_bone_keys, sample_float_keys,
     KeyPair, PoseWriter, SegmentRef, SegmentSource,
 };
-use crate::{ContainerError, Error, SampleError};
 
 /// Most bytes a preview tier's decode tables may take (256 MiB): far over
 /// any tier a writer makes (a tenth of a file, a few tables per kilobyte),

@@ -4,10 +4,10 @@
 //! can name them, but this module is private, so no one outside the crate
 //! implements or calls them.
 
+use super::cache_hint;
 use super::decode::{KeyDecoder, RotationGroupDecoder};
 use super::plan::DecodePlan;
-use super::prefetch;
-use crate::SampleError;
+use crate::error::SampleError;
 
 /// A segment ready to decode: its key bytes, the bits of one sample's keys,
 /// and its decode tables (see [`tables`]).
@@ -58,7 +58,7 @@ impl SegmentRef<'_> {
             group.prefetch();
         }
         for vector in self.vectors {
-            prefetch::prefetch(vector);
+            cache_hint::prefetch(vector);
         }
     }
 
@@ -68,7 +68,7 @@ impl SegmentRef<'_> {
         let start = sample_bit >> 3;
         let end = ((sample_bit + self.sample_bits).div_ceil(8)).min(self.keys.len());
         if let Some(keys) = self.keys.get(start..end) {
-            prefetch::prefetch_bytes(keys);
+            cache_hint::prefetch_bytes(keys);
         }
     }
 }

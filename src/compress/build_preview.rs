@@ -27,10 +27,10 @@ use rayon::prelude::*;
 use super::{compress_onto, CompressSettings};
 use crate::clip::{Clip, FloatTrack, LengthUnit, Transform};
 use crate::compressed::CompressedClip;
+use crate::error::{Error, Result};
 use crate::format::{actor_ranges, PreviewKeys};
 use crate::metric::{worst_pose_error, DTransform};
 use crate::sample::{decode_keys_and_floats, hold_at_cut, preview_keys, KeyPair, SegmentSource};
-use crate::{Error, Result};
 
 /// The default preview bound, in centimetres: on
 /// `../shared/data/bandai-namco-1` the tier is under a tenth of the file.

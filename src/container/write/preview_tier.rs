@@ -1,4 +1,4 @@
-//! The preview section's bytes, as `preview.rs` parses them.
+//! The preview section's bytes, as `preview_tier.rs` parses them.
 
 /// What the preview section stores, as the writer hands it over.
 #[derive(Clone, Debug, PartialEq)]

@@ -11,9 +11,9 @@ use std::sync::Arc;
 use super::resample::{pose_error, source_tolerance, Curves, PlayedError};
 use super::{for_each_animation, read_file, ImportOptions};
 use crate::clip::{Clip, LengthUnit, RateReason, Skeleton, Transform};
+use crate::error::{Error, Result};
 use crate::metric::{DTransform, MetricSettings};
 use crate::sample::Sampling;
-use crate::{Error, Result};
 
 /// How a source evaluates a pose at a time: one transform per bone.
 type Evaluate = Box<dyn Fn(f64, &mut [Transform]) + Send + Sync>;
