@@ -1168,21 +1168,6 @@ impl SegmentSource for Stream {
     }
 }
 
-/// What the players' tests (in `play`) look at inside a stream.
-#[cfg(test)]
-#[cfg(feature = "pipeline")]
-impl Stream {
-    /// The shared state, weakly: gone once every handle is dropped.
-    pub(crate) fn shared_for_tests(&self) -> std::sync::Weak<Shared> {
-        Arc::downgrade(&self.inner.shared)
-    }
-
-    /// Rounds the prefetch worker has run.
-    pub(crate) fn worker_rounds(&self) -> u64 {
-        self.inner.shared.worker_rounds.load(Ordering::SeqCst)
-    }
-}
-
 #[cfg(test)]
 #[cfg(feature = "pipeline")]
 pub(crate) mod tests;

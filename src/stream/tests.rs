@@ -1032,3 +1032,19 @@ fn a_file_stream_that_would_never_load_a_page_is_refused_at_open() {
     Stream::open_file(&path, blocking).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// What the players' tests (in `play`) look at inside a stream.
+impl Stream {
+    /// The shared state, weakly: gone once every handle is dropped.
+    pub(crate) fn shared_for_tests(&self) -> std::sync::Weak<super::Shared> {
+        std::sync::Arc::downgrade(&self.inner.shared)
+    }
+
+    /// Rounds the prefetch worker has run.
+    pub(crate) fn worker_rounds(&self) -> u64 {
+        self.inner
+            .shared
+            .worker_rounds
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
