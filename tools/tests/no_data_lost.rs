@@ -312,22 +312,7 @@ fn glb(animations: &[Option<&str>]) -> Vec<u8> {
     let (text, bin) = gltf("unused", animations);
     let mut root: serde_json::Value = serde_json::from_str(&text).unwrap();
     root["buffers"] = serde_json::json!([{"byteLength": bin.len()}]);
-    let mut json = serde_json::to_vec(&root).unwrap();
-    while json.len() % 4 != 0 {
-        json.push(b' ');
-    }
-    let total = 12 + 8 + json.len() + 8 + bin.len();
-    let mut out = Vec::new();
-    out.extend_from_slice(b"glTF");
-    out.extend_from_slice(&2u32.to_le_bytes());
-    out.extend_from_slice(&(total as u32).to_le_bytes());
-    out.extend_from_slice(&(json.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"JSON");
-    out.extend_from_slice(&json);
-    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"BIN\0");
-    out.extend_from_slice(&bin);
-    out
+    common::gltf_doc::glb_bytes(&serde_json::to_vec(&root).unwrap(), &bin)
 }
 
 #[test]
