@@ -237,6 +237,37 @@ pub enum ContainerError {
         /// The reader's limit.
         limit: u64,
     },
+    /// The file stores a fingerprint of its skeleton instead of the
+    /// skeleton (format version 6, written with
+    /// `WriteOptions::with_skeleton_by_reference`), and the reader was not
+    /// given one.
+    #[error(
+        "the file leaves out its skeleton of {bones} bones (fingerprint {fingerprint:016x}): \
+         open it with that skeleton (`--skeleton FILE`, `StreamReader::open_with_skeleton`, \
+         `StreamOptions::with_skeleton`)"
+    )]
+    SkeletonNeeded {
+        /// Bones of the skeleton the file was written with.
+        bones: usize,
+        /// Its fingerprint (`container::skeleton_fingerprint`).
+        fingerprint: u64,
+    },
+    /// The skeleton a reader was given is not the file's: another bone
+    /// count, hierarchy, name or bind pose.
+    #[error(
+        "the skeleton given ({given_bones} bones, fingerprint {given:016x}) is not the file's \
+         ({bones} bones, fingerprint {fingerprint:016x})"
+    )]
+    SkeletonMismatch {
+        /// Bones of the file's skeleton.
+        bones: usize,
+        /// The file's skeleton fingerprint.
+        fingerprint: u64,
+        /// Bones of the skeleton given.
+        given_bones: usize,
+        /// Its fingerprint.
+        given: u64,
+    },
     /// A field is out of range or inconsistent.
     #[error("{section} at byte {offset}: {message}")]
     Malformed {

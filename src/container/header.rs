@@ -5,11 +5,12 @@
 use super::bytes::{Cursor, ReadFault};
 use super::{
     crc32, ALIGN, COMPACT_FORMAT_VERSION, FIRST_FORMAT_VERSION, FLAG_LZ4_PAGES, FORMAT_VERSION,
-    HEADER_LEN, MAGIC, PREVIEW_FORMAT_VERSION,
+    HEADER_LEN, LEAN_FORMAT_VERSION, LEAN_HEADER_LEN, MAGIC, PREVIEW_FORMAT_VERSION,
 };
 use crate::error::ContainerError;
 
-/// The fixed 64-byte header: where the sections lie, and their checksums.
+/// The fixed header (64 bytes; 40 from version 6): where the sections lie,
+/// and their checksums.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header {
     /// Flag bits (`FLAG_LZ4_PAGES`).
@@ -25,7 +26,8 @@ pub struct Header {
     /// Offset of the first page: every byte before it is the table of contents.
     pub pages_offset: u64,
     /// Length of the preview tier (version 3), which starts at the first
-    /// multiple of 8 after the index; zero when the file has none.
+    /// multiple of 8 after the index (from version 6, right after it); zero
+    /// when the file has none.
     pub preview_len: u64,
     version: u16,
     preview_crc: u32,
@@ -38,19 +40,20 @@ impl Header {
     /// Parses the header from the first bytes of a file of `file_len` bytes,
     /// checking magic, version, checksum and that the sections fit the file.
     pub fn parse(bytes: &[u8], file_len: u64) -> Result<Header, ContainerError> {
-        if bytes.len() < HEADER_LEN || file_len < HEADER_LEN as u64 {
+        // Magic and version first: they say how long the header is.
+        let found = file_len.min(bytes.len() as u64);
+        if found < 10 {
             return Err(ContainerError::Truncated {
-                needed: HEADER_LEN as u64,
-                found: file_len.min(bytes.len() as u64),
+                needed: LEAN_HEADER_LEN as u64,
+                found,
             });
         }
-        let header = &bytes[..HEADER_LEN];
         let mut magic = [0u8; 8];
-        magic.copy_from_slice(&header[..8]);
+        magic.copy_from_slice(&bytes[..8]);
         if magic != MAGIC {
             return Err(ContainerError::BadMagic { found: magic });
         }
-        let mut c = Cursor::new(&header[8..]);
+        let mut c = Cursor::new(&bytes[8..10]);
         let field = |r: Result<u64, ReadFault>| r.map_err(|f| f.in_section("header"));
         let version = field(c.u16("version").map(u64::from))? as u16;
         if !(FIRST_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
@@ -59,6 +62,17 @@ impl Header {
                 supported: FORMAT_VERSION,
             });
         }
+        if version >= LEAN_FORMAT_VERSION {
+            return Header::parse_lean(bytes, file_len, version);
+        }
+        if found < HEADER_LEN as u64 {
+            return Err(ContainerError::Truncated {
+                needed: HEADER_LEN as u64,
+                found,
+            });
+        }
+        let header = &bytes[..HEADER_LEN];
+        let mut c = Cursor::new(&header[10..]);
         let stored = u32::from_le_bytes([header[60], header[61], header[62], header[63]]);
         let computed = crc32(&header[..60]);
         if stored != computed {
@@ -152,6 +166,84 @@ impl Header {
         })
     }
 
+    /// The 40-byte header of version 6: lengths and checksums only, every
+    /// section right after the one before it, the pages to the end of the
+    /// file (which the page table checks).
+    fn parse_lean(bytes: &[u8], file_len: u64, version: u16) -> Result<Header, ContainerError> {
+        if bytes.len() < LEAN_HEADER_LEN || file_len < LEAN_HEADER_LEN as u64 {
+            return Err(ContainerError::Truncated {
+                needed: LEAN_HEADER_LEN as u64,
+                found: file_len.min(bytes.len() as u64),
+            });
+        }
+        let header = &bytes[..LEAN_HEADER_LEN];
+        let stored = u32::from_le_bytes([header[36], header[37], header[38], header[39]]);
+        let computed = crc32(&header[..36]);
+        if stored != computed {
+            return Err(ContainerError::ChecksumMismatch {
+                section: "header",
+                stored,
+                computed,
+            });
+        }
+        let mut c = Cursor::new(&header[10..36]);
+        let field = |r: Result<u32, ReadFault>| r.map_err(|f| f.in_section("header"));
+        let flags = field(c.u16("flags").map(u32::from))? as u16;
+        let metadata_len = u64::from(field(c.u32("metadata length"))?);
+        let index_len = u64::from(field(c.u32("index length"))?);
+        let preview_len = u64::from(field(c.u32("preview length"))?);
+        let metadata_crc = field(c.u32("metadata checksum"))?;
+        let index_crc = field(c.u32("index checksum"))?;
+        let preview_crc = field(c.u32("preview checksum"))?;
+        let bad_header = |offset: usize, message: String| ContainerError::Malformed {
+            section: "header".into(),
+            offset,
+            message,
+        };
+        if flags & !FLAG_LZ4_PAGES != 0 {
+            return Err(bad_header(10, format!("unknown flag bits {flags:#06x}")));
+        }
+        if preview_len == 0 && preview_crc != 0 {
+            return Err(bad_header(32, "a checksum for no preview tier".into()));
+        }
+        let index_offset = LEAN_HEADER_LEN as u64 + metadata_len;
+        let pages_offset = index_offset + index_len + preview_len;
+        if pages_offset > file_len {
+            return Err(ContainerError::Truncated {
+                needed: pages_offset,
+                found: file_len,
+            });
+        }
+        Ok(Header {
+            flags,
+            file_len,
+            metadata_len,
+            index_offset,
+            index_len,
+            pages_offset,
+            preview_len,
+            version,
+            preview_crc,
+            header_crc: stored,
+            metadata_crc,
+            index_crc,
+        })
+    }
+
+    /// Length of the header, where the metadata starts: 64 bytes before
+    /// version 6, 40 from it.
+    pub fn header_len(&self) -> usize {
+        match self.version >= LEAN_FORMAT_VERSION {
+            true => LEAN_HEADER_LEN,
+            false => HEADER_LEN,
+        }
+    }
+
+    /// Whether sections and pages start at multiples of 8 (before version 6).
+    pub(crate) fn aligned(&self) -> bool {
+        self.version < LEAN_FORMAT_VERSION
+    }
+
     /// The format version; parsing accepts `FIRST_FORMAT_VERSION` to [`FORMAT_VERSION`].
     pub fn version(&self) -> u16 {
         self.version
@@ -166,7 +258,11 @@ impl Header {
     /// [`preview_len`](Self::preview_len) is not zero): the first multiple
     /// of 8 after the index.
     pub fn preview_offset(&self) -> u64 {
-        (self.index_offset + self.index_len).div_ceil(ALIGN as u64) * ALIGN as u64
+        let end = self.index_offset + self.index_len;
+        match self.aligned() {
+            true => end.div_ceil(ALIGN as u64) * ALIGN as u64,
+            false => end,
+        }
     }
 
     /// The stored CRC-32 of the preview tier (version 3), checked by

@@ -21,11 +21,12 @@ use super::bytes::{Cursor, ReadFault};
 use super::metadata::parse_metadata;
 use super::{
     crc32, ALIGN, COMPACT_FORMAT_VERSION, COMPRESSION_LZ4, COMPRESSION_NONE, FLAG_LZ4_PAGES,
-    HEADER_LEN, MAX_PAGE_LEN, PAGE_ENTRY_LEN, SEGMENT_ENTRY_LEN,
+    LEAN_FORMAT_VERSION, MAX_PAGE_LEN, PAGE_ENTRY_LEN, SEGMENT_ENTRY_LEN,
 };
 // Also reachable here, where users of `container::index` find them.
 use super::header::Header;
 use crate::error::ContainerError;
+use crate::clip::Skeleton;
 use crate::format::ClipMeta;
 
 /// A segment's place in the pages.
@@ -78,7 +79,15 @@ pub struct ContainerIndex {
 impl ContainerIndex {
     /// Parses and checks the metadata and index from `prefix`, the file's
     /// first `header.pages_offset` bytes (at least).
-    pub fn parse(header: &Header, prefix: &[u8]) -> Result<ContainerIndex, ContainerError> {
+    ///
+    /// `skeleton` is the skeleton the caller was given for the file, if any:
+    /// a file that leaves its skeleton out (version 6) needs it, and a file
+    /// that stores one must store that one (see [`skeleton_fingerprint`](super::skeleton_fingerprint)).
+    pub fn parse(
+        header: &Header,
+        prefix: &[u8],
+        skeleton: Option<&Arc<Skeleton>>,
+    ) -> Result<ContainerIndex, ContainerError> {
         let needed = header.pages_offset;
         if (prefix.len() as u64) < needed {
             return Err(ContainerError::Truncated {
@@ -87,7 +96,7 @@ impl ContainerIndex {
             });
         }
         // Every range `read` asks for ends at or before `pages_offset`.
-        ContainerIndex::read(header, |range| {
+        ContainerIndex::read(header, skeleton, |range| {
             Ok::<_, ContainerError>(&prefix[range.start as usize..range.end as usize])
         })
     }
@@ -107,9 +116,10 @@ impl ContainerIndex {
     /// header to `pages_offset`, so a caller that appends what it returns
     /// to the header's bytes holds the file's prefix (what
     /// [`PreviewTier::parse`](super::PreviewTier::parse) reads the tier
-    /// from) at the end.
+    /// from) at the end. `skeleton` as for [`ContainerIndex::parse`].
     pub fn read<B, E>(
         header: &Header,
+        skeleton: Option<&Arc<Skeleton>>,
         mut read: impl FnMut(Range<u64>) -> Result<B, E>,
     ) -> Result<ContainerIndex, E>
     where
@@ -122,7 +132,8 @@ impl ContainerIndex {
             message,
         };
         // Header::parse checked the sections lie in order inside the file.
-        let metadata_end = HEADER_LEN as u64 + header.metadata_len;
+        let metadata_start = header.header_len() as u64;
+        let metadata_end = metadata_start + header.metadata_len;
         if header.metadata_len > MAX_METADATA_LEN {
             return Err(too_long(
                 12,
@@ -144,10 +155,10 @@ impl ContainerIndex {
             )
             .into());
         }
-        let metadata = read(HEADER_LEN as u64..metadata_end)?;
+        let metadata = read(metadata_start..metadata_end)?;
         check_section("metadata", header.metadata_checksum(), &metadata)?;
-        let meta =
-            parse_metadata(&metadata, header.version()).map_err(|f| f.in_section("metadata"))?;
+        let meta = parse_metadata(&metadata, header.version(), skeleton)
+            .map_err(|e| e.into_container_error())?;
         drop(metadata);
         let index_end = header.index_offset + header.index_len;
         let most = index_len_bound(&meta, header.version());
@@ -167,12 +178,39 @@ impl ContainerIndex {
         let index = read(header.index_offset..index_end)?;
         check_section("index", header.index_checksum(), &index)?;
         let area = header.pages_offset..header.file_len;
-        let (segments, pages) = match header.version() >= COMPACT_FORMAT_VERSION {
-            true => parse_compact_index(&index, &meta, area),
-            false => parse_index(&index, &meta, area),
+        let (segments, pages) = match header.version() {
+            v if v >= LEAN_FORMAT_VERSION => parse_lean_index(&index, &meta, area.start),
+            v if v >= COMPACT_FORMAT_VERSION => parse_compact_index(&index, &meta, area),
+            _ => parse_index(&index, &meta, area),
         }
         .map_err(|f| f.in_section("index"))?;
         drop(index);
+        // Version 6 does not store the file's length: the pages, one after
+        // the other, end it.
+        if !header.aligned() {
+            let end = pages
+                .last()
+                .map_or(header.pages_offset, |p| p.offset + u64::from(p.stored_len));
+            if end > header.file_len {
+                return Err(ContainerError::Truncated {
+                    needed: end,
+                    found: header.file_len,
+                }
+                .into());
+            }
+            if end < header.file_len {
+                return Err(ContainerError::Malformed {
+                    section: "index".into(),
+                    offset: 0,
+                    message: format!(
+                        "the pages end at {end}, the file at {}: {} bytes after the last page",
+                        header.file_len,
+                        header.file_len - end
+                    ),
+                }
+                .into());
+            }
+        }
         // The preview tier (version 3) sits between the index and the pages.
         let preview = match header.preview_len {
             0 => index_end..index_end,
@@ -213,9 +251,13 @@ impl ContainerIndex {
     }
 
     /// Parses the header and the table of contents of a whole file's bytes.
-    pub fn parse_file(bytes: &[u8]) -> Result<ContainerIndex, ContainerError> {
+    /// `skeleton` as for [`ContainerIndex::parse`].
+    pub fn parse_file(
+        bytes: &[u8],
+        skeleton: Option<&Arc<Skeleton>>,
+    ) -> Result<ContainerIndex, ContainerError> {
         let header = Header::parse(bytes, bytes.len() as u64)?;
-        ContainerIndex::parse(&header, bytes)
+        ContainerIndex::parse(&header, bytes, skeleton)
     }
 
     /// The clip metadata.
@@ -325,9 +367,10 @@ pub(crate) const MAX_TABLE_OF_CONTENTS_LEN: u64 = 256 << 20;
 /// one) its entry and its page's (versions 1 to 3) or its page's entry and
 /// its length as a varint of at most five bytes (version 4 on).
 fn index_len_bound(meta: &ClipMeta, version: u16) -> u64 {
-    let per_segment = match version >= COMPACT_FORMAT_VERSION {
-        true => PAGE_ENTRY_LEN + 5,
-        false => SEGMENT_ENTRY_LEN + PAGE_ENTRY_LEN,
+    let per_segment = match version {
+        v if v >= LEAN_FORMAT_VERSION => LEAN_PAGE_ENTRY_MAX + 5,
+        v if v >= COMPACT_FORMAT_VERSION => PAGE_ENTRY_LEN + 5,
+        _ => SEGMENT_ENTRY_LEN + PAGE_ENTRY_LEN,
     };
     (meta.segments.count() as u64)
         .saturating_mul(per_segment as u64)
@@ -456,6 +499,19 @@ fn parse_compact_index(
         )));
     }
     let pages = parse_pages(&mut c, page_count, area)?;
+    let segments = parse_segment_lengths(&mut c, meta, &pages)?;
+    Ok((segments, pages))
+}
+
+/// Each segment's length as a varint, to the end of the section (versions
+/// 4 to 6); a segment's page and offset follow from the lengths, since
+/// pages hold whole segments in order.
+fn parse_segment_lengths(
+    c: &mut Cursor<'_>,
+    meta: &ClipMeta,
+    pages: &[PageEntry],
+) -> Result<Vec<SegmentEntry>, ReadFault> {
+    let segment_count = meta.segments.count();
     let mut segments = Vec::with_capacity(segment_count);
     let mut page = 0usize;
     let mut offset = 0u64;
@@ -499,7 +555,73 @@ fn parse_compact_index(
             c.remaining()
         )));
     }
-    check_page_contents(&segments, &pages, 0)?;
+    check_page_contents(&segments, pages, 0)?;
+    Ok(segments)
+}
+
+/// The most bytes of a page entry in version 6: two varints, the
+/// compression byte and the checksum.
+const LEAN_PAGE_ENTRY_MAX: usize = 5 + 1 + 5 + 4;
+
+/// Parses and checks the index section's bytes (format version 6): the
+/// page count, each page's decoded length, compression, stored length (lz4
+/// pages only: a raw page stores what it decodes to) and checksum, then
+/// each segment's length; pages lie one after the other from the end of
+/// the table of contents, the last ending the file.
+fn parse_lean_index(
+    bytes: &[u8],
+    meta: &ClipMeta,
+    pages_offset: u64,
+) -> Result<(Vec<SegmentEntry>, Vec<PageEntry>), ReadFault> {
+    let mut c = Cursor::new(bytes);
+    let segment_count = meta.segments.count();
+    let at = c.offset();
+    let page_count = c.varint("page count")? as usize;
+    // A page entry takes at least 6 bytes, a segment length 1.
+    let fits = page_count
+        .checked_mul(6)
+        .and_then(|p| p.checked_add(segment_count))
+        .is_some_and(|n| n <= c.remaining());
+    if page_count == 0 || page_count > segment_count || !fits {
+        return Err(ReadFault {
+            offset: at,
+            message: format!(
+                "{page_count} pages for {segment_count} segments in {} bytes",
+                c.remaining()
+            ),
+        });
+    }
+    let mut pages = Vec::with_capacity(page_count);
+    let mut offset = pages_offset;
+    for index in 0..page_count {
+        let at = c.offset();
+        let decoded_len = c.varint("decoded length")?;
+        let compression = c.u8("compression")?;
+        let stored_len = match compression {
+            COMPRESSION_NONE => decoded_len,
+            COMPRESSION_LZ4 => c.varint("stored length")?,
+            other => {
+                return Err(ReadFault {
+                    offset: at,
+                    message: format!("page {index} has unknown compression {other}"),
+                })
+            }
+        };
+        let checksum = c.u32("checksum")?;
+        let entry = PageEntry {
+            offset,
+            stored_len,
+            decoded_len,
+            compression,
+            checksum,
+        };
+        check_page_entry(&entry, index, at)?;
+        offset = offset.saturating_add(u64::from(stored_len));
+        pages.push(entry);
+    }
+    // Where the pages end against the file's end is the caller's check (a
+    // file that ends early is truncated, not malformed).
+    let segments = parse_segment_lengths(&mut c, meta, &pages)?;
     Ok((segments, pages))
 }
 
@@ -608,6 +730,19 @@ fn parse_pages(
                 "the last page ends at {end}, the file at {file_len}"
             )));
         }
+        check_page_entry(&entry, index, at)?;
+        pages.push(entry);
+    }
+    Ok(pages)
+}
+
+/// A page entry's lengths and compression agree (`at`: where it lies).
+fn check_page_entry(entry: &PageEntry, index: usize, at: usize) -> Result<(), ReadFault> {
+    let bad = |message: String| ReadFault {
+        offset: at,
+        message,
+    };
+    {
         // lz4 expands at most 255 to 1: a larger decoded length is a lie that
         // would make the first use of the page allocate for nothing.
         let most = match entry.compression {
@@ -633,7 +768,6 @@ fn parse_pages(
             COMPRESSION_NONE | COMPRESSION_LZ4 => {}
             other => return Err(bad(format!("page {index} has unknown compression {other}"))),
         }
-        pages.push(entry);
     }
-    Ok(pages)
+    Ok(())
 }

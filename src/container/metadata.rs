@@ -12,8 +12,10 @@ use glam::Quat;
 use super::bytes::{Cursor, ReadFault};
 use super::{
     BIND_ROTATION, BIND_SCALE, BIND_TRANSLATION, COMPACT_FORMAT_VERSION, FLOAT_FORMAT_VERSION,
-    NO_PARENT, STEPS_FORMAT_VERSION,
+    LEAN_FORMAT_VERSION, META_SKELETON_BY_REFERENCE, META_STEPS, META_WRAP, NO_PARENT,
+    STEPS_FORMAT_VERSION,
 };
+use crate::error::ContainerError;
 use crate::clip::{
     Bone, BoneSteps, FloatKind, LengthUnit, LoopMode, Skeleton, TrackKind, Transform, MAX_BONES,
     MAX_FLOAT_COMPONENTS,
@@ -23,35 +25,151 @@ use crate::format::{
     FloatMeta, SegmentEncoding, SegmentLayout, ROTATION_GRID_STEPS,
 };
 
+/// The bone records of `skeleton` as versions 4 to 6 lay them out in the
+/// metadata (see "A bone" in the format): each bone's parent plus one as a
+/// varint, its bind flags, its name's length as a varint and the name, then
+/// the bind values its flags say are stored.
+pub(crate) fn bone_records(skeleton: &Skeleton) -> Vec<u8> {
+    fn varint(out: &mut Vec<u8>, mut v: u32) {
+        while v >= 0x80 {
+            out.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+    let mut out = Vec::new();
+    for bone in skeleton.bones() {
+        // Parents come before their children, so below the bone count.
+        varint(&mut out, bone.parent.map_or(0, |p| p as u32 + 1));
+        let (b, identity) = (&bone.bind, Transform::IDENTITY);
+        let flags = u8::from(b.rotation != identity.rotation) * BIND_ROTATION
+            | u8::from(b.translation != identity.translation) * BIND_TRANSLATION
+            | u8::from(b.scale != identity.scale) * BIND_SCALE;
+        out.push(flags);
+        // A name over 4 GiB cannot be written (the writer refuses it); the
+        // fingerprint of one saturates.
+        varint(&mut out, u32::try_from(bone.name.len()).unwrap_or(u32::MAX));
+        out.extend_from_slice(bone.name.as_bytes());
+        let mut floats = Vec::new();
+        if flags & BIND_ROTATION != 0 {
+            floats.extend(b.rotation.to_array());
+        }
+        if flags & BIND_TRANSLATION != 0 {
+            floats.extend(b.translation.to_array());
+        }
+        if flags & BIND_SCALE != 0 {
+            floats.extend(b.scale.to_array());
+        }
+        for v in floats {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    out
+}
+
+/// The fingerprint of a skeleton: the 64-bit FNV-1a hash of its bone
+/// records as a file stores them (versions 4 to 6, "A bone" in the format).
+/// A version-6 file that references its skeleton stores this instead of
+/// the bones, and a reader opens it only with a skeleton of the same
+/// fingerprint: the same bone count, hierarchy, names and bind pose, bit
+/// for bit.
+pub fn skeleton_fingerprint(skeleton: &Skeleton) -> u64 {
+    bone_records(skeleton)
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |hash, &byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+}
+
+/// Why the metadata cannot be read: a fault in its bytes, or a skeleton
+/// the reader was not given or given wrong.
+pub(crate) enum MetadataError {
+    /// A field is wrong.
+    Fault(ReadFault),
+    /// The skeleton: needed, or not the file's.
+    Skeleton(ContainerError),
+}
+
+impl From<ReadFault> for MetadataError {
+    fn from(fault: ReadFault) -> Self {
+        MetadataError::Fault(fault)
+    }
+}
+
+impl MetadataError {
+    /// As the container's error, a fault placed in the metadata section.
+    pub(crate) fn into_container_error(self) -> ContainerError {
+        match self {
+            MetadataError::Fault(fault) => fault.in_section("metadata"),
+            MetadataError::Skeleton(error) => error,
+        }
+    }
+}
+
 /// Parses and checks the metadata section's bytes; a fault's offset is
-/// in the section.
-pub(crate) fn parse_metadata(bytes: &[u8], version: u16) -> Result<ClipMeta, ReadFault> {
+/// in the section. `given` is the skeleton the reader was given, if any:
+/// a file that references its skeleton (version 6) takes it, after its
+/// fingerprint is checked; one that stores it checks that it is the same.
+pub(crate) fn parse_metadata(
+    bytes: &[u8],
+    version: u16,
+    given: Option<&Arc<Skeleton>>,
+) -> Result<ClipMeta, MetadataError> {
     let mut c = Cursor::new(bytes);
-    let name_len = c.u32("clip name length")? as usize;
+    let lean = version >= LEAN_FORMAT_VERSION;
+    let name_len = match lean {
+        true => c.varint("clip name length")?,
+        false => c.u32("clip name length")?,
+    } as usize;
     let name = c.str(name_len, "clip name")?.to_string();
     let at = c.offset();
     let sample_rate = c.f32("sample rate")?;
     if sample_rate <= 0.0 {
-        return Err(ReadFault {
+        return Err(MetadataError::Fault(ReadFault {
             offset: at,
             message: format!("sample rate {sample_rate} is not positive"),
-        });
+        }));
     }
     let at = c.offset();
-    let num_samples = c.u32("sample count")?;
-    let segment_count = c.u32("segment count")?;
+    let (num_samples, segment_count) = match lean {
+        true => (c.varint("sample count")?, c.varint("segment count")?),
+        false => (c.u32("sample count")?, c.u32("segment count")?),
+    };
     let layout = SegmentLayout::from_parts(num_samples, segment_count).ok_or(ReadFault {
         offset: at,
         message: format!("{segment_count} segments for {num_samples} samples"),
     })?;
-    let loop_mode = match c.u8("loop mode")? {
-        0 => LoopMode::Clamp,
-        1 => LoopMode::Wrap,
-        other => return Err(c.fault(format!("loop mode {other} is neither 0 nor 1"))),
+    // Version 6: one byte of flags; before, the loop mode and a reserved byte.
+    let flags = match lean {
+        true => {
+            let flags = c.u8("flags")?;
+            if flags & !(META_WRAP | META_SKELETON_BY_REFERENCE | META_STEPS) != 0 {
+                return Err(MetadataError::Fault(c.fault(format!("unknown flag bits {flags:#04x}"))));
+            }
+            flags
+        }
+        false => {
+            let flags = match c.u8("loop mode")? {
+                0 => 0,
+                1 => META_WRAP,
+                other => {
+                    return Err(MetadataError::Fault(c.fault(format!("loop mode {other} is neither 0 nor 1"))))
+                }
+            };
+            if c.u8("reserved")? != 0 {
+                return Err(MetadataError::Fault(c.fault("reserved byte is not zero")));
+            }
+            // Version 5 always has its cuts and step flags.
+            match version >= STEPS_FORMAT_VERSION {
+                true => flags | META_STEPS,
+                false => flags,
+            }
+        }
     };
-    if c.u8("reserved")? != 0 {
-        return Err(c.fault("reserved byte is not zero"));
-    }
+    let loop_mode = match flags & META_WRAP != 0 {
+        true => LoopMode::Wrap,
+        false => LoopMode::Clamp,
+    };
     let at = c.offset();
     let unit = LengthUnit::from_cm_per_unit(c.f64("length unit")?).ok_or(ReadFault {
         offset: at,
@@ -60,16 +178,165 @@ pub(crate) fn parse_metadata(bytes: &[u8], version: u16) -> Result<ClipMeta, Rea
     let threshold_cm = c.f64("threshold")?;
     let shell_cm = c.f64("shell distance")?;
     let at = c.offset();
-    let bone_count = c.u32("bone count")? as usize;
-    // A bone takes at least 5 bytes (from version 4, 3): parent, flags, name length.
+    let bone_count = match lean {
+        true => c.varint("bone count")?,
+        false => c.u32("bone count")?,
+    } as usize;
+    // A bone takes at least 5 bytes (from version 4, 3): parent, flags, name
+    // length; none in a file that references its skeleton. Its track kinds
+    // take 6 bits.
     let compact = version >= COMPACT_FORMAT_VERSION;
-    let least = if compact { 3 } else { 5 };
-    if bone_count == 0 || bone_count > MAX_BONES || bone_count * least > c.remaining() {
-        return Err(ReadFault {
+    let by_reference = flags & META_SKELETON_BY_REFERENCE != 0;
+    let least = match (by_reference, compact) {
+        (true, _) => 0,
+        (false, true) => 3,
+        (false, false) => 5,
+    };
+    if bone_count == 0
+        || bone_count > MAX_BONES
+        || bone_count * least > c.remaining()
+        || (bone_count * 6).div_ceil(8) > c.remaining()
+    {
+        return Err(MetadataError::Fault(ReadFault {
             offset: at,
             message: format!("bone count {bone_count} is impossible here"),
-        });
+        }));
     }
+    let skeleton = match by_reference {
+        true => {
+            let fingerprint = c.u64("skeleton fingerprint")?;
+            let Some(given) = given else {
+                return Err(MetadataError::Skeleton(ContainerError::SkeletonNeeded {
+                    bones: bone_count,
+                    fingerprint,
+                }));
+            };
+            check_skeleton(given, bone_count, fingerprint)?;
+            Arc::clone(given)
+        }
+        false => {
+            let skeleton = parse_bones(&mut c, bone_count, compact)?;
+            if let Some(given) = given {
+                check_skeleton(given, bone_count, skeleton_fingerprint(&skeleton))?;
+            }
+            Arc::new(skeleton)
+        }
+    };
+    let at = c.offset();
+    let kind_bytes = c.take((bone_count * 6).div_ceil(8), "track kinds")?;
+    let mut kinds = Vec::with_capacity(bone_count);
+    for bone in 0..bone_count {
+        let mut k = [TrackKind::Default; 3];
+        for (channel, kind) in k.iter_mut().enumerate() {
+            let bit = (bone * 3 + channel) * 2;
+            *kind = match kind_bytes[bit / 8] >> (bit % 8) & 3 {
+                0 => TrackKind::Default,
+                1 => TrackKind::Constant,
+                2 => TrackKind::Animated,
+                _ => {
+                    return Err(MetadataError::Fault(ReadFault {
+                        offset: at + bit / 8,
+                        message: format!("bone {bone}: invalid track kind 3"),
+                    }))
+                }
+            };
+        }
+        kinds.push(k);
+    }
+    let mut constants = Vec::new();
+    for (bone, k) in kinds.iter().enumerate() {
+        for channel in Channel::ALL {
+            if k[channel as usize] == TrackKind::Constant {
+                constants.push(ConstantTrack {
+                    bone: bone as u16,
+                    channel,
+                    value: c.vec3("constant value")?,
+                });
+            }
+        }
+    }
+    let mut animated = Vec::new();
+    for (bone, k) in kinds.iter().enumerate() {
+        for channel in Channel::ALL {
+            if k[channel as usize] == TrackKind::Animated {
+                if compact && channel == Channel::Rotation {
+                    animated.push(parse_grid_rotation(&mut c, bone)?);
+                    continue;
+                }
+                let min = c.vec3("clip range minimum")?;
+                let at = c.offset();
+                let extent = c.vec3("clip range extent")?;
+                if extent.min_element() < 0.0 {
+                    return Err(MetadataError::Fault(ReadFault {
+                        offset: at,
+                        message: "clip range extent is negative".into(),
+                    }));
+                }
+                check_reachable(min, extent, at, &format!("bone {bone} {}", channel.name()))?;
+                let reference = match channel {
+                    Channel::Rotation => c.vec3("reference rotation")?,
+                    _ => glam::Vec3::ZERO,
+                };
+                let encoding = match compact {
+                    true => SegmentEncoding::Compact,
+                    false => SegmentEncoding::Original,
+                };
+                animated.push(
+                    AnimatedTrack::new(bone as u16, channel, ClipRange { min, extent }, reference)
+                        .with_encoding(encoding),
+                );
+            }
+        }
+    }
+    let floats = match version >= FLOAT_FORMAT_VERSION {
+        false => Vec::new(),
+        true => parse_floats(&mut c, &mut constants, &mut animated, compact, lean)?,
+    };
+    let steps = match flags & META_STEPS != 0 {
+        true => Some(parse_steps(
+            &mut c,
+            layout.num_samples(),
+            loop_mode,
+            bone_count,
+            floats.len(),
+        )?),
+        false => None,
+    };
+    if c.remaining() != 0 {
+        return Err(MetadataError::Fault(c.fault(format!(
+            "{} unexpected bytes after the metadata",
+            c.remaining()
+        ))));
+    }
+    let meta = ClipMeta::new(
+        name,
+        skeleton,
+        sample_rate,
+        loop_mode,
+        unit,
+        kinds,
+        constants,
+        animated,
+        layout,
+        threshold_cm,
+        shell_cm,
+    )
+    .with_floats(floats);
+    Ok(match steps {
+        Some((bone_steps, float_steps, cuts)) => {
+            meta.with_steps(bone_steps, float_steps).with_cuts(cuts)
+        }
+        None => meta,
+    })
+}
+
+/// The `bone_count` bones of a file that stores its skeleton (`compact`:
+/// version 4 on).
+fn parse_bones(
+    c: &mut Cursor<'_>,
+    bone_count: usize,
+    compact: bool,
+) -> Result<Skeleton, ReadFault> {
     let mut bones = Vec::with_capacity(bone_count);
     for index in 0..bone_count {
         let at = c.offset();
@@ -115,115 +382,28 @@ pub(crate) fn parse_metadata(bytes: &[u8], version: u16) -> Result<ClipMeta, Rea
         bones.push(Bone { name, parent, bind });
     }
     let at = c.offset();
-    let skeleton = Skeleton::new(bones).map_err(|e| ReadFault {
+    Skeleton::new(bones).map_err(|e| ReadFault {
         offset: at,
         message: e.to_string(),
-    })?;
-    let kind_bytes = c.take((bone_count * 6).div_ceil(8), "track kinds")?;
-    let mut kinds = Vec::with_capacity(bone_count);
-    for bone in 0..bone_count {
-        let mut k = [TrackKind::Default; 3];
-        for (channel, kind) in k.iter_mut().enumerate() {
-            let bit = (bone * 3 + channel) * 2;
-            *kind = match kind_bytes[bit / 8] >> (bit % 8) & 3 {
-                0 => TrackKind::Default,
-                1 => TrackKind::Constant,
-                2 => TrackKind::Animated,
-                _ => {
-                    return Err(ReadFault {
-                        offset: at + bit / 8,
-                        message: format!("bone {bone}: invalid track kind 3"),
-                    })
-                }
-            };
-        }
-        kinds.push(k);
-    }
-    let mut constants = Vec::new();
-    for (bone, k) in kinds.iter().enumerate() {
-        for channel in Channel::ALL {
-            if k[channel as usize] == TrackKind::Constant {
-                constants.push(ConstantTrack {
-                    bone: bone as u16,
-                    channel,
-                    value: c.vec3("constant value")?,
-                });
-            }
-        }
-    }
-    let mut animated = Vec::new();
-    for (bone, k) in kinds.iter().enumerate() {
-        for channel in Channel::ALL {
-            if k[channel as usize] == TrackKind::Animated {
-                if compact && channel == Channel::Rotation {
-                    animated.push(parse_grid_rotation(&mut c, bone)?);
-                    continue;
-                }
-                let min = c.vec3("clip range minimum")?;
-                let at = c.offset();
-                let extent = c.vec3("clip range extent")?;
-                if extent.min_element() < 0.0 {
-                    return Err(ReadFault {
-                        offset: at,
-                        message: "clip range extent is negative".into(),
-                    });
-                }
-                check_reachable(min, extent, at, &format!("bone {bone} {}", channel.name()))?;
-                let reference = match channel {
-                    Channel::Rotation => c.vec3("reference rotation")?,
-                    _ => glam::Vec3::ZERO,
-                };
-                let encoding = match compact {
-                    true => SegmentEncoding::Compact,
-                    false => SegmentEncoding::Original,
-                };
-                animated.push(
-                    AnimatedTrack::new(bone as u16, channel, ClipRange { min, extent }, reference)
-                        .with_encoding(encoding),
-                );
-            }
-        }
-    }
-    let floats = match version >= FLOAT_FORMAT_VERSION {
-        false => Vec::new(),
-        true => parse_floats(&mut c, &mut constants, &mut animated, compact)?,
-    };
-    let steps = match version >= STEPS_FORMAT_VERSION {
-        true => Some(parse_steps(
-            &mut c,
-            layout.num_samples(),
-            loop_mode,
-            bone_count,
-            floats.len(),
-        )?),
-        false => None,
-    };
-    if c.remaining() != 0 {
-        return Err(c.fault(format!(
-            "{} unexpected bytes after the metadata",
-            c.remaining()
-        )));
-    }
-    let meta = ClipMeta::new(
-        name,
-        Arc::new(skeleton),
-        sample_rate,
-        loop_mode,
-        unit,
-        kinds,
-        constants,
-        animated,
-        layout,
-        threshold_cm,
-        shell_cm,
-    )
-    .with_floats(floats);
-    Ok(match steps {
-        Some((bone_steps, float_steps, cuts)) => {
-            meta.with_steps(bone_steps, float_steps).with_cuts(cuts)
-        }
-        None => meta,
     })
+}
+
+/// `given` has `bones` bones and the fingerprint `fingerprint`.
+fn check_skeleton(
+    given: &Skeleton,
+    bones: usize,
+    fingerprint: u64,
+) -> Result<(), MetadataError> {
+    let given_fingerprint = skeleton_fingerprint(given);
+    match given.len() == bones && given_fingerprint == fingerprint {
+        true => Ok(()),
+        false => Err(MetadataError::Skeleton(ContainerError::SkeletonMismatch {
+            bones,
+            fingerprint,
+            given_bones: given.len(),
+            given: given_fingerprint,
+        })),
+    }
 }
 
 /// Largest magnitude a clip range may let the decoder reach: half of
@@ -395,13 +575,18 @@ fn parse_floats(
     constants: &mut Vec<ConstantTrack>,
     animated: &mut Vec<AnimatedTrack>,
     compact: bool,
+    lean: bool,
 ) -> Result<Vec<FloatMeta>, ReadFault> {
     let encoding = match compact {
         true => SegmentEncoding::Compact,
         false => SegmentEncoding::Original,
     };
     let at = c.offset();
-    let count = c.u32("float track count")? as usize;
+    // Version 6 stores the count as a varint.
+    let count = match lean {
+        true => c.varint("float track count")?,
+        false => c.u32("float track count")?,
+    } as usize;
     // A track takes at least 12 bytes: name length, kind, width, precision, displacement.
     if count > u16::MAX as usize || count * 12 > c.remaining() {
         return Err(ReadFault {

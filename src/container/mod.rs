@@ -44,6 +44,7 @@ pub(crate) mod read;
 pub(crate) mod write;
 
 pub use header::Header;
+pub use metadata::skeleton_fingerprint;
 pub use index::{ContainerIndex, PageEntry, SegmentEntry};
 pub use preview_tier::PreviewTier;
 pub use read::{PageState, StreamReader, VerifyReport};
@@ -57,9 +58,17 @@ pub use write::{
 /// The first eight bytes of every file.
 pub(crate) const MAGIC: [u8; 8] = *b"CINESTRM";
 
-/// The newest format version: what this build reads up to and writes for
-/// a clip with stepped tracks or cuts. See "Version policy" above.
-pub const FORMAT_VERSION: u16 = 5;
+/// The newest format version: what this build reads up to, and writes for
+/// a file that references its skeleton. See "Version policy" above.
+pub const FORMAT_VERSION: u16 = 6;
+
+/// The version with no byte a reader can do without: a 40-byte header, no
+/// padding, varint counts, a short page table, and the skeleton stored
+/// whole or by its fingerprint.
+pub(crate) const LEAN_FORMAT_VERSION: u16 = 6;
+
+/// Header length of version 6 ([`LEAN_FORMAT_VERSION`]).
+pub(crate) const LEAN_HEADER_LEN: usize = 40;
 
 /// The version that added the cuts and the stepped tracks. A clip without
 /// either is written as [`COMPACT_FORMAT_VERSION`], byte for byte as
@@ -81,7 +90,8 @@ pub(crate) const PREVIEW_FORMAT_VERSION: u16 = 3;
 /// The oldest format version this build reads.
 pub(crate) const FIRST_FORMAT_VERSION: u16 = 1;
 
-/// Header length in bytes.
+/// Header length in bytes of versions 1 to 5 (version 6 takes 40): the
+/// bytes a reader reads first, which hold every version's header.
 pub const HEADER_LEN: usize = 64;
 
 /// Header flag: at least one page is lz4-compressed.
@@ -104,6 +114,13 @@ pub(crate) const COMPRESSION_LZ4: u8 = 1;
 
 /// Parent index of a root bone on disk.
 pub(crate) const NO_PARENT: u16 = 0xFFFF;
+
+/// Metadata flag (version 6): the clip wraps ([`LoopMode::Wrap`](crate::LoopMode)).
+pub(crate) const META_WRAP: u8 = 1;
+/// Metadata flag (version 6): the skeleton is stored as its fingerprint.
+pub(crate) const META_SKELETON_BY_REFERENCE: u8 = 2;
+/// Metadata flag (version 6): the cuts and step flags follow the floats.
+pub(crate) const META_STEPS: u8 = 4;
 
 /// Bind flag: rotation stored.
 pub(crate) const BIND_ROTATION: u8 = 1;

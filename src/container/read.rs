@@ -18,12 +18,13 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use super::byte_source::{FileSource, PageData, Source};
 use super::index::ContainerIndex;
 use super::mmap::MappedFile;
 use super::HEADER_LEN;
+use crate::clip::Skeleton;
 use crate::error::{Error, Result};
 use crate::format::{ClipMeta, SegmentView};
 use crate::sample::plan::DecodePlan;
@@ -161,7 +162,7 @@ pub(crate) const MAX_WHOLE_FILE_BYTES: u64 = 1 << 30;
 /// contents one section at a time ([`ContainerIndex::read`]), so that a
 /// file whose header claims gigabytes is refused before anything it claims
 /// is read or allocated.
-fn checked_source(path: &Path) -> Result<FileSource> {
+fn checked_source(path: &Path, skeleton: Option<&Arc<Skeleton>>) -> Result<FileSource> {
     let source = FileSource::open(path)?;
     let io = |source| Error::Io {
         path: path.to_path_buf(),
@@ -170,7 +171,7 @@ fn checked_source(path: &Path) -> Result<FileSource> {
     let len = source.len();
     let head = source.read(0, HEADER_LEN.min(len as usize)).map_err(io)?;
     let header = Header::parse(&head, len)?;
-    ContainerIndex::read(&header, |range| -> Result<PageData> {
+    ContainerIndex::read(&header, skeleton, |range| -> Result<PageData> {
         source
             .read(range.start, (range.end - range.start) as usize)
             .map_err(io)
@@ -192,18 +193,29 @@ impl StreamReader<Vec<u8>> {
     /// allocated fallibly. A file truncated while it is read is an error
     /// naming both lengths.
     pub fn open_file(path: &Path) -> Result<Self> {
-        StreamReader::open(read_checked_file(path, MAX_WHOLE_FILE_BYTES)?)
+        StreamReader::open_file_with_skeleton(path, None)
+    }
+
+    /// [`StreamReader::open_file`] with the skeleton the file was written
+    /// with, if it was given (see [`StreamReader::open_with_skeleton`]).
+    pub fn open_file_with_skeleton(path: &Path, skeleton: Option<&Arc<Skeleton>>) -> Result<Self> {
+        let bytes = read_checked_file(path, MAX_WHOLE_FILE_BYTES, skeleton)?;
+        StreamReader::open_with_skeleton(bytes, skeleton)
     }
 }
 
 /// The bytes of the container file at `path`, its table of contents
 /// checked first ([`checked_source`]), when it holds at most `limit` bytes.
-pub(crate) fn read_checked_file(path: &Path, limit: u64) -> Result<Vec<u8>> {
+pub(crate) fn read_checked_file(
+    path: &Path,
+    limit: u64,
+    skeleton: Option<&Arc<Skeleton>>,
+) -> Result<Vec<u8>> {
     let io = |source| Error::Io {
         path: path.to_path_buf(),
         source,
     };
-    let source = checked_source(path)?;
+    let source = checked_source(path, skeleton)?;
     let len = source.len();
     if len > limit {
         return Err(io(std::io::Error::new(
@@ -232,7 +244,7 @@ impl StreamReader<MappedFile> {
     /// contents is read and checked section by section before the file is
     /// mapped, as [`StreamReader::open_file`] does.
     pub fn open_mapped(path: &Path) -> Result<Self> {
-        checked_source(path)?;
+        checked_source(path, None)?;
         StreamReader::open(MappedFile::open(path)?)
     }
 }
@@ -255,7 +267,17 @@ impl<D: AsRef<[u8]>> StreamReader<D> {
     /// # Ok::<(), cinestream::Error>(())
     /// ```
     pub fn open(data: D) -> Result<Self> {
-        let index = ContainerIndex::parse_file(data.as_ref())?;
+        StreamReader::open_with_skeleton(data, None)
+    }
+
+    /// [`StreamReader::open`] with the skeleton the file was written with:
+    /// what a file that leaves its skeleton out (format version 6, written
+    /// with `WriteOptions::with_skeleton_by_reference`) needs, and what a
+    /// file that stores one must match (the same
+    /// [`skeleton_fingerprint`](super::skeleton_fingerprint)). `None` is
+    /// [`StreamReader::open`].
+    pub fn open_with_skeleton(data: D, skeleton: Option<&Arc<Skeleton>>) -> Result<Self> {
+        let index = ContainerIndex::parse_file(data.as_ref(), skeleton)?;
         // A damaged tier fails the open here as it does a stream's.
         let preview = PreviewTier::parse(&index, data.as_ref())?;
         tracing::debug!(

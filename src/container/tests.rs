@@ -10,7 +10,7 @@ use super::*;
 use crate::clip::{Bone, Clip, LengthUnit, Skeleton, TrackKind, Transform};
 use crate::compress::{compress, CompressSettings};
 use crate::compressed::CompressedClip;
-use crate::error::Error;
+use crate::error::{ContainerError, Error};
 use crate::procedural::{cinematic, CinematicSpec};
 
 /// A clip with every kind of sub-track: animated, constant and default
@@ -449,8 +449,8 @@ fn a_file_over_the_whole_file_limit_is_refused_in_words() {
     let bytes = encoded(&compressed(&every_kind_clip(20)), &WriteOptions::default());
     std::fs::write(&path, &bytes).unwrap();
     let len = bytes.len() as u64;
-    assert_eq!(read::read_checked_file(&path, len).unwrap(), bytes);
-    let e = read::read_checked_file(&path, len - 1)
+    assert_eq!(read::read_checked_file(&path, len, None).unwrap(), bytes);
+    let e = read::read_checked_file(&path, len - 1, None)
         .unwrap_err()
         .to_string();
     assert!(
@@ -633,7 +633,7 @@ fn a_clip_range_whose_keys_would_not_be_finite_is_refused_at_open() {
         let mut meta = compressed.meta().clone();
         meta.animated[track].range.min.y = min;
         meta.animated[track].range.extent.y = extent;
-        let metadata = write::metadata::encode_metadata(&meta, header.version()).unwrap();
+        let metadata = write::metadata::encode_metadata(&meta, header.version(), false).unwrap();
         assert_eq!(metadata.len() as u64, header.metadata_len);
         let mut patched = bytes.clone();
         patched[HEADER_LEN..HEADER_LEN + metadata.len()].copy_from_slice(&metadata);
@@ -648,4 +648,176 @@ fn a_clip_range_whose_keys_would_not_be_finite_is_refused_at_open() {
             .to_string();
         assert!(e.contains("not be finite"), "{e}");
     }
+}
+
+/// Version 6 with its skeleton left out, opened with the skeleton.
+fn lean_reader<'a>(bytes: &'a [u8], skeleton: &Arc<Skeleton>) -> StreamReader<&'a [u8]> {
+    StreamReader::open_with_skeleton(bytes, Some(skeleton)).unwrap()
+}
+
+#[test]
+fn a_file_without_its_skeleton_gives_the_same_poses_bit_for_bit() {
+    let by_reference = WriteOptions::default().with_skeleton_by_reference(true);
+    let clips = [
+        compressed(&every_kind_clip(70)),
+        compressed(&cinematic(&CinematicSpec::default().with_seconds(3.0))),
+    ];
+    for clip in &clips {
+        let skeleton = Arc::clone(&clip.meta().skeleton);
+        for options in [
+            by_reference.clone(),
+            by_reference.clone().with_page_bytes(100),
+            by_reference.clone().with_page_bytes(1).with_lz4(true),
+            by_reference.clone().with_lz4(true),
+        ] {
+            let (bytes, summary) = encode_stream(clip, &options).unwrap();
+            assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), 6);
+            let reader = lean_reader(&bytes, &skeleton);
+            // Everything but the clip's name, which the file leaves out too.
+            let mut expected = clip.meta().clone();
+            expected.name.clear();
+            assert_eq!(reader.meta(), &expected);
+            assert_eq!(reader.pages().len(), summary.pages);
+            let bones = clip.meta().num_bones();
+            let (mut from_memory, mut from_file) = (
+                vec![Transform::IDENTITY; bones],
+                vec![Transform::IDENTITY; bones],
+            );
+            for s in 0..clip.meta().num_samples() {
+                clip.decode_sample(s, &mut from_memory).unwrap();
+                reader.decode_sample(s, &mut from_file).unwrap();
+                let bits = |p: &[Transform]| -> Vec<u32> {
+                    p.iter()
+                        .flat_map(|t| {
+                            let mut v = t.rotation.to_array().to_vec();
+                            v.extend(t.translation.to_array());
+                            v.extend(t.scale.to_array());
+                            v
+                        })
+                        .map(f32::to_bits)
+                        .collect()
+                };
+                assert_eq!(bits(&from_memory), bits(&from_file), "sample {s}");
+            }
+            assert!(reader.verify().is_sound());
+            // Smaller than the same clip with its skeleton, by more than
+            // the bones' names.
+            let stored = encoded(clip, &options.clone().with_skeleton_by_reference(false));
+            let names: usize = skeleton.bones().iter().map(|b| b.name.len()).sum();
+            assert!(bytes.len() + names < stored.len(), "{} {}", bytes.len(), stored.len());
+        }
+    }
+}
+
+#[test]
+fn a_file_without_its_skeleton_needs_that_skeleton() {
+    let clip = compressed(&every_kind_clip(20));
+    let skeleton = Arc::clone(&clip.meta().skeleton);
+    let lean = encoded(&clip, &WriteOptions::default().with_skeleton_by_reference(true));
+    let stored = encoded(&clip, &WriteOptions::default());
+    let err = StreamReader::open(&lean[..]).unwrap_err();
+    assert!(
+        matches!(err, Error::Container(ContainerError::SkeletonNeeded { bones: 4, fingerprint }) if fingerprint == skeleton_fingerprint(&skeleton)),
+        "{err}"
+    );
+    assert!(err.to_string().contains("--skeleton"), "{err}");
+    // Another skeleton: a bind translation one ulp off, a bone renamed, a
+    // bone fewer. Refused for the file that stores its skeleton too.
+    let mut bones = skeleton.bones().to_vec();
+    bones[1].bind.translation.y = f32::from_bits(bones[1].bind.translation.y.to_bits() + 1);
+    let mut renamed = skeleton.bones().to_vec();
+    renamed[2].name = "B".into();
+    let others = [
+        bones,
+        renamed,
+        skeleton.bones()[..3].to_vec(),
+    ];
+    for other in others {
+        let other = Arc::new(Skeleton::new(other).unwrap());
+        for bytes in [&lean, &stored] {
+            let err = StreamReader::open_with_skeleton(&bytes[..], Some(&other)).unwrap_err();
+            assert!(
+                matches!(err, Error::Container(ContainerError::SkeletonMismatch { bones: 4, .. })),
+                "{err}"
+            );
+        }
+    }
+    // The stream takes it in its options.
+    let options = crate::stream::StreamOptions::default();
+    assert!(crate::stream::Stream::from_bytes(lean.clone(), options.clone()).is_err());
+    let stream =
+        crate::stream::Stream::from_bytes(lean, options.with_skeleton(Arc::clone(&skeleton)))
+            .unwrap();
+    let mut pose = vec![Transform::IDENTITY; 4];
+    stream.sample(0.3, &mut pose).unwrap();
+    let mut expected = vec![Transform::IDENTITY; 4];
+    clip.sample(0.3, &mut expected).unwrap();
+    assert_eq!(pose, expected);
+}
+
+#[test]
+fn the_skeleton_fingerprint_is_fnv_1a_of_the_bone_records_a_file_stores() {
+    // Two bones written out by hand as "A bone" lays them out (version 4
+    // on): parent + 1, bind flags, name length, name, the stored values.
+    let skeleton = Skeleton::new(vec![
+        Bone {
+            name: "hip".into(),
+            parent: None,
+            bind: Transform::IDENTITY,
+        },
+        Bone {
+            name: "k".into(),
+            parent: Some(0),
+            bind: Transform::from_rotation_translation(Quat::IDENTITY, Vec3::new(0.0, 2.5, 0.0)),
+        },
+    ])
+    .unwrap();
+    let mut records = vec![0u8, 0, 3, b'h', b'i', b'p', 1, BIND_TRANSLATION, 1, b'k'];
+    for v in [0.0f32, 2.5, 0.0] {
+        records.extend(v.to_le_bytes());
+    }
+    let mut hash: u64 = 0xcbf29ce484222325;
+    for byte in &records {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x100000001b3);
+    }
+    assert_eq!(skeleton_fingerprint(&skeleton), hash);
+    // And those are the bytes a version-4 file of the skeleton holds.
+    let skeleton = Arc::new(skeleton);
+    let poses = [skeleton.bind_pose(), skeleton.bind_pose()].concat();
+    let clip = Clip::from_poses("two", skeleton, 30.0, LengthUnit::CENTIMETRE, poses).unwrap();
+    let bytes = encoded(&compressed(&clip), &WriteOptions::default());
+    assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), 4);
+    assert!(bytes.windows(records.len()).any(|w| w == records));
+}
+
+#[test]
+fn a_file_without_its_skeleton_refuses_every_flipped_byte_and_truncation() {
+    let clip = compressed(&every_kind_clip(40));
+    let skeleton = Arc::clone(&clip.meta().skeleton);
+    let bytes = encoded(&clip, &WriteOptions::default().with_skeleton_by_reference(true));
+    let pages_start = lean_reader(&bytes, &skeleton).pages()[0].offset as usize;
+    for at in 0..bytes.len() {
+        let mut broken = bytes.clone();
+        broken[at] ^= 0x01;
+        match StreamReader::open_with_skeleton(&broken[..], Some(&skeleton)) {
+            Err(_) => assert!(at < pages_start, "byte {at}"),
+            Ok(reader) => {
+                assert!(at >= pages_start, "byte {at} before the pages passed open");
+                assert!(!reader.verify().is_sound(), "byte {at}");
+            }
+        }
+    }
+    for len in 0..bytes.len() {
+        let err = StreamReader::open_with_skeleton(&bytes[..len], Some(&skeleton)).unwrap_err();
+        assert!(
+            matches!(err, Error::Container(ContainerError::Truncated { .. })),
+            "length {len}: {err}"
+        );
+    }
+    // A byte more after the last page is not a file this writer wrote.
+    let mut longer = bytes.clone();
+    longer.push(0);
+    let err = StreamReader::open_with_skeleton(&longer[..], Some(&skeleton)).unwrap_err();
+    assert!(err.to_string().contains("after the last page"), "{err}");
 }

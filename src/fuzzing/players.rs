@@ -321,6 +321,7 @@ pub fn exercise(data: &[u8]) -> Outcome {
         prefetch: true,
         // The shortest tick, so that a "not ready" page comes soon.
         tick: *TICK_RANGE.start(),
+        skeleton: None,
     };
     let stream = match Stream::from_bytes(bytes.to_vec(), options) {
         Ok(stream) => stream,

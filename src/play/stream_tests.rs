@@ -145,7 +145,7 @@ fn prefetch_keeps_real_time_play_free_of_stalls_on_slow_media() {
 #[test]
 fn a_corrupt_page_is_an_error_for_sampler_and_prefetcher() {
     let mut bytes = encoded(false).to_vec();
-    let index = ContainerIndex::parse_file(&bytes).unwrap();
+    let index = ContainerIndex::parse_file(&bytes, None).unwrap();
     let page = index.page_of_sample(90);
     let at = index.pages()[page].offset as usize + 5;
     bytes[at] ^= 0x40;

@@ -52,7 +52,7 @@ use std::time::{Duration, Instant};
 
 use arc_swap::Guard;
 
-use crate::clip::Transform;
+use crate::clip::{Skeleton, Transform};
 use crate::container::byte_source::HostPrefix;
 use crate::container::bytes::try_extend;
 use crate::container::read::{resident_cost, ReadyPage};
@@ -142,6 +142,11 @@ pub struct StreamOptions {
     /// How often an active prefetcher looks at the playheads, in
     /// `TICK_RANGE`.
     pub tick: Duration,
+    /// The skeleton the file was written with, for a file that leaves it
+    /// out (format version 6, `WriteOptions::with_skeleton_by_reference`);
+    /// a file that stores its skeleton is opened only if it is this one.
+    /// Default: none.
+    pub skeleton: Option<Arc<Skeleton>>,
 }
 
 impl Default for StreamOptions {
@@ -152,11 +157,19 @@ impl Default for StreamOptions {
             missing_page: MissingPage::Block,
             prefetch: true,
             tick: Duration::from_millis(5),
+            skeleton: None,
         }
     }
 }
 
 impl StreamOptions {
+    /// Sets the skeleton the file was written with (see
+    /// [`StreamOptions::skeleton`]).
+    pub fn with_skeleton(mut self, skeleton: Arc<Skeleton>) -> Self {
+        self.skeleton = Some(skeleton);
+        self
+    }
+
     /// Sets the memory budget.
     pub fn with_budget_bytes(mut self, bytes: u64) -> Self {
         self.budget_bytes = bytes;
@@ -594,7 +607,8 @@ impl Stream {
         // kept whole for the preview tier.
         let mut prefix = Vec::new();
         try_extend(&mut prefix, &head, "the header").map_err(io)?;
-        let index = ContainerIndex::read(&header, |range| -> Result<PageData> {
+        let skeleton = options.skeleton.as_ref();
+        let index = ContainerIndex::read(&header, skeleton, |range| -> Result<PageData> {
             let bytes = source
                 .read(range.start, (range.end - range.start) as usize)
                 .map_err(io)?;

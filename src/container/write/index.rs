@@ -2,12 +2,28 @@
 
 use super::bytes::{to_u32, Writer};
 use crate::container::{
-    PageEntry, SegmentEntry, COMPACT_FORMAT_VERSION, PAGE_ENTRY_LEN, SEGMENT_ENTRY_LEN,
+    PageEntry, SegmentEntry, COMPACT_FORMAT_VERSION, COMPRESSION_NONE, LEAN_FORMAT_VERSION,
+    PAGE_ENTRY_LEN, SEGMENT_ENTRY_LEN,
 };
 
 /// Bytes of the index section of `segments` in `pages` pages, in format
 /// version `version`.
-pub(crate) fn index_len(segments: &[SegmentEntry], pages: usize, version: u16) -> usize {
+pub(crate) fn index_len(segments: &[SegmentEntry], pages: &[PageEntry], version: u16) -> usize {
+    if version >= LEAN_FORMAT_VERSION {
+        let page_bytes: usize = pages
+            .iter()
+            .map(|p| {
+                let stored = match p.compression {
+                    COMPRESSION_NONE => 0,
+                    _ => varint_len(p.stored_len),
+                };
+                varint_len(p.decoded_len) + 1 + stored + 4
+            })
+            .sum();
+        let segment_bytes: usize = segments.iter().map(|s| varint_len(s.len)).sum();
+        return varint_len(pages.len() as u32) + page_bytes + segment_bytes;
+    }
+    let pages = pages.len();
     let segment_bytes: usize = match version >= COMPACT_FORMAT_VERSION {
         true => segments.iter().map(|s| varint_len(s.len)).sum(),
         false => segments.len() * SEGMENT_ENTRY_LEN,
@@ -29,6 +45,22 @@ pub(crate) fn encode_index(
     version: u16,
 ) -> crate::error::Result<Vec<u8>> {
     let mut index = Writer::default();
+    if version >= LEAN_FORMAT_VERSION {
+        index.varint(to_u32(pages.len(), "page count")?);
+        for page in pages {
+            index.varint(page.decoded_len);
+            index.u8(page.compression);
+            if page.compression != COMPRESSION_NONE {
+                index.varint(page.stored_len);
+            }
+            index.u32(page.checksum);
+        }
+        for segment in segments {
+            index.varint(segment.len);
+        }
+        debug_assert_eq!(index.bytes.len(), index_len(segments, pages, version));
+        return Ok(index.bytes);
+    }
     index.u32(to_u32(segments.len(), "segment count")?);
     index.u32(to_u32(pages.len(), "page count")?);
     let compact = version >= COMPACT_FORMAT_VERSION;
@@ -53,6 +85,6 @@ pub(crate) fn encode_index(
             index.varint(segment.len);
         }
     }
-    debug_assert_eq!(index.bytes.len(), index_len(segments, pages.len(), version));
+    debug_assert_eq!(index.bytes.len(), index_len(segments, pages, version));
     Ok(index.bytes)
 }

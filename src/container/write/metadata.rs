@@ -6,32 +6,74 @@ use crate::container::metadata::{
     FLOAT_FIELD_OF_VIEW, FLOAT_GENERIC, FLOAT_MORPH_WEIGHT, SLOT_ANIMATED, SLOT_CONSTANT,
     SLOT_DEFAULT,
 };
+use crate::container::metadata::{bone_records, skeleton_fingerprint};
 use crate::container::{
-    BIND_ROTATION, BIND_SCALE, BIND_TRANSLATION, COMPACT_FORMAT_VERSION, NO_PARENT,
-    STEPS_FORMAT_VERSION,
+    BIND_ROTATION, BIND_SCALE, BIND_TRANSLATION, COMPACT_FORMAT_VERSION, LEAN_FORMAT_VERSION,
+    META_SKELETON_BY_REFERENCE, META_STEPS, META_WRAP, NO_PARENT, STEPS_FORMAT_VERSION,
 };
 use crate::format::{rotation_grid_point, AnimatedTrack, Channel, ClipMeta, ROTATION_GRID_STEPS};
 
 /// The metadata section of `meta`: what [`parse_metadata`] reads back.
-pub(crate) fn encode_metadata(meta: &ClipMeta, version: u16) -> crate::error::Result<Vec<u8>> {
+/// `by_reference` (version 6 only): the skeleton's fingerprint instead of
+/// its bones, and no clip name.
+pub(crate) fn encode_metadata(
+    meta: &ClipMeta,
+    version: u16,
+    by_reference: bool,
+) -> crate::error::Result<Vec<u8>> {
     let mut w = Writer::default();
-    w.u32(to_u32(meta.name.len(), "clip name")?);
-    w.bytes.extend_from_slice(meta.name.as_bytes());
-    w.f32(meta.sample_rate);
-    w.u32(to_u32(meta.num_samples(), "sample count")?);
-    w.u32(to_u32(meta.segments.count(), "segment count")?);
-    w.u8(match meta.loop_mode {
-        LoopMode::Clamp => 0,
-        LoopMode::Wrap => 1,
-    });
-    w.u8(0);
-    w.f64(meta.unit.cm_per_unit());
-    w.f64(meta.threshold_cm);
-    w.f64(meta.shell_cm);
+    let lean = version >= LEAN_FORMAT_VERSION;
+    let steps = meta.has_steps() || !meta.cuts().is_empty();
+    if lean {
+        let name = if by_reference { "" } else { meta.name.as_str() };
+        w.varint(to_u32(name.len(), "clip name")?);
+        w.bytes.extend_from_slice(name.as_bytes());
+        w.f32(meta.sample_rate);
+        w.varint(to_u32(meta.num_samples(), "sample count")?);
+        w.varint(to_u32(meta.segments.count(), "segment count")?);
+        let mut flags = 0;
+        if meta.loop_mode == LoopMode::Wrap {
+            flags |= META_WRAP;
+        }
+        if by_reference {
+            flags |= META_SKELETON_BY_REFERENCE;
+        }
+        if steps {
+            flags |= META_STEPS;
+        }
+        w.u8(flags);
+        w.f64(meta.unit.cm_per_unit());
+        w.f64(meta.threshold_cm);
+        w.f64(meta.shell_cm);
+        w.varint(to_u32(meta.skeleton.len(), "bone count")?);
+    } else {
+        w.u32(to_u32(meta.name.len(), "clip name")?);
+        w.bytes.extend_from_slice(meta.name.as_bytes());
+        w.f32(meta.sample_rate);
+        w.u32(to_u32(meta.num_samples(), "sample count")?);
+        w.u32(to_u32(meta.segments.count(), "segment count")?);
+        w.u8(match meta.loop_mode {
+            LoopMode::Clamp => 0,
+            LoopMode::Wrap => 1,
+        });
+        w.u8(0);
+        w.f64(meta.unit.cm_per_unit());
+        w.f64(meta.threshold_cm);
+        w.f64(meta.shell_cm);
+        w.u32(to_u32(meta.skeleton.len(), "bone count")?);
+    }
     let skeleton = &meta.skeleton;
-    w.u32(to_u32(skeleton.len(), "bone count")?);
     let compact = version >= COMPACT_FORMAT_VERSION;
-    for bone in skeleton.bones() {
+    if lean {
+        for bone in skeleton.bones() {
+            to_u32(bone.name.len(), "a bone name's length")?;
+        }
+        match by_reference {
+            true => w.u64(skeleton_fingerprint(skeleton)),
+            false => w.bytes.extend_from_slice(&bone_records(skeleton)),
+        }
+    }
+    for bone in skeleton.bones().iter().filter(|_| !lean) {
         match compact {
             true => w.varint(bone.parent.map_or(0, |p| p as u32 + 1)),
             false => w.u16(bone.parent.map_or(NO_PARENT, |p| p as u16)),
@@ -103,9 +145,10 @@ pub(crate) fn encode_metadata(meta: &ClipMeta, version: u16) -> crate::error::Re
     }
     // From version 2 the float section is always there (empty or not).
     if version >= 2 {
-        encode_floats(meta, &mut w)?;
+        encode_floats(meta, &mut w, lean)?;
     }
-    if version >= STEPS_FORMAT_VERSION {
+    // Version 5 always has the steps; version 6 when it has any.
+    if version == STEPS_FORMAT_VERSION || (lean && steps) {
         encode_steps(meta, &mut w)?;
     }
     Ok(w.bytes)
@@ -168,8 +211,12 @@ fn encode_grid_rotation(t: &AnimatedTrack, w: &mut Writer) -> crate::error::Resu
 }
 
 /// The float section: what [`parse_floats`] reads back.
-fn encode_floats(meta: &ClipMeta, w: &mut Writer) -> crate::error::Result<()> {
-    w.u32(to_u32(meta.floats.len(), "float track count")?);
+fn encode_floats(meta: &ClipMeta, w: &mut Writer, lean: bool) -> crate::error::Result<()> {
+    let count = to_u32(meta.floats.len(), "float track count")?;
+    match lean {
+        true => w.varint(count),
+        false => w.u32(count),
+    }
     for f in &meta.floats {
         let name_len = u16::try_from(f.name.len()).map_err(|_| too_big("a float track name"))?;
         w.u16(name_len);

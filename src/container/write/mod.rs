@@ -26,7 +26,8 @@ use super::header::Header;
 use super::index::{PageEntry, SegmentEntry};
 use super::{
     crc32, ALIGN, COMPACT_FORMAT_VERSION, COMPRESSION_LZ4, FIRST_FORMAT_VERSION, FLAG_LZ4_PAGES,
-    FLOAT_FORMAT_VERSION, HEADER_LEN, MAX_PAGE_LEN, PREVIEW_FORMAT_VERSION, STEPS_FORMAT_VERSION,
+    FLOAT_FORMAT_VERSION, HEADER_LEN, LEAN_FORMAT_VERSION, LEAN_HEADER_LEN, MAX_PAGE_LEN,
+    PREVIEW_FORMAT_VERSION, STEPS_FORMAT_VERSION,
 };
 use crate::compress::Preview;
 use crate::compressed::CompressedClip;
@@ -42,6 +43,12 @@ pub struct WriteOptions {
     pub page_bytes: usize,
     /// Compress pages with lz4 where it saves at least an eighth. Default: off.
     pub lz4: bool,
+    /// Leave the skeleton (bone names, hierarchy, bind pose) and the clip's
+    /// name out of the file and store the skeleton's 64-bit fingerprint
+    /// instead (format version 6): for an engine that holds the skeleton
+    /// and opens every clip with it, as ACL's users do. Saves tens of bytes
+    /// a bone, which is most of a short clip's file. Default: off.
+    pub skeleton_by_reference: bool,
 }
 
 impl Default for WriteOptions {
@@ -49,6 +56,7 @@ impl Default for WriteOptions {
         WriteOptions {
             page_bytes: 64 * 1024,
             lz4: false,
+            skeleton_by_reference: false,
         }
     }
 }
@@ -57,6 +65,13 @@ impl WriteOptions {
     /// Sets the page size in bytes.
     pub fn with_page_bytes(mut self, bytes: usize) -> Self {
         self.page_bytes = bytes;
+        self
+    }
+
+    /// Leaves the skeleton out of the file, or stores it (see
+    /// [`WriteOptions::skeleton_by_reference`]).
+    pub fn with_skeleton_by_reference(mut self, by_reference: bool) -> Self {
+        self.skeleton_by_reference = by_reference;
         self
     }
 
@@ -144,18 +159,34 @@ pub fn encode_stream_with_preview(
     // holds it, byte for byte what earlier builds wrote.
     let version = match (
         encoding_of(&meta.animated),
+        options.skeleton_by_reference,
         preview.is_some(),
         meta.floats.is_empty(),
     ) {
-        (SegmentEncoding::Compact, ..) if meta.has_steps() || !meta.cuts().is_empty() => {
+        (SegmentEncoding::Compact, true, ..) => LEAN_FORMAT_VERSION,
+        (SegmentEncoding::Compact, false, ..) if meta.has_steps() || !meta.cuts().is_empty() => {
             STEPS_FORMAT_VERSION
         }
-        (SegmentEncoding::Compact, ..) => COMPACT_FORMAT_VERSION,
-        (SegmentEncoding::Original, true, _) => PREVIEW_FORMAT_VERSION,
-        (SegmentEncoding::Original, false, true) => FIRST_FORMAT_VERSION,
-        (SegmentEncoding::Original, false, false) => FLOAT_FORMAT_VERSION,
+        (SegmentEncoding::Compact, false, ..) => COMPACT_FORMAT_VERSION,
+        (SegmentEncoding::Original, true, ..) => {
+            return Err(Error::InvalidSettings {
+                message: "a clip read from a file of format version 1 to 3 keeps its segment \
+                          encoding, which version 6 (skeleton by reference) does not hold: \
+                          compress it again"
+                    .into(),
+            })
+        }
+        (SegmentEncoding::Original, false, true, _) => PREVIEW_FORMAT_VERSION,
+        (SegmentEncoding::Original, false, false, true) => FIRST_FORMAT_VERSION,
+        (SegmentEncoding::Original, false, false, false) => FLOAT_FORMAT_VERSION,
     };
-    let metadata = encode_metadata(meta, version)?;
+    let metadata = encode_metadata(meta, version, options.skeleton_by_reference)?;
+    // Version 6 lays the sections and pages one after the other; before
+    // it, each starts at a multiple of 8.
+    let align = |n: usize| match version >= LEAN_FORMAT_VERSION {
+        true => n,
+        false => self::align(n),
+    };
 
     // Whole segments into pages, in order.
     let count = meta.segments.count();
@@ -184,19 +215,38 @@ pub fn encode_stream_with_preview(
     pages.push(encode_page(current, options.lz4));
 
     // Layout: header, metadata, index, pages.
-    let metadata_offset = HEADER_LEN;
+    let metadata_offset = match version >= LEAN_FORMAT_VERSION {
+        true => LEAN_HEADER_LEN,
+        false => HEADER_LEN,
+    };
     let index_offset = align(metadata_offset + metadata.len());
-    let index_len = index_len(&segments, pages.len(), version);
     let preview_section = match preview {
         Some(preview) => encode_preview(preview)?,
         None => Vec::new(),
+    };
+    let mut entries = Vec::with_capacity(pages.len());
+    // The page table's length does not depend on the pages' offsets, which
+    // follow from it: lengths first.
+    let index_len = {
+        let lengths: Vec<PageEntry> = pages
+            .iter()
+            .map(|page| {
+                Ok(PageEntry {
+                    offset: 0,
+                    stored_len: to_u32(page.stored.len(), "page length")?,
+                    decoded_len: to_u32(page.decoded_len, "page length")?,
+                    compression: page.compression,
+                    checksum: 0,
+                })
+            })
+            .collect::<Result<_>>()?;
+        index_len(&segments, &lengths, version)
     };
     let preview_offset = align(index_offset + index_len);
     let pages_offset = match preview_section.len() {
         0 => preview_offset,
         len => align(preview_offset + len),
     };
-    let mut entries = Vec::with_capacity(pages.len());
     let mut end = pages_offset;
     for page in &pages {
         entries.push(PageEntry {
