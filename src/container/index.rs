@@ -25,8 +25,8 @@ use super::{
 };
 // Also reachable here, where users of `container::index` find them.
 use super::header::Header;
-use crate::error::ContainerError;
 use crate::clip::Skeleton;
+use crate::error::ContainerError;
 use crate::format::ClipMeta;
 
 /// A segment's place in the pages.

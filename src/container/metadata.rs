@@ -15,11 +15,11 @@ use super::{
     LEAN_FORMAT_VERSION, META_SKELETON_BY_REFERENCE, META_STEPS, META_WRAP, NO_PARENT,
     STEPS_FORMAT_VERSION,
 };
-use crate::error::ContainerError;
 use crate::clip::{
     Bone, BoneSteps, FloatKind, LengthUnit, LoopMode, Skeleton, TrackKind, Transform, MAX_BONES,
     MAX_FLOAT_COMPONENTS,
 };
+use crate::error::ContainerError;
 use crate::format::{
     float_slots, rotation_grid_value, AnimatedTrack, Channel, ClipMeta, ClipRange, ConstantTrack,
     FloatMeta, SegmentEncoding, SegmentLayout, ROTATION_GRID_STEPS,
@@ -41,10 +41,8 @@ pub(crate) fn bone_records(skeleton: &Skeleton) -> Vec<u8> {
     for bone in skeleton.bones() {
         // Parents come before their children, so below the bone count.
         varint(&mut out, bone.parent.map_or(0, |p| p as u32 + 1));
-        let (b, identity) = (&bone.bind, Transform::IDENTITY);
-        let flags = u8::from(b.rotation != identity.rotation) * BIND_ROTATION
-            | u8::from(b.translation != identity.translation) * BIND_TRANSLATION
-            | u8::from(b.scale != identity.scale) * BIND_SCALE;
+        let b = &bone.bind;
+        let flags = bind_flags(b);
         out.push(flags);
         // A name over 4 GiB cannot be written (the writer refuses it); the
         // fingerprint of one saturates.
@@ -65,6 +63,23 @@ pub(crate) fn bone_records(skeleton: &Skeleton) -> Vec<u8> {
         }
     }
     out
+}
+
+/// A bone's bind flags: which of its bind values differ from the
+/// identity's and are stored.
+pub(crate) fn bind_flags(bind: &Transform) -> u8 {
+    let identity = Transform::IDENTITY;
+    let mut flags = 0;
+    if bind.rotation != identity.rotation {
+        flags |= BIND_ROTATION;
+    }
+    if bind.translation != identity.translation {
+        flags |= BIND_TRANSLATION;
+    }
+    if bind.scale != identity.scale {
+        flags |= BIND_SCALE;
+    }
+    flags
 }
 
 /// The fingerprint of a skeleton: the 64-bit FNV-1a hash of its bone
@@ -144,7 +159,9 @@ pub(crate) fn parse_metadata(
         true => {
             let flags = c.u8("flags")?;
             if flags & !(META_WRAP | META_SKELETON_BY_REFERENCE | META_STEPS) != 0 {
-                return Err(MetadataError::Fault(c.fault(format!("unknown flag bits {flags:#04x}"))));
+                return Err(MetadataError::Fault(
+                    c.fault(format!("unknown flag bits {flags:#04x}")),
+                ));
             }
             flags
         }
@@ -153,7 +170,9 @@ pub(crate) fn parse_metadata(
                 0 => 0,
                 1 => META_WRAP,
                 other => {
-                    return Err(MetadataError::Fault(c.fault(format!("loop mode {other} is neither 0 nor 1"))))
+                    return Err(MetadataError::Fault(
+                        c.fault(format!("loop mode {other} is neither 0 nor 1")),
+                    ))
                 }
             };
             if c.u8("reserved")? != 0 {
@@ -389,11 +408,7 @@ fn parse_bones(
 }
 
 /// `given` has `bones` bones and the fingerprint `fingerprint`.
-fn check_skeleton(
-    given: &Skeleton,
-    bones: usize,
-    fingerprint: u64,
-) -> Result<(), MetadataError> {
+fn check_skeleton(given: &Skeleton, bones: usize, fingerprint: u64) -> Result<(), MetadataError> {
     let given_fingerprint = skeleton_fingerprint(given);
     match given.len() == bones && given_fingerprint == fingerprint {
         true => Ok(()),

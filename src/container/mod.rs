@@ -44,8 +44,8 @@ pub(crate) mod read;
 pub(crate) mod write;
 
 pub use header::Header;
-pub use metadata::skeleton_fingerprint;
 pub use index::{ContainerIndex, PageEntry, SegmentEntry};
+pub use metadata::skeleton_fingerprint;
 pub use preview_tier::PreviewTier;
 pub use read::{PageState, StreamReader, VerifyReport};
 #[cfg(feature = "pipeline")]

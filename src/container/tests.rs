@@ -704,7 +704,12 @@ fn a_file_without_its_skeleton_gives_the_same_poses_bit_for_bit() {
             // the bones' names.
             let stored = encoded(clip, &options.clone().with_skeleton_by_reference(false));
             let names: usize = skeleton.bones().iter().map(|b| b.name.len()).sum();
-            assert!(bytes.len() + names < stored.len(), "{} {}", bytes.len(), stored.len());
+            assert!(
+                bytes.len() + names < stored.len(),
+                "{} {}",
+                bytes.len(),
+                stored.len()
+            );
         }
     }
 }
@@ -713,7 +718,10 @@ fn a_file_without_its_skeleton_gives_the_same_poses_bit_for_bit() {
 fn a_file_without_its_skeleton_needs_that_skeleton() {
     let clip = compressed(&every_kind_clip(20));
     let skeleton = Arc::clone(&clip.meta().skeleton);
-    let lean = encoded(&clip, &WriteOptions::default().with_skeleton_by_reference(true));
+    let lean = encoded(
+        &clip,
+        &WriteOptions::default().with_skeleton_by_reference(true),
+    );
     let stored = encoded(&clip, &WriteOptions::default());
     let err = StreamReader::open(&lean[..]).unwrap_err();
     assert!(
@@ -727,17 +735,16 @@ fn a_file_without_its_skeleton_needs_that_skeleton() {
     bones[1].bind.translation.y = f32::from_bits(bones[1].bind.translation.y.to_bits() + 1);
     let mut renamed = skeleton.bones().to_vec();
     renamed[2].name = "B".into();
-    let others = [
-        bones,
-        renamed,
-        skeleton.bones()[..3].to_vec(),
-    ];
+    let others = [bones, renamed, skeleton.bones()[..3].to_vec()];
     for other in others {
         let other = Arc::new(Skeleton::new(other).unwrap());
         for bytes in [&lean, &stored] {
             let err = StreamReader::open_with_skeleton(&bytes[..], Some(&other)).unwrap_err();
             assert!(
-                matches!(err, Error::Container(ContainerError::SkeletonMismatch { bones: 4, .. })),
+                matches!(
+                    err,
+                    Error::Container(ContainerError::SkeletonMismatch { bones: 4, .. })
+                ),
                 "{err}"
             );
         }
@@ -795,7 +802,10 @@ fn the_skeleton_fingerprint_is_fnv_1a_of_the_bone_records_a_file_stores() {
 fn a_file_without_its_skeleton_refuses_every_flipped_byte_and_truncation() {
     let clip = compressed(&every_kind_clip(40));
     let skeleton = Arc::clone(&clip.meta().skeleton);
-    let bytes = encoded(&clip, &WriteOptions::default().with_skeleton_by_reference(true));
+    let bytes = encoded(
+        &clip,
+        &WriteOptions::default().with_skeleton_by_reference(true),
+    );
     let pages_start = lean_reader(&bytes, &skeleton).pages()[0].offset as usize;
     for at in 0..bytes.len() {
         let mut broken = bytes.clone();

@@ -52,3 +52,30 @@ impl WarningReport {
             .collect()
     }
 }
+
+/// The skeleton a clip file holds, for opening a `.cine` file that leaves
+/// its skeleton out (`WriteOptions::with_skeleton_by_reference`): a `.cine`
+/// file that stores one, or any source the importer reads (BVH, glTF, FBX:
+/// its first clip's skeleton, with the import's default options).
+pub fn load_skeleton(path: &std::path::Path) -> crate::Result<std::sync::Arc<crate::Skeleton>> {
+    let is_container = {
+        use std::io::Read as _;
+        let mut magic = [0u8; 8];
+        let mut file = std::fs::File::open(path).map_err(|source| crate::Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        file.read_exact(&mut magic).is_ok() && magic == *b"CINESTRM"
+    };
+    if is_container {
+        let reader = crate::container::StreamReader::open_file(path)?;
+        return Ok(std::sync::Arc::clone(&reader.meta().skeleton));
+    }
+    let clips = crate::import::import_file(path, &crate::import::ImportOptions::default())?;
+    match clips.first() {
+        Some(clip) => Ok(std::sync::Arc::clone(clip.skeleton())),
+        None => Err(crate::Error::InvalidSettings {
+            message: format!("{}: holds no clip to take a skeleton from", path.display()),
+        }),
+    }
+}

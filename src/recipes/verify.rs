@@ -66,6 +66,10 @@ pub struct VerifyRequest {
     /// How the sources are read (a glTF source without a rate is sampled
     /// at the file's).
     pub import: ImportOptions,
+    /// The skeleton of a file that leaves it out, from a file that holds it
+    /// ([`load_skeleton`](super::load_skeleton)); a file that stores one
+    /// must store this one.
+    pub skeleton: Option<PathBuf>,
 }
 
 impl VerifyRequest {
@@ -78,6 +82,7 @@ impl VerifyRequest {
             clip: None,
             threshold_cm: None,
             import: ImportOptions::default(),
+            skeleton: None,
         }
     }
 }
@@ -375,7 +380,11 @@ pub fn verify(request: &VerifyRequest) -> Result<Verified> {
             });
         }
     }
-    let reader = StreamReader::open_file(&request.file)?;
+    let skeleton = match &request.skeleton {
+        Some(path) => Some(super::load_skeleton(path)?),
+        None => None,
+    };
+    let reader = StreamReader::open_file_with_skeleton(&request.file, skeleton.as_ref())?;
     let report = reader.verify();
     let meta = reader.meta();
     let threshold = request.threshold_cm.unwrap_or(meta.threshold_cm);

@@ -52,3 +52,65 @@ fn batch_measures_the_file_pack_writes_without_a_preview_tier() {
     );
     std::fs::remove_dir_all(&dir).expect("removing the test's directory");
 }
+
+#[test]
+fn a_file_packed_without_its_skeleton_opens_only_with_it() {
+    let dir = common::packed_walk("sizes-skeleton", &["--preview-cm", "0"]);
+    let out = cinestream(
+        &[
+            "pack",
+            "walk.bvh",
+            "-o",
+            "lean.cine",
+            "--preview-cm",
+            "0",
+            "--skeleton-by-reference",
+        ],
+        &dir,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let size = |name: &str| std::fs::metadata(dir.join(name)).expect(name).len();
+    assert!(size("lean.cine") < size("walk.cine"));
+    // Without the skeleton: refused in words that say what to pass.
+    for command in [
+        vec!["inspect", "lean.cine"],
+        vec!["verify", "lean.cine"],
+        vec!["export", "lean.cine", "-o", "out.bvh"],
+    ] {
+        let out = cinestream(&command, &dir);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains("--skeleton"),
+            "{command:?}: {err}"
+        );
+    }
+    // With it, from the source or from the file that stores it, the poses
+    // are the source's within the threshold.
+    for skeleton in ["walk.bvh", "walk.cine"] {
+        let out = cinestream(
+            &[
+                "verify",
+                "lean.cine",
+                "--against",
+                "walk.bvh",
+                "--skeleton",
+                skeleton,
+            ],
+            &dir,
+        );
+        assert!(
+            out.status.success(),
+            "{skeleton}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = cinestream(&["inspect", "lean.cine", "--skeleton", "walk.bvh"], &dir);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("version 6"), "{text}");
+    std::fs::remove_dir_all(&dir).expect("removing the test's directory");
+}

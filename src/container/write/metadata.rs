@@ -1,12 +1,12 @@
 //! The metadata section's bytes, as `metadata.rs` parses them.
 
 use super::bytes::{to_u32, too_big, Writer};
-use crate::clip::{FloatKind, LoopMode, TrackKind, Transform};
+use crate::clip::{FloatKind, LoopMode, TrackKind};
+use crate::container::metadata::{bind_flags, bone_records, skeleton_fingerprint};
 use crate::container::metadata::{
     FLOAT_FIELD_OF_VIEW, FLOAT_GENERIC, FLOAT_MORPH_WEIGHT, SLOT_ANIMATED, SLOT_CONSTANT,
     SLOT_DEFAULT,
 };
-use crate::container::metadata::{bone_records, skeleton_fingerprint};
 use crate::container::{
     BIND_ROTATION, BIND_SCALE, BIND_TRANSLATION, COMPACT_FORMAT_VERSION, LEAN_FORMAT_VERSION,
     META_SKELETON_BY_REFERENCE, META_STEPS, META_WRAP, NO_PARENT, STEPS_FORMAT_VERSION,
@@ -64,7 +64,9 @@ pub(crate) fn encode_metadata(
     }
     let skeleton = &meta.skeleton;
     let compact = version >= COMPACT_FORMAT_VERSION;
-    if lean {
+    // Versions 4 to 6 lay the bones out as `bone_records` (what the
+    // fingerprint hashes); versions 1 to 3 with fixed-width fields below.
+    if compact {
         for bone in skeleton.bones() {
             to_u32(bone.name.len(), "a bone name's length")?;
         }
@@ -73,32 +75,15 @@ pub(crate) fn encode_metadata(
             false => w.bytes.extend_from_slice(&bone_records(skeleton)),
         }
     }
-    for bone in skeleton.bones().iter().filter(|_| !lean) {
-        match compact {
-            true => w.varint(bone.parent.map_or(0, |p| p as u32 + 1)),
-            false => w.u16(bone.parent.map_or(NO_PARENT, |p| p as u16)),
-        }
+    for bone in skeleton.bones().iter().filter(|_| !compact) {
+        w.u16(bone.parent.map_or(NO_PARENT, |p| p as u16));
         let b = &bone.bind;
-        let identity = Transform::IDENTITY;
-        let mut flags = 0;
-        if b.rotation != identity.rotation {
-            flags |= BIND_ROTATION;
-        }
-        if b.translation != identity.translation {
-            flags |= BIND_TRANSLATION;
-        }
-        if b.scale != identity.scale {
-            flags |= BIND_SCALE;
-        }
+        let flags = bind_flags(b);
         w.u8(flags);
-        // Version 4 stores the length as a varint (a u32); older versions
-        // as a u16.
-        match compact {
-            true => w.varint(to_u32(bone.name.len(), "a bone name's length")?),
-            false => w.u16(u16::try_from(bone.name.len()).map_err(|_| {
-                too_big("a bone name over 65,535 bytes (in a version 1 to 3 file)")
-            })?),
-        }
+        w.u16(
+            u16::try_from(bone.name.len())
+                .map_err(|_| too_big("a bone name over 65,535 bytes (in a version 1 to 3 file)"))?,
+        );
         w.bytes.extend_from_slice(bone.name.as_bytes());
         if flags & BIND_ROTATION != 0 {
             for v in b.rotation.to_array() {

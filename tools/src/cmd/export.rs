@@ -35,6 +35,10 @@ pub struct Args {
     /// The format, when the output's extension does not say.
     #[arg(long, value_enum)]
     format: Option<FormatArg>,
+    /// The skeleton of a file packed with --skeleton-by-reference: a .cine
+    /// file or a source (BVH, glTF, FBX) that holds it.
+    #[arg(long, value_name = "FILE")]
+    skeleton: Option<PathBuf>,
 }
 
 /// `--format` values.
@@ -59,7 +63,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.output.display()
         ),
     };
-    let reader = StreamReader::open_file(&args.file)?;
+    let skeleton = match &args.skeleton {
+        Some(path) => Some(cinestream::recipes::load_skeleton(path)?),
+        None => None,
+    };
+    let reader = StreamReader::open_file_with_skeleton(&args.file, skeleton.as_ref())?;
     let summary = export_file(&reader, format, &args.output)?;
     let meta = reader.meta();
     // glTF says metres; BVH and JSON keep the clip's unit.

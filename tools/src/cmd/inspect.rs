@@ -3,10 +3,11 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use cinestream::container::{ContainerIndex, StreamReader, HEADER_LEN};
+use cinestream::container::{ContainerIndex, StreamReader};
 use cinestream::display::escaped;
 use cinestream::format::{Channel, FloatSlot};
 use cinestream::format::{ClipMeta, BIT_RATES, NUM_RATES};
+use cinestream::recipes::load_skeleton;
 use cinestream::{FloatKind, LoopMode};
 use serde::Serialize;
 
@@ -55,6 +56,10 @@ pub struct Args {
     /// Print one JSON object with everything, whatever the other flags.
     #[arg(long)]
     json: bool,
+    /// The skeleton of a file packed with --skeleton-by-reference: a .cine
+    /// file or a source (BVH, glTF, FBX) that holds it.
+    #[arg(long, value_name = "FILE")]
+    skeleton: Option<PathBuf>,
 }
 
 /// Bit rates of one channel kind (or all), over every segment.
@@ -489,7 +494,12 @@ fn displacement_cm(kind: FloatKind) -> Option<f32> {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let file = args.file.display().to_string();
-    let reader = StreamReader::open_file(&args.file).map_err(|e| in_file(&file, e))?;
+    let skeleton = match &args.skeleton {
+        Some(path) => Some(load_skeleton(path)?),
+        None => None,
+    };
+    let reader = StreamReader::open_file_with_skeleton(&args.file, skeleton.as_ref())
+        .map_err(|e| in_file(&file, e))?;
     let report = gather(file, &reader)?;
     if args.json {
         print_json(&report.json())?;
@@ -584,7 +594,7 @@ fn gather<D: AsRef<[u8]>>(file: String, reader: &StreamReader<D>) -> anyhow::Res
         lz4_pages: pages.iter().filter(|p| p.is_lz4()).count(),
         segment_headers: (meta.segment_header_bytes() * segments.len()) as u64,
         padding: header.file_len
-            - HEADER_LEN as u64
+            - header.header_len() as u64
             - header.metadata_len
             - header.index_len
             - header.preview_len
@@ -693,7 +703,7 @@ impl Report<'_> {
                 lz4: header.lz4_pages(),
                 file_len: header.file_len,
                 header_checksum: header.header_checksum(),
-                metadata_offset: HEADER_LEN,
+                metadata_offset: header.header_len(),
                 metadata_len: header.metadata_len,
                 metadata_checksum: header.metadata_checksum(),
                 index_offset: header.index_offset,
@@ -791,7 +801,7 @@ impl Report<'_> {
             },
             sizes: SizesReport {
                 file_bytes: header.file_len,
-                header_bytes: HEADER_LEN,
+                header_bytes: header.header_len(),
                 metadata_bytes: header.metadata_len,
                 index_bytes: header.index_len,
                 preview_bytes: header.preview_len,
@@ -893,8 +903,9 @@ impl Report<'_> {
             header.header_checksum()
         );
         println!(
-            "sections    metadata {HEADER_LEN}..{} ({} bytes, checksum {:08x})",
-            HEADER_LEN as u64 + header.metadata_len,
+            "sections    metadata {}..{} ({} bytes, checksum {:08x})",
+            header.header_len(),
+            header.header_len() as u64 + header.metadata_len,
             header.metadata_len,
             header.metadata_checksum()
         );
@@ -1247,7 +1258,8 @@ impl Report<'_> {
         let header = self.index.header();
         let sizes = &self.sizes;
         println!(
-            "sizes       header {HEADER_LEN}, metadata {}, index {}, {}pages {} stored ({} decoded: {} segment headers, {} keys), padding {}; {} bytes{}",
+            "sizes       header {}, metadata {}, index {}, {}pages {} stored ({} decoded: {} segment headers, {} keys), padding {}; {} bytes{}",
+            header.header_len(),
             header.metadata_len,
             header.index_len,
             match header.preview_len {

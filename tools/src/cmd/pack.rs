@@ -100,6 +100,12 @@ pub struct Args {
     /// Compress pages with lz4 where it pays.
     #[arg(long)]
     lz4: bool,
+    /// Leave the skeleton (bone names, hierarchy, bind pose) and the clip's
+    /// name out of the file, storing the skeleton's fingerprint: for an
+    /// engine that holds the skeleton. Saves most of a short clip's bytes;
+    /// readers then need the skeleton (--skeleton FILE).
+    #[arg(long)]
+    skeleton_by_reference: bool,
     /// Store a preview tier: a coarse copy of the whole clip within this
     /// many centimetres of the full-quality decode, resident from open, that
     /// `play --missing-page preview` shows while a page is on its way. 0
@@ -223,7 +229,8 @@ fn pack(args: Args) -> anyhow::Result<ExitCode> {
         settings: args.codec.settings(),
         write: WriteOptions::default()
             .with_page_bytes(args.page_kib.saturating_mul(1024))
-            .with_lz4(args.lz4),
+            .with_lz4(args.lz4)
+            .with_skeleton_by_reference(args.skeleton_by_reference),
         preview_cm: args.preview_cm,
         import: options,
         combine: match (args.sequence, args.actors) {

@@ -70,6 +70,10 @@ pub struct Args {
     /// Threshold in centimetres (default: the one the file was compressed to).
     #[arg(long)]
     threshold_cm: Option<f64>,
+    /// The skeleton of a file packed with --skeleton-by-reference: a .cine
+    /// file or a source (BVH, glTF, FBX) that holds it.
+    #[arg(long, value_name = "FILE")]
+    skeleton: Option<PathBuf>,
     #[command(flatten)]
     import: ImportArgs,
     /// Print one JSON object.
@@ -104,6 +108,7 @@ fn verify(args: Args) -> anyhow::Result<ExitCode> {
         clip: args.clip.clone(),
         threshold_cm: args.threshold_cm,
         import: args.import.options()?,
+        skeleton: args.skeleton.clone(),
         ..VerifyRequest::new(args.file.clone())
     };
     let verified = recipe::verify(&request)?;
