@@ -69,9 +69,12 @@ struct Golden {
     floats: bool,
     /// With a preview tier (version 3): its bound in cm.
     preview_cm: Option<f64>,
+    /// The skeleton left out, by its fingerprint (version 6); readers take
+    /// it from `v4-clamp.cine`, which holds the same clip's.
+    by_reference: bool,
 }
 
-const GOLDEN: [Golden; 7] = [
+const GOLDEN: [Golden; 8] = [
     // Raw pages, one segment a page, clamped.
     Golden {
         name: "v1-clamp",
@@ -81,6 +84,7 @@ const GOLDEN: [Golden; 7] = [
         page_bytes: 64,
         floats: false,
         preview_cm: None,
+        by_reference: false,
     },
     // One lz4 page, wrapping.
     Golden {
@@ -91,6 +95,7 @@ const GOLDEN: [Golden; 7] = [
         page_bytes: 64 * 1024,
         floats: false,
         preview_cm: None,
+        by_reference: false,
     },
     // Version 2: the clamped clip with float tracks, raw pages.
     Golden {
@@ -101,6 +106,7 @@ const GOLDEN: [Golden; 7] = [
         page_bytes: 256,
         floats: true,
         preview_cm: None,
+        by_reference: false,
     },
     // Version 3: the version-2 clip with a preview tier.
     Golden {
@@ -111,6 +117,7 @@ const GOLDEN: [Golden; 7] = [
         page_bytes: 256,
         floats: true,
         preview_cm: Some(0.5),
+        by_reference: false,
     },
     // Version 4 (compact metadata and index, packed rates, exact spans):
     // the clamped clip in raw pages, one segment a page.
@@ -122,6 +129,7 @@ const GOLDEN: [Golden; 7] = [
         page_bytes: 64,
         floats: false,
         preview_cm: None,
+        by_reference: false,
     },
     // The wrapping clip in one lz4 page.
     Golden {
@@ -132,6 +140,7 @@ const GOLDEN: [Golden; 7] = [
         page_bytes: 64 * 1024,
         floats: false,
         preview_cm: None,
+        by_reference: false,
     },
     // The clamped clip with float tracks and a preview tier.
     Golden {
@@ -142,8 +151,40 @@ const GOLDEN: [Golden; 7] = [
         page_bytes: 256,
         floats: true,
         preview_cm: Some(0.5),
+        by_reference: false,
+    },
+    // Version 6: the wrapping clip with float tracks and a preview tier,
+    // its skeleton by reference, in one lz4 page (the short page table's
+    // stored length).
+    Golden {
+        name: "v6-reference-wrap-floats-preview-lz4",
+        version: 6,
+        wrap: true,
+        lz4: true,
+        page_bytes: 64 * 1024,
+        floats: true,
+        preview_cm: Some(0.5),
+        by_reference: true,
     },
 ];
+
+/// The skeleton of a golden file that leaves it out: the one
+/// `v4-clamp.cine` stores (the same clip's).
+fn golden_skeleton(golden: &Golden) -> Option<std::sync::Arc<cinestream::Skeleton>> {
+    golden.by_reference.then(|| {
+        let bytes = std::fs::read(golden_dir().join("v4-clamp.cine")).unwrap();
+        let reader = StreamReader::open(bytes).unwrap();
+        std::sync::Arc::clone(&reader.meta().skeleton)
+    })
+}
+
+/// Stream options over a golden file: its skeleton when it leaves it out.
+fn golden_stream_options(golden: &Golden) -> StreamOptions {
+    match golden_skeleton(golden) {
+        Some(skeleton) => StreamOptions::default().with_skeleton(skeleton),
+        None => StreamOptions::default(),
+    }
+}
 
 /// The float tracks of the version-2 golden file: an animated morph weight,
 /// a four-component curve (two slots), a constant pair, an all-zero weight
@@ -287,7 +328,8 @@ fn write_golden_files() {
         let (compressed, _) = compress(&clip, &settings).unwrap();
         let options = WriteOptions::default()
             .with_lz4(golden.lz4)
-            .with_page_bytes(golden.page_bytes);
+            .with_page_bytes(golden.page_bytes)
+            .with_skeleton_by_reference(golden.by_reference);
         let preview = golden
             .preview_cm
             .map(|cm| build_preview(&clip, &compressed, &settings, cm).unwrap());
@@ -295,7 +337,7 @@ fn write_golden_files() {
             encode_stream_with_preview(&compressed, preview.as_ref(), &options).unwrap();
         // The preview tier's poses, from a stream that loads no page.
         let previewing = preview.is_some().then(|| {
-            let options = StreamOptions::default()
+            let options = golden_stream_options(golden)
                 .with_missing_page(MissingPage::Preview)
                 .with_prefetch(false);
             Stream::from_bytes(bytes.clone(), options).unwrap()
@@ -306,7 +348,9 @@ fn write_golden_files() {
             "{}: lz4 pages",
             golden.name
         );
-        let reader = StreamReader::open(bytes.clone()).unwrap();
+        let reader =
+            StreamReader::open_with_skeleton(bytes.clone(), golden_skeleton(golden).as_ref())
+                .unwrap();
         let meta = reader.meta();
         let bones = meta.num_bones();
         let (keys, between) = times(meta.num_samples(), 8, meta.loop_mode);
@@ -414,7 +458,7 @@ fn golden_files_of_every_version_read_bit_for_bit() {
         // A preview tier (version 3, or 4 with one), from a stream that loads
         // no page (over the bytes: a file stream refuses never loading).
         let previewing = golden.preview_cm.map(|_| {
-            let options = StreamOptions::default()
+            let options = golden_stream_options(golden)
                 .with_missing_page(MissingPage::Preview)
                 .with_prefetch(false);
             Stream::from_bytes(bytes.clone(), options).unwrap()
@@ -430,9 +474,11 @@ fn golden_files_of_every_version_read_bit_for_bit() {
             Some(version as u64),
             "{name}"
         );
-        let reader = StreamReader::open(bytes.clone()).unwrap_or_else(|e| {
-            panic!("{name}: today's reader rejects a version-{version} file: {e}")
-        });
+        let reader =
+            StreamReader::open_with_skeleton(bytes.clone(), golden_skeleton(golden).as_ref())
+                .unwrap_or_else(|e| {
+                    panic!("{name}: today's reader rejects a version-{version} file: {e}")
+                });
         assert_eq!(reader.index().header().version(), version, "{name}");
         let float_names: Vec<&str> = expected
             .get("float_tracks")
@@ -490,7 +536,7 @@ fn golden_files_of_every_version_read_bit_for_bit() {
             "{name}"
         );
         // The same file through the streaming reader, which loads its own pages.
-        let options = StreamOptions::default().with_prefetch(false);
+        let options = golden_stream_options(golden).with_prefetch(false);
         let stream = Stream::open_file(&path, options).unwrap();
         let mut pose = vec![Transform::IDENTITY; bones];
         let mut streamed = vec![Transform::IDENTITY; bones];

@@ -606,7 +606,9 @@ impl Stream {
         // the header claims is read or allocated before it is bounded),
         // kept whole for the preview tier.
         let mut prefix = Vec::new();
-        try_extend(&mut prefix, &head, "the header").map_err(io)?;
+        // The header alone: the sections after it come from `read` below
+        // (a version-6 header is shorter than the bytes read for it).
+        try_extend(&mut prefix, &head[..header.header_len()], "the header").map_err(io)?;
         let skeleton = options.skeleton.as_ref();
         let index = ContainerIndex::read(&header, skeleton, |range| -> Result<PageData> {
             let bytes = source
