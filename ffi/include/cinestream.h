@@ -492,6 +492,23 @@ enum CsStatus cs_stream_open_file(const char *path,
                                   struct CsStream **out);
 
 /*
+ [`cs_stream_open_file`] for a file packed with its skeleton left out
+ (`pack --skeleton-by-reference`, format version 6): the skeleton is the
+ one stored in the `.cine` file at `skeleton_path` (UTF-8,
+ NUL-terminated; any clip packed with its skeleton, for instance the
+ rig's bind pose), which must be the one the file was packed with (the
+ same bones, hierarchy, names and bind pose) or the open fails in words.
+
+ # Safety
+ `path` and `skeleton_path` must be NUL-terminated strings, `options`
+ point to a `CsStreamOptions` and `out` to a writable `CsStream*`.
+ */
+enum CsStatus cs_stream_open_file_with_skeleton(const char *path,
+                                                const char *skeleton_path,
+                                                const struct CsStreamOptions *options,
+                                                struct CsStream **out);
+
+/*
  Opens a `.cine` file held in memory: `len` bytes at `bytes`, copied
  (the caller keeps its buffer and may free it at once).
 

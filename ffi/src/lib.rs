@@ -42,6 +42,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
+use cinestream::container::StreamReader;
 use cinestream::format::{ClipMeta, FloatMeta};
 use cinestream::play::Player;
 use cinestream::sample::PoseWriter;
@@ -962,6 +963,41 @@ pub unsafe extern "C" fn cs_stream_open_file(
         // SAFETY: the caller's contract (see above); NULL is refused.
         let options = stream_options(unsafe { in_ref(options, "options") }?)?;
         let stream = Stream::open_file(Path::new(path), options).map_err(from_error)?;
+        *out = register(Object::Stream(stream)) as *mut CsStream;
+        Ok(())
+    })
+}
+
+/// [`cs_stream_open_file`] for a file packed with its skeleton left out
+/// (`pack --skeleton-by-reference`, format version 6): the skeleton is the
+/// one stored in the `.cine` file at `skeleton_path` (UTF-8,
+/// NUL-terminated; any clip packed with its skeleton, for instance the
+/// rig's bind pose), which must be the one the file was packed with (the
+/// same bones, hierarchy, names and bind pose) or the open fails in words.
+///
+/// # Safety
+/// `path` and `skeleton_path` must be NUL-terminated strings, `options`
+/// point to a `CsStreamOptions` and `out` to a writable `CsStream*`.
+#[no_mangle]
+pub unsafe extern "C" fn cs_stream_open_file_with_skeleton(
+    path: *const c_char,
+    skeleton_path: *const c_char,
+    options: *const CsStreamOptions,
+    out: *mut *mut CsStream,
+) -> CsStatus {
+    guard("cs_stream_open_file_with_skeleton", || {
+        // SAFETY: the caller's contract (see above); NULL is refused.
+        let out = unsafe { out_ref(out, "out") }?;
+        // SAFETY: the caller's contract (see above); NULL is refused.
+        let path = unsafe { in_str(path, "path") }?;
+        // SAFETY: the caller's contract (see above); NULL is refused.
+        let skeleton_path = unsafe { in_str(skeleton_path, "skeleton_path") }?;
+        // SAFETY: the caller's contract (see above); NULL is refused.
+        let options = stream_options(unsafe { in_ref(options, "options") }?)?;
+        let holder = StreamReader::open_file(Path::new(skeleton_path)).map_err(from_error)?;
+        let skeleton = std::sync::Arc::clone(&holder.meta().skeleton);
+        let stream = Stream::open_file(Path::new(path), options.with_skeleton(skeleton))
+            .map_err(from_error)?;
         *out = register(Object::Stream(stream)) as *mut CsStream;
         Ok(())
     })

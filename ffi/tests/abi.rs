@@ -1235,6 +1235,59 @@ fn bad_file_bytes_paths_and_options_are_errors() {
             CsStatus::Ok
         );
         assert_eq!(cs_stream_free(s), CsStatus::Ok);
+        // The same clip packed without its skeleton: refused alone, opened
+        // with the file that holds it, the same poses.
+        let (compressed, _) =
+            compress(&source_clip(), &CompressSettings::default()).expect("compress");
+        let (lean, _) = encode_stream(
+            &compressed,
+            &WriteOptions::default()
+                .with_page_bytes(4096)
+                .with_skeleton_by_reference(true),
+        )
+        .expect("encode");
+        let lean_path = dir.join("lean.cine");
+        std::fs::write(&lean_path, &lean).expect("write");
+        let c_lean = std::ffi::CString::new(lean_path.to_str().expect("utf-8")).expect("no NUL");
+        let status = cs_stream_open_file(c_lean.as_ptr(), &o, &mut s);
+        refused(status, CsStatus::BadFile, "cs_stream_open_file", "skeleton");
+        let status = cs_stream_open_file_with_skeleton(c_lean.as_ptr(), null(), &o, &mut s);
+        refused(
+            status,
+            CsStatus::Null,
+            "cs_stream_open_file_with_skeleton",
+            "skeleton_path is NULL",
+        );
+        let mut with = null_mut();
+        assert_eq!(
+            cs_stream_open_file_with_skeleton(c_lean.as_ptr(), c_path.as_ptr(), &o, &mut with),
+            CsStatus::Ok,
+            "{}",
+            last_error()
+        );
+        let mut stored = null_mut();
+        assert_eq!(
+            cs_stream_open_file(c_path.as_ptr(), &o, &mut stored),
+            CsStatus::Ok
+        );
+        let bones = source_clip().num_bones();
+        let mut a = vec![CsTransform::default(); bones];
+        let mut b = vec![CsTransform::default(); bones];
+        let mut quality = 0u32;
+        for time in [0.0, 0.4, 1.1] {
+            assert_eq!(
+                cs_stream_sample(with, time, a.as_mut_ptr(), bones, null(), 0, &mut quality),
+                CsStatus::Ok
+            );
+            assert_eq!(
+                cs_stream_sample(stored, time, b.as_mut_ptr(), bones, null(), 0, &mut quality),
+                CsStatus::Ok
+            );
+            let same = a.iter().zip(&b).all(|(a, b)| bits(a) == bits(b));
+            assert!(same, "pose at {time}");
+        }
+        assert_eq!(cs_stream_free(with), CsStatus::Ok);
+        assert_eq!(cs_stream_free(stored), CsStatus::Ok);
         std::fs::write(
             &path,
             b"not a cine file at all, but long enough to read a header from it",

@@ -234,7 +234,8 @@ fn given_threshold(threshold_cm: Option<f64>) -> CompressSettings {
 #[pyo3(signature = (
     inputs, output, *, threshold_cm=None, shell_cm=3.0, segment_samples=16, r#loop="auto",
     unit=None, rate=None, lenient=false, lz4=false, page_kib=64, preview_cm=DEFAULT_PREVIEW_CM,
-    sequence=false, actors=false, clip=None, recursive=false, keep_going=false
+    sequence=false, actors=false, clip=None, recursive=false, keep_going=false,
+    skeleton_by_reference=false
 ))]
 #[allow(clippy::too_many_arguments)]
 fn pack<'py>(
@@ -256,6 +257,7 @@ fn pack<'py>(
     clip: Option<usize>,
     recursive: bool,
     keep_going: bool,
+    skeleton_by_reference: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let inputs = paths(inputs)?;
     let options = import_options(unit, rate, lenient)?;
@@ -289,7 +291,8 @@ fn pack<'py>(
     let options = options.with_resample_error(settings.threshold_cm, shell_cm);
     let write = WriteOptions::default()
         .with_page_bytes(page_kib.saturating_mul(1024))
-        .with_lz4(lz4);
+        .with_lz4(lz4)
+        .with_skeleton_by_reference(skeleton_by_reference);
     let combine = match (sequence, actors) {
         (true, _) => Combine::Sequence,
         (_, true) => Combine::Actors,
@@ -632,6 +635,8 @@ struct PyStream {
     stream: Stream,
     path: PathBuf,
     skeleton: Py<PySkeleton>,
+    /// The file the skeleton came from, for a file that leaves it out.
+    skeleton_file: Option<PathBuf>,
 }
 
 fn missing_page(name: &str) -> PyResult<MissingPage> {
@@ -649,9 +654,11 @@ fn missing_page(name: &str) -> PyResult<MissingPage> {
 /// pages, ``lookahead_seconds`` is how far the prefetch thread reads ahead
 /// of players, ``missing_page`` what a sample does when its page is not
 /// resident ('block': load it and wait; 'not_ready': raise; 'preview':
-/// answer from the file's preview tier).
+/// answer from the file's preview tier). ``skeleton``: for a file packed
+/// with ``skeleton_by_reference``, a file that holds its skeleton (a
+/// ``.cine`` that stores it, or a source).
 #[pyfunction]
-#[pyo3(signature = (path, *, budget_bytes=64 << 20, lookahead_seconds=4.0, missing_page="block", prefetch=true))]
+#[pyo3(signature = (path, *, budget_bytes=64 << 20, lookahead_seconds=4.0, missing_page="block", prefetch=true, skeleton=None))]
 fn open(
     py: Python<'_>,
     path: PathBuf,
@@ -659,12 +666,20 @@ fn open(
     lookahead_seconds: f64,
     missing_page: &str,
     prefetch: bool,
+    skeleton: Option<PathBuf>,
 ) -> PyResult<PyStream> {
-    let options = StreamOptions::default()
+    let mut options = StreamOptions::default()
         .with_budget_bytes(budget_bytes)
         .with_lookahead_seconds(lookahead_seconds)
         .with_missing_page(self::missing_page(missing_page)?)
         .with_prefetch(prefetch);
+    let skeleton_file = skeleton;
+    if let Some(file) = &skeleton_file {
+        let loaded = py
+            .detach(|| recipes::load_skeleton(file))
+            .map_err(lib_err)?;
+        options = options.with_skeleton(loaded);
+    }
     let stream = py
         .detach(|| Stream::open_file(&path, options))
         .map_err(lib_err)?;
@@ -680,6 +695,7 @@ fn open(
         stream,
         path,
         skeleton: Py::new(py, skeleton)?,
+        skeleton_file,
     })
 }
 
@@ -937,6 +953,7 @@ impl PyStream {
             clip: clip.map(|i| i.to_string()),
             threshold_cm,
             import: options,
+            skeleton: self.skeleton_file.clone(),
             ..VerifyRequest::new(self.path.clone())
         };
         let (verified, warnings) =

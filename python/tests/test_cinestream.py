@@ -191,6 +191,26 @@ def test_verify_against_the_source_matches_the_cli(clip):
     assert sound["ok"] and sound["max_error_cm"] is None and sound["layout"] is None
 
 
+def test_a_file_packed_without_its_skeleton_opens_with_it(clip, tmp_path):
+    bvh, cine, _ = clip
+    lean = tmp_path / "lean.cine"
+    stats = cinestream.pack(bvh, lean, lz4=True, skeleton_by_reference=True)
+    expected = json.loads(cli("pack", bvh, "-o", tmp_path / "cli.cine", "--lz4",
+                              "--skeleton-by-reference", "--json"))
+    assert stats["file_bytes"] == expected["file_bytes"] < cine.stat().st_size
+    assert lean.read_bytes() == (tmp_path / "cli.cine").read_bytes()
+    with pytest.raises(Exception, match="skeleton"):
+        cinestream.open(lean)
+    stored = cinestream.open(cine)
+    for skeleton in (bvh, cine):
+        s = cinestream.open(lean, skeleton=skeleton)
+        assert s.skeleton.names == stored.skeleton.names
+        for t in (0.0, 0.37, 1.2):
+            assert np.array_equal(s.sample(t), stored.sample(t)), t
+        report = s.verify(against=bvh)
+        assert report["ok"] and report["max_error_cm"] <= 0.01
+
+
 def test_sequence_and_actors_pack_and_verify_by_part(tmp_path):
     a = write_bvh(tmp_path / "a.bvh", frames=40)
     b = write_bvh(tmp_path / "b.bvh", frames=25, phase=0.4)
