@@ -80,6 +80,7 @@ fn a_file_packed_without_its_skeleton_opens_only_with_it() {
         vec!["inspect", "lean.cine"],
         vec!["verify", "lean.cine"],
         vec!["export", "lean.cine", "-o", "out.bvh"],
+        vec!["play", "lean.cine", "--seconds", "0.5"],
     ] {
         let out = cinestream(&command, &dir);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -109,6 +110,24 @@ fn a_file_packed_without_its_skeleton_opens_only_with_it() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+    let out = cinestream(
+        &[
+            "play",
+            "lean.cine",
+            "--skeleton",
+            "walk.bvh",
+            "--pattern",
+            "forward",
+            "--seconds",
+            "0.5",
+        ],
+        &dir,
+    );
+    assert!(
+        out.status.success(),
+        "play: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = cinestream(&["inspect", "lean.cine", "--skeleton", "walk.bvh"], &dir);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && text.contains("version 6"), "{text}");

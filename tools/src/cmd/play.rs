@@ -106,6 +106,10 @@ pub struct Args {
     /// in play order (with --repeat, the first run). Written atomically.
     #[arg(long, value_name = "FILE")]
     frames_csv: Option<PathBuf>,
+    /// The skeleton of a file packed with --skeleton-by-reference: a .cine
+    /// file or a source (BVH, glTF, FBX) that holds it.
+    #[arg(long, value_name = "FILE")]
+    skeleton: Option<PathBuf>,
 }
 
 /// `--missing-page` values (`play` and `view`).
@@ -273,11 +277,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             false => args.missing_page.policy(),
         },
     );
+    let options = match &args.skeleton {
+        Some(path) => options.with_skeleton(cinestream::recipes::load_skeleton(path)?),
+        None => options,
+    };
     let policy = options.missing_page;
     // Preview frames are checked against the full-quality decode of the
     // same time, from a whole-file reader of the same file.
     let reference = match policy {
-        MissingPage::Preview => Some(StreamReader::open_file(&args.file)?),
+        MissingPage::Preview => Some(StreamReader::open_file_with_skeleton(
+            &args.file,
+            options.skeleton.as_ref(),
+        )?),
         _ => None,
     };
     let open = || -> anyhow::Result<(Stream, Option<Duration>)> {
