@@ -9,7 +9,7 @@ Cuts the first N samples of a dozen clips of ../shared/data/bandai-namco-1
 
     cargo build --release -p cinestream-tools
     bash ../shared/acl/build.sh --no-cargo      # target/acl/bin/acl_batch
-    python3 benches/short_clips.py [--clips 12] [--lengths 1,2,5,10,26]
+    python3 benches/short_clips.py [--clips 12] [--every 1] [--lengths 1,2,5,10,26]
 
 Standard library only. Everything it writes goes to a temporary folder.
 """
@@ -41,16 +41,20 @@ def main():
     p.add_argument("--acl-bin", default=os.path.join(root, "target", "acl", "bin"))
     p.add_argument("--cine", default=os.path.join(root, "target", "release", "cinestream"))
     p.add_argument("--clips", type=int, default=12)
+    p.add_argument("--every", type=int, default=1,
+                   help="take every K-th clip in name order (14: across the whole set)")
     p.add_argument("--lengths", default="1,2,5,10,26")
     args = p.parse_args()
     lengths = [int(n) for n in args.lengths.split(",")]
-    clips = sorted(f for f in os.listdir(args.data) if f.endswith(".bvh"))[: args.clips]
+    clips = sorted(f for f in os.listdir(args.data) if f.endswith(".bvh"))[:: args.every]
+    clips = clips[: args.clips]
     print(f"{len(clips)} clips of {args.data}: {clips[0]} .. {clips[-1]}")
     print("samples  ACL bytes  cine bytes (skeleton stored)  cine bytes (by reference)  "
-          "stored/ACL  by-reference/ACL")
+          "stored/ACL  by-reference/ACL  clips over ACL (by reference)")
     with tempfile.TemporaryDirectory() as tmp:
         for n in lengths:
             acl_inputs, totals = [], {"stored": 0, "reference": 0}
+            by_reference = []
             for clip in clips:
                 stem = os.path.join(tmp, f"{clip[:-4]}-{n}")
                 with open(os.path.join(args.data, clip)) as f:
@@ -67,13 +71,17 @@ def main():
                                     "--preview-cm", "0", *extra], check=True,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                     totals[kind] += os.path.getsize(out)
+                    if kind == "reference":
+                        by_reference.append(os.path.getsize(out))
             rows = subprocess.run([os.path.join(args.acl_bin, "acl_batch"), "--no-error",
                                    *acl_inputs], check=True, capture_output=True, text=True)
             table = [r for r in csv.DictReader(io.StringIO(rows.stdout))
                      if not r["clip"].startswith("#")]
             acl = sum(int(r["compressed_bytes"]) for r in table)
+            # acl_batch reports the clips in the order it was given them.
+            over = sum(c > int(r["compressed_bytes"]) for c, r in zip(by_reference, table))
             print(f"{n:7d}  {acl:9d}  {totals['stored']:28d}  {totals['reference']:25d}  "
-                  f"{totals['stored'] / acl:10.3f}  {totals['reference'] / acl:16.3f}")
+                  f"{totals['stored'] / acl:10.3f}  {totals['reference'] / acl:16.3f}  {over:14d}")
 
 
 if __name__ == "__main__":
