@@ -362,6 +362,44 @@ fn a_source_clip_is_packed_in_memory_and_compared() {
 }
 
 #[test]
+fn a_file_packed_without_its_skeleton_is_viewed_with_it() {
+    let dir = common::packed_walk("view-skeleton", &[]);
+    let out = common::cinestream(
+        &[
+            "pack",
+            "walk.bvh",
+            "-o",
+            "lean.cine",
+            "--skeleton-by-reference",
+        ],
+        &dir,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = common::cinestream(&["view", "lean.cine"], &dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("--skeleton"),
+        "{stderr}"
+    );
+    let viewer = Viewer::start(&["lean.cine", "--skeleton", "walk.cine"], &dir);
+    let meta = json(&viewer.get("/api/meta").1);
+    assert_eq!(meta["bones"], serde_json::json!(["hips", "leg"]));
+    let reader = StreamReader::open_file(&dir.join("walk.cine")).expect("opening walk.cine");
+    for time in [0.0, 0.0712] {
+        let (_, body) = viewer.get(&format!("/api/pose?seek={time}"));
+        let mut expected = vec![Transform::IDENTITY; 2];
+        reader.sample(time, &mut expected).expect("sampling");
+        assert_eq!(pose(&body).2, as_floats(&expected), "pose at {time}");
+    }
+    assert!(viewer.stop().success());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn bad_settings_are_refused_before_serving() {
     let dir = common::packed_walk("view-settings", &["--preview-cm", "0"]);
     for (args, expected) in [

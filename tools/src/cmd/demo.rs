@@ -199,6 +199,7 @@ fn view_it(
         missing_page: super::play::MissingPageArg::Block,
         port: 0,
         open: false,
+        skeleton: None,
     };
     let mut session = view::open_session(
         "procedural cinematic (demo)".to_string(),

@@ -74,6 +74,10 @@ pub struct Args {
     /// Open the page in the desktop's browser (xdg-open), when there is one.
     #[arg(long)]
     open: bool,
+    /// The skeleton of a file packed with --skeleton-by-reference: a .cine
+    /// file or a source (BVH, glTF, FBX) that holds it.
+    #[arg(long, value_name = "FILE")]
+    skeleton: Option<PathBuf>,
 }
 
 /// Seconds of play the prefetcher keeps ahead, as `play`'s default.
@@ -86,6 +90,8 @@ pub struct ViewSettings {
     pub missing_page: MissingPageArg,
     pub port: u16,
     pub open: bool,
+    /// The skeleton of a file that leaves it out.
+    pub skeleton: Option<Arc<cinestream::Skeleton>>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -95,6 +101,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         missing_page: args.missing_page,
         port: args.port.unwrap_or(0),
         open: args.open,
+        skeleton: match &args.skeleton {
+            Some(path) => Some(cinestream::recipes::load_skeleton(path)?),
+            None => None,
+        },
     };
     settings.check()?;
     let is_source = SourceFormat::from_path(&args.file).is_some();
@@ -159,7 +169,11 @@ impl ViewSettings {
     }
 
     fn options(&self) -> StreamOptions {
-        stream_options(self.budget_mib, LOOKAHEAD_S, self.missing_page.policy())
+        let options = stream_options(self.budget_mib, LOOKAHEAD_S, self.missing_page.policy());
+        match &self.skeleton {
+            Some(skeleton) => options.with_skeleton(Arc::clone(skeleton)),
+            None => options,
+        }
     }
 }
 
@@ -202,7 +216,7 @@ pub fn open_session(
         Some(path) => throttle(Box::new(FileSource::open(path)?) as Box<dyn Source>)?,
         None => throttle(Box::new(MemorySource::new(Arc::clone(&bytes))) as Box<dyn Source>)?,
     };
-    let reader = StreamReader::open(Arc::clone(&bytes))?;
+    let reader = StreamReader::open_with_skeleton(Arc::clone(&bytes), options.skeleton.as_ref())?;
     let inspect = super::inspect::json_summary(title.clone(), &reader)?;
     Session::new(title, bytes, stream, inspect, LOOKAHEAD_S)
 }

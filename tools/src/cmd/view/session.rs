@@ -74,7 +74,7 @@ impl Session {
         inspect: Value,
         lookahead_s: f64,
     ) -> anyhow::Result<Session> {
-        let reader = StreamReader::open(bytes)?;
+        let reader = StreamReader::open_with_skeleton(bytes, stream.options().skeleton.as_ref())?;
         let pages = stream.index().pages().len();
         Ok(Session {
             title,
