@@ -261,7 +261,10 @@ impl SegmentLayout {
             count,
             short,
             long: num_samples % count,
-            by_long: Divisor::new(short + 1),
+            // With one segment of every sample of a `u32` count, `short + 1`
+            // would overflow; there are no long segments then, so the
+            // divisor is never used.
+            by_long: Divisor::new(short.saturating_add(1)),
             by_short: Divisor::new(short),
         }
     }
@@ -300,7 +303,9 @@ impl SegmentLayout {
         let sample = sample as u32;
         let short = self.short_len();
         let long = self.long_segments();
-        let long_span = long * (short + 1);
+        // `long * (short + 1)`, at most the sample count; written so that
+        // `short + 1` is not formed (with no long segment it can overflow).
+        let long_span = long * short + long;
         if sample < long_span {
             let (segment, local) = self.by_long.div_rem(sample);
             (segment as usize, local as usize)
@@ -810,6 +815,21 @@ mod tests {
                 }
             }
             assert_eq!(sample, samples as usize);
+        }
+    }
+
+    /// A file may hold the most samples a `u32` counts in one segment (a
+    /// clip whose tracks are all constant stores no key): the layout holds
+    /// it without overflow (a fuzzer found `short + 1` overflowing).
+    #[test]
+    fn the_largest_sample_count_in_one_segment_is_laid_out() {
+        for count in [1, 2, 3] {
+            let layout = SegmentLayout::from_parts(u32::MAX, count).unwrap();
+            let last = u32::MAX as usize - 1;
+            let (first, len) = layout.segment(count as usize - 1);
+            assert_eq!(first + len, u32::MAX as usize);
+            assert_eq!(layout.locate(last), (count as usize - 1, last - first));
+            assert_eq!(layout.locate(0), (0, 0));
         }
     }
 }
