@@ -65,7 +65,7 @@ pub fn load_skeleton(path: &std::path::Path) -> crate::Result<std::sync::Arc<cra
             path: path.to_path_buf(),
             source,
         })?;
-        file.read_exact(&mut magic).is_ok() && magic == *b"CINESTRM"
+        file.read_exact(&mut magic).is_ok() && magic == crate::container::MAGIC
     };
     if is_container {
         let reader = crate::container::StreamReader::open_file(path)?;

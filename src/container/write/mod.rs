@@ -224,39 +224,30 @@ pub fn encode_stream_with_preview(
         Some(preview) => encode_preview(preview)?,
         None => Vec::new(),
     };
-    let mut entries = Vec::with_capacity(pages.len());
     // The page table's length does not depend on the pages' offsets, which
-    // follow from it: lengths first.
-    let index_len = {
-        let lengths: Vec<PageEntry> = pages
-            .iter()
-            .map(|page| {
-                Ok(PageEntry {
-                    offset: 0,
-                    stored_len: to_u32(page.stored.len(), "page length")?,
-                    decoded_len: to_u32(page.decoded_len, "page length")?,
-                    compression: page.compression,
-                    checksum: 0,
-                })
+    // follow from it: the entries first, their offsets once it is known.
+    let mut entries = pages
+        .iter()
+        .map(|page| {
+            Ok(PageEntry {
+                offset: 0,
+                stored_len: to_u32(page.stored.len(), "page length")?,
+                decoded_len: to_u32(page.decoded_len, "page length")?,
+                compression: page.compression,
+                checksum: crc32(&page.stored),
             })
-            .collect::<Result<_>>()?;
-        index_len(&segments, &lengths, version)
-    };
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let index_len = index_len(&segments, &entries, version);
     let preview_offset = align(index_offset + index_len);
     let pages_offset = match preview_section.len() {
         0 => preview_offset,
         len => align(preview_offset + len),
     };
     let mut end = pages_offset;
-    for page in &pages {
-        entries.push(PageEntry {
-            offset: end as u64,
-            stored_len: to_u32(page.stored.len(), "page length")?,
-            decoded_len: to_u32(page.decoded_len, "page length")?,
-            compression: page.compression,
-            checksum: crc32(&page.stored),
-        });
-        end = align(end + page.stored.len());
+    for entry in &mut entries {
+        entry.offset = end as u64;
+        end = align(end + entry.stored_len as usize);
     }
     let file_len = entries
         .last()
