@@ -82,6 +82,13 @@ impl CompressedClip {
         self.tables.segment(index, segment_keys(onward, header_len))
     }
 
+    /// The same clip, its metadata stating the screen-space bound it was
+    /// compressed to.
+    pub(crate) fn with_screen(mut self, screen: Option<crate::format::ScreenMeta>) -> Self {
+        self.meta.screen = screen;
+        self
+    }
+
     /// The metadata.
     pub fn meta(&self) -> &ClipMeta {
         &self.meta

@@ -72,9 +72,13 @@ struct Golden {
     /// The skeleton left out, by its fingerprint (version 6); readers take
     /// it from `v4-clamp.cine`, which holds the same clip's.
     by_reference: bool,
+    /// Compressed to half a pixel on screen (version 7): the clip is then
+    /// the procedural cinematic's first half second, with its camera and
+    /// face, not the golden clip.
+    screen: bool,
 }
 
-const GOLDEN: [Golden; 8] = [
+const GOLDEN: [Golden; 9] = [
     // Raw pages, one segment a page, clamped.
     Golden {
         name: "v1-clamp",
@@ -85,6 +89,7 @@ const GOLDEN: [Golden; 8] = [
         floats: false,
         preview_cm: None,
         by_reference: false,
+        screen: false,
     },
     // One lz4 page, wrapping.
     Golden {
@@ -96,6 +101,7 @@ const GOLDEN: [Golden; 8] = [
         floats: false,
         preview_cm: None,
         by_reference: false,
+        screen: false,
     },
     // Version 2: the clamped clip with float tracks, raw pages.
     Golden {
@@ -107,6 +113,7 @@ const GOLDEN: [Golden; 8] = [
         floats: true,
         preview_cm: None,
         by_reference: false,
+        screen: false,
     },
     // Version 3: the version-2 clip with a preview tier.
     Golden {
@@ -118,6 +125,7 @@ const GOLDEN: [Golden; 8] = [
         floats: true,
         preview_cm: Some(0.5),
         by_reference: false,
+        screen: false,
     },
     // Version 4 (compact metadata and index, packed rates, exact spans):
     // the clamped clip in raw pages, one segment a page.
@@ -130,6 +138,7 @@ const GOLDEN: [Golden; 8] = [
         floats: false,
         preview_cm: None,
         by_reference: false,
+        screen: false,
     },
     // The wrapping clip in one lz4 page.
     Golden {
@@ -141,6 +150,7 @@ const GOLDEN: [Golden; 8] = [
         floats: false,
         preview_cm: None,
         by_reference: false,
+        screen: false,
     },
     // The clamped clip with float tracks and a preview tier.
     Golden {
@@ -152,6 +162,7 @@ const GOLDEN: [Golden; 8] = [
         floats: true,
         preview_cm: Some(0.5),
         by_reference: false,
+        screen: false,
     },
     // Version 6: the wrapping clip with float tracks and a preview tier,
     // its skeleton by reference, in one lz4 page (the short page table's
@@ -165,6 +176,20 @@ const GOLDEN: [Golden; 8] = [
         floats: true,
         preview_cm: Some(0.5),
         by_reference: true,
+        screen: false,
+    },
+    // Version 7: the procedural cinematic with its camera, compressed to
+    // half a pixel on screen, in raw pages.
+    Golden {
+        name: "v7-screen",
+        version: 7,
+        wrap: false,
+        lz4: false,
+        page_bytes: 4096,
+        floats: false,
+        preview_cm: None,
+        by_reference: false,
+        screen: true,
     },
 ];
 
@@ -314,7 +339,15 @@ fn write_golden_files() {
     // cuts, 5 with them); older ones stay as written.
     let today = 4..=cinestream::container::FORMAT_VERSION;
     for golden in GOLDEN.iter().filter(|g| today.contains(&g.version)) {
-        let mut clip = golden_clip(golden.wrap);
+        let mut clip = match golden.screen {
+            true => cinestream::procedural::cinematic(
+                &cinestream::procedural::CinematicSpec::default()
+                    .with_seconds(0.5)
+                    .with_face(true)
+                    .with_camera(true),
+            ),
+            false => golden_clip(golden.wrap),
+        };
         if golden.floats {
             let samples = clip.num_samples();
             clip = clip.with_float_tracks(golden_floats(samples)).unwrap();
@@ -324,7 +357,12 @@ fn write_golden_files() {
             .with_loop_policy(match golden.wrap {
                 true => LoopPolicy::Wrap,
                 false => LoopPolicy::Clamp,
-            });
+            })
+            .with_screen_bound(
+                golden
+                    .screen
+                    .then(|| cinestream::compress::ScreenBound::new(0.5)),
+            );
         let (compressed, _) = compress(&clip, &settings).unwrap();
         let options = WriteOptions::default()
             .with_lz4(golden.lz4)
@@ -399,6 +437,14 @@ fn write_golden_files() {
             "bones": bones,
             "samples": meta.num_samples(),
             "segments": meta.segments.count(),
+            "screen": meta.screen.map(|s| json!({
+                "pixels": s.pixels,
+                "resolution": [s.resolution.0, s.resolution.1],
+                "max_cm": s.max_cm,
+                "camera": s.camera,
+                "worst_px_bits": format!("{:016x}", s.worst_px.to_bits()),
+                "worst_cm_bits": format!("{:016x}", s.worst_cm.to_bits()),
+            })),
             "pages": reader.pages().len(),
             "loop": format!("{:?}", meta.loop_mode),
             "sample_rate_bits": format!("{:08x}", meta.sample_rate.to_bits()),
@@ -515,6 +561,36 @@ fn golden_files_of_every_version_read_bit_for_bit() {
             field(&expected, "samples").as_u64().unwrap(),
             "{name}"
         );
+        assert_eq!(
+            meta.segments.count() as u64,
+            field(&expected, "segments").as_u64().unwrap(),
+            "{name}"
+        );
+        // The screen bound (version 7), as stored.
+        let screen = expected.get("screen").filter(|s| !s.is_null());
+        assert_eq!(meta.screen.is_some(), golden.screen, "{name}: screen bound");
+        if let (Some(s), Some(e)) = (meta.screen, screen) {
+            let bits =
+                |key: &str| u64::from_str_radix(field(e, key).as_str().unwrap(), 16).unwrap();
+            assert_eq!(s.pixels, field(e, "pixels").as_f64().unwrap(), "{name}");
+            assert_eq!(s.max_cm, field(e, "max_cm").as_f64().unwrap(), "{name}");
+            assert_eq!(
+                u64::from(s.camera),
+                field(e, "camera").as_u64().unwrap(),
+                "{name}"
+            );
+            assert_eq!(s.worst_px.to_bits(), bits("worst_px_bits"), "{name}");
+            assert_eq!(s.worst_cm.to_bits(), bits("worst_cm_bits"), "{name}");
+            let resolution = field(e, "resolution").as_array().unwrap();
+            assert_eq!(
+                [s.resolution.0, s.resolution.1].map(u64::from).to_vec(),
+                resolution
+                    .iter()
+                    .map(|v| v.as_u64().unwrap())
+                    .collect::<Vec<_>>(),
+                "{name}"
+            );
+        }
         assert_eq!(
             meta.segments.count() as u64,
             field(&expected, "segments").as_u64().unwrap(),

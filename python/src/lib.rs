@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use cinestream::compress::{
-    compress, CompressSettings, CompressStats, LoopPolicy, DEFAULT_PREVIEW_CM,
+    compress, CompressSettings, CompressStats, LoopPolicy, ScreenBound, DEFAULT_PREVIEW_CM,
 };
 use cinestream::container::{encode_stream, WriteOptions, WriteSummary};
 use cinestream::import::{self, ImportOptions};
@@ -201,6 +201,15 @@ fn report_dict<'py>(
         .map_err(|e| CinestreamError::new_err(format!("a report that is not a dict: {e}")))
 }
 
+/// Default settings with the threshold given, if one is: without one, the
+/// default holds, or the threshold an ACL clip gives.
+fn given_threshold(threshold_cm: Option<f64>) -> CompressSettings {
+    match threshold_cm {
+        Some(cm) => CompressSettings::default().with_threshold_cm(cm),
+        None => CompressSettings::default(),
+    }
+}
+
 /// Compresses clips into `.cine` files and returns the statistics
 /// `cinestream pack --json` prints, as a dict with the same keys.
 ///
@@ -221,21 +230,21 @@ fn report_dict<'py>(
 /// skipped and listed in ``skipped`` with its error. The warnings raised
 /// come as ``CinestreamWarning`` and in ``warnings``. The GIL is released
 /// while it works.
-/// Default settings with the threshold given, if one is: without one, the
-/// default holds, or the threshold an ACL clip gives.
-fn given_threshold(threshold_cm: Option<f64>) -> CompressSettings {
-    match threshold_cm {
-        Some(cm) => CompressSettings::default().with_threshold_cm(cm),
-        None => CompressSettings::default(),
-    }
-}
-
+///
+/// ``screen_px`` bounds the error on screen instead, in pixels, through
+/// the clip's camera (``camera`` names its bone; ``resolution`` is
+/// ``(width, height)``, default 4K; ``max_cm`` the ceiling, default 1):
+/// what ``cinestream pack --screen-px`` does, and the report's ``screen``
+/// says what was measured. ``camera_clip`` joins the one camera of a glTF
+/// or FBX file to each clip first. An input named
+/// ``"procedural:ACTORS:SECONDS"`` is the built-in cinematic.
 #[pyfunction]
 #[pyo3(signature = (
     inputs, output, *, threshold_cm=None, shell_cm=3.0, segment_samples=16, r#loop="auto",
     unit=None, rate=None, lenient=false, lz4=false, page_kib=64, preview_cm=DEFAULT_PREVIEW_CM,
     sequence=false, actors=false, clip=None, recursive=false, keep_going=false,
-    skeleton_by_reference=false
+    skeleton_by_reference=false, screen_px=None, camera=None, resolution=None, max_cm=None,
+    camera_clip=None
 ))]
 #[allow(clippy::too_many_arguments)]
 fn pack<'py>(
@@ -258,6 +267,11 @@ fn pack<'py>(
     recursive: bool,
     keep_going: bool,
     skeleton_by_reference: bool,
+    screen_px: Option<f64>,
+    camera: Option<String>,
+    resolution: Option<(u32, u32)>,
+    max_cm: Option<f64>,
+    camera_clip: Option<PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let inputs = paths(inputs)?;
     let options = import_options(unit, rate, lenient)?;
@@ -282,10 +296,32 @@ fn pack<'py>(
             "page_kib must be in [1, 1048576], not {page_kib}"
         )));
     }
+    let screen = match screen_px {
+        Some(px) => {
+            let mut bound = ScreenBound::new(px);
+            if let Some(camera) = camera {
+                bound = bound.with_camera(camera);
+            }
+            if let Some((w, h)) = resolution {
+                bound = bound.with_resolution(w, h);
+            }
+            if let Some(cm) = max_cm {
+                bound = bound.with_max_cm(cm);
+            }
+            Some(bound)
+        }
+        None if camera.is_some() || resolution.is_some() || max_cm.is_some() => {
+            return Err(value_err(
+                "camera, resolution and max_cm shape a screen-space bound: give screen_px".into(),
+            ))
+        }
+        None => None,
+    };
     let settings = given_threshold(threshold_cm)
         .with_shell_cm(shell_cm)
         .with_segment_samples(segment_samples)
-        .with_loop_policy(loop_policy(r#loop)?);
+        .with_loop_policy(loop_policy(r#loop)?)
+        .with_screen_bound(screen);
     // Uneven glTF keys are resampled within the codec's own bound, as the
     // program does.
     let options = options.with_resample_error(settings.threshold_cm, shell_cm);
@@ -315,6 +351,7 @@ fn pack<'py>(
                     clip: "clip=",
                     cuts: "cuts",
                 },
+                camera_clip,
                 ..PackRequest::new(inputs.clone(), files, output)
             };
             recipes::pack::pack(&request, &())
@@ -917,8 +954,12 @@ impl PyStream {
     /// its own curves are checked at every key and sample time:
     /// codec_error_cm, resample_error_cm and source_error_cm (decoded against
     /// the source's curves), source_key_times; ok needs the codec and the
-    /// resampling error within the threshold. The GIL is released meanwhile.
-    #[pyo3(signature = (against=None, *, sequence=false, actors=false, threshold_cm=None, unit=None, rate=None, lenient=false, clip=None))]
+    /// resampling error within the threshold. ``screen_px`` also measures
+    /// the error on screen through the file's camera (by default, a file
+    /// packed with a screen bound is checked against its own), and
+    /// ``camera_clip`` joins the camera it was packed with to the sources.
+    /// The GIL is released meanwhile.
+    #[pyo3(signature = (against=None, *, sequence=false, actors=false, threshold_cm=None, unit=None, rate=None, lenient=false, clip=None, screen_px=None, camera_clip=None))]
     #[allow(clippy::too_many_arguments)]
     fn verify<'py>(
         &self,
@@ -931,6 +972,8 @@ impl PyStream {
         rate: Option<f32>,
         lenient: bool,
         clip: Option<usize>,
+        screen_px: Option<f64>,
+        camera_clip: Option<PathBuf>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let sources = against.map(paths).transpose()?;
         let options = import_options(unit, rate, lenient)?;
@@ -954,6 +997,8 @@ impl PyStream {
             threshold_cm,
             import: options,
             skeleton: self.skeleton_file.clone(),
+            screen_px,
+            camera_clip,
             ..VerifyRequest::new(self.path.clone())
         };
         let (verified, warnings) =

@@ -211,6 +211,24 @@ def test_a_file_packed_without_its_skeleton_opens_with_it(clip, tmp_path):
         assert report["ok"] and report["max_error_cm"] <= 0.01
 
 
+def test_a_screen_bound_packs_as_the_program_does_and_verifies_on_screen(tmp_path):
+    shot = tmp_path / "shot.cine"
+    stats = cinestream.pack("procedural:2:2", shot, screen_px=0.5, preview_cm=0)
+    cli("pack", "procedural:2:2", "-o", tmp_path / "cli.cine", "--screen-px", "0.5",
+        "--preview-cm", "0")
+    assert shot.read_bytes() == (tmp_path / "cli.cine").read_bytes()
+    assert stats["screen"]["worst_px"] <= 0.5 and stats["screen"]["worst_cm"] <= 1.0
+    report = cinestream.open(shot).verify(against="procedural:2:2")
+    assert report["ok"] and report["screen"]["worst_px"] <= 0.5, report
+    tight = cinestream.open(shot).verify(against="procedural:2:2", screen_px=0.05)
+    assert not tight["ok"]
+    with pytest.raises(ValueError, match="screen_px"):
+        cinestream.pack("procedural:1:1", tmp_path / "x.cine", max_cm=2.0)
+    with pytest.raises(Exception, match="max_cm"):
+        cinestream.pack("procedural:1:1", tmp_path / "x.cine", screen_px=0.5, max_cm=0.001)
+    assert not (tmp_path / "x.cine").exists()
+
+
 def test_sequence_and_actors_pack_and_verify_by_part(tmp_path):
     a = write_bvh(tmp_path / "a.bvh", frames=40)
     b = write_bvh(tmp_path / "b.bvh", frames=25, phase=0.4)

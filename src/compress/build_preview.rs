@@ -113,6 +113,33 @@ pub fn build_preview(
         });
     }
     let meta = full.meta();
+    // The tier's float bound is stated in the precisions the file stores,
+    // which a screen bound may have tightened (a camera's field of view):
+    // the tier is built and measured against those.
+    let restated;
+    let clip = if clip
+        .float_tracks()
+        .iter()
+        .zip(&meta.floats)
+        .any(|(t, m)| t.precision() != m.precision)
+    {
+        let floats = clip
+            .float_tracks()
+            .iter()
+            .zip(&meta.floats)
+            .map(|(t, m)| t.clone().with_precision(m.precision))
+            .collect();
+        let floats = clip
+            .clone()
+            .with_float_tracks(floats)
+            .map_err(|e| Error::Internal {
+                message: format!("the preview of '{}': {e}", clip.name()),
+            })?;
+        restated = floats;
+        &restated
+    } else {
+        clip
+    };
     let shells = settings.metric().shell_distances(clip);
     let ranges = actor_ranges(meta);
     let templates = meta.bone_ranges(&ranges).ok_or_else(|| Error::Internal {
@@ -289,7 +316,9 @@ impl Actor<'_> {
             &settings
                 .clone()
                 .with_threshold_cm(quantize_cm)
-                .with_segment_samples(PREVIEW_SEGMENT_SAMPLES),
+                .with_segment_samples(PREVIEW_SEGMENT_SAMPLES)
+                // The tier has its own bound, in object space.
+                .with_screen_bound(None),
         )?;
         Ok(PreviewPart {
             bones: self.bones.clone(),

@@ -49,7 +49,7 @@ struct Candidate {
     decoded: Transform,
 }
 
-pub(crate) fn classify(ctx: &Context, budget: f64) -> Classes {
+pub(crate) fn classify(ctx: &Context, share: f64) -> Classes {
     let bones = ctx.bones;
     let samples = ctx.samples;
     let skeleton = ctx.clip.skeleton();
@@ -81,7 +81,7 @@ pub(crate) fn classify(ctx: &Context, budget: f64) -> Classes {
                     set_channel(&mut pose[bone], &candidate.decoded, channel);
                 });
                 let fits = exact || {
-                    let (over, reached) = subtree_error(ctx, &lossy, &mut object, bone, budget);
+                    let (over, reached) = subtree_error(ctx, &lossy, &mut object, bone, share);
                     if over {
                         lossy
                             .par_chunks_mut(bones)
@@ -188,7 +188,7 @@ fn set_channel_value(target: &mut Transform, channel: Channel, value: Vec3) {
 const CHUNK_SAMPLES: usize = 1024;
 
 /// Recomputes the subtree of `bone` from `lossy` and tells whether any of
-/// its bones goes over `limit`, stopping soon after one does; also returns,
+/// its bones goes over `share` of its bound ([`Context::bound`]), stopping soon after one does; also returns,
 /// per [`CHUNK_SAMPLES`] piece, how many of its samples were recomputed.
 ///
 /// The pieces run in parallel; the first to go over stops the others. The
@@ -201,7 +201,7 @@ fn subtree_error(
     lossy: &[Transform],
     object: &mut [DTransform],
     bone: usize,
-    limit: f64,
+    share: f64,
 ) -> (bool, Vec<usize>) {
     let bones = ctx.bones;
     let skeleton = ctx.clip.skeleton();
@@ -229,7 +229,7 @@ fn subtree_error(
                         &ctx.raw_vertices[source + b],
                         &shell_vertices(&object[row + b], ctx.raw_offsets[source + b]),
                     );
-                    if e > limit {
+                    if e > share * ctx.bound(chunk * CHUNK_SAMPLES + s, b) {
                         over.store(true, Ordering::Relaxed);
                         return s + 1;
                     }

@@ -347,9 +347,9 @@ pub(crate) struct Verdicts {
 }
 
 #[inline(always)]
-pub(crate) fn verdicts(error_squared: Vec4, (below, above): (f32, f32)) -> Verdicts {
-    let fits: BVec4A = error_squared.cmple(Vec4::splat(below));
-    let over: BVec4A = error_squared.cmpgt(Vec4::splat(above));
+pub(crate) fn verdicts(error_squared: Vec4, (below, above): (Vec4, Vec4)) -> Verdicts {
+    let fits: BVec4A = error_squared.cmple(below);
+    let over: BVec4A = error_squared.cmpgt(above);
     Verdicts {
         fits: fits.bitmask(),
         over: over.bitmask(),

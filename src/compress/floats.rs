@@ -44,16 +44,23 @@ fn slot_values(clip: &Clip, slot: &FloatSlot, samples: usize) -> Vec<Vec3> {
         .collect()
 }
 
-/// Classifies every float slot of `clip` over its first `samples` samples.
-pub(crate) fn classify(clip: &Clip, samples: usize) -> Result<FloatClasses> {
+/// Classifies every float slot of `clip` over its first `samples` samples,
+/// each track held to `precision(track)` (its own precision, or one a
+/// screen bound tightens).
+pub(crate) fn classify(
+    clip: &Clip,
+    samples: usize,
+    precision: impl Fn(usize) -> f32,
+) -> Result<FloatClasses> {
     let meta: Vec<FloatMeta> = clip
         .float_tracks()
         .iter()
-        .map(|t| FloatMeta {
+        .enumerate()
+        .map(|(i, t)| FloatMeta {
             name: t.name().to_string(),
             kind: t.kind(),
             components: t.components() as u8,
-            precision: t.precision(),
+            precision: precision(i),
         })
         .collect();
     let slots = float_slots(&meta);

@@ -19,7 +19,15 @@ mod classify;
 mod decode_paths_tests;
 mod filter;
 mod floats;
+mod screen;
 mod search;
+
+pub use screen::{
+    ScreenBound, ScreenReport, CAMERA_SHARE, DEFAULT_MAX_CM, DEFAULT_RESOLUTION, FOV_SHARE,
+    MAX_CM_RANGE, SCREEN_PX_RANGE,
+};
+
+pub(crate) use screen::{cameras, CameraOf};
 
 pub use build_preview::{
     build_preview, Preview, PreviewPart, DEFAULT_PREVIEW_CM, PREVIEW_CM_RANGE,
@@ -104,6 +112,11 @@ pub struct CompressSettings {
     /// [`with_threshold_cm`](Self::with_threshold_cm) turns it off, so a
     /// threshold given explicitly wins.
     pub threshold_from_source: bool,
+    /// An error bound in pixels through a camera of the clip, each bone's
+    /// bound at each sample set by how large it shows on screen (never
+    /// under the threshold, never over the bound's ceiling). Default: none,
+    /// the threshold everywhere.
+    pub screen: Option<ScreenBound>,
 }
 
 impl Default for CompressSettings {
@@ -115,6 +128,7 @@ impl Default for CompressSettings {
             loop_policy: LoopPolicy::Auto,
             constant_share: 0.5,
             threshold_from_source: true,
+            screen: None,
         }
     }
 }
@@ -161,6 +175,13 @@ impl CompressSettings {
     /// Sets the loop policy.
     pub fn with_loop_policy(mut self, policy: LoopPolicy) -> Self {
         self.loop_policy = policy;
+        self
+    }
+
+    /// Bounds the error in pixels through a camera of the clip (see
+    /// [`ScreenBound`]), or not.
+    pub fn with_screen_bound(mut self, bound: Option<ScreenBound>) -> Self {
+        self.screen = bound;
         self
     }
 
@@ -222,6 +243,9 @@ impl CompressSettings {
                 self.constant_share.to_string(),
             );
         }
+        if let Some(screen) = &self.screen {
+            screen.check(self.threshold_cm)?;
+        }
         Ok(())
     }
 }
@@ -251,12 +275,25 @@ pub struct CompressStats {
     pub float_errors: Vec<f32>,
     /// Default (all zero), constant and animated float slots.
     pub float_counts: TrackCounts,
+    /// With a [`ScreenBound`]: the error on screen and in object space,
+    /// measured at every sample through the decoded camera.
+    pub screen: Option<ScreenReport>,
 }
 
 impl CompressStats {
     /// Raw size over compressed size.
     pub fn ratio(&self) -> f64 {
         self.raw_bytes as f64 / self.compressed_bytes.max(1) as f64
+    }
+
+    /// Whether the measured error keeps the promise: every bone within the
+    /// threshold, or with a [`ScreenBound`], every vertex in the frame
+    /// within its pixels and every bone within its ceiling.
+    pub fn within_bound(&self) -> bool {
+        match &self.screen {
+            Some(s) => s.worst_px <= s.pixels && s.worst_cm <= s.max_cm,
+            None => self.error.max_cm <= self.error.threshold_cm,
+        }
     }
 
     /// Raw KiB compressed per second.
@@ -329,6 +366,11 @@ pub(crate) struct Context<'a> {
     /// check each against the `f64` error: set by the tests that audit the
     /// filter, never by [`compress`].
     pub audit_filter: bool,
+    /// With a [`ScreenBound`]: each bone's bound at each sample, clip units,
+    /// `[sample * bones + bone]` (see [`Context::bound`]).
+    pub bounds: Option<Vec<f64>>,
+    /// The screen bound resolved on the clip.
+    pub screen: Option<screen::Resolved>,
 }
 
 impl<'a> Context<'a> {
@@ -384,7 +426,38 @@ impl<'a> Context<'a> {
             heights,
             brute_force: false,
             audit_filter: false,
+            bounds: None,
+            screen: None,
         }
+    }
+
+    /// The largest error `bone` may have at `sample` (clip units): the
+    /// threshold, or with a screen bound, that bone's at that sample.
+    #[inline(always)]
+    pub fn bound(&self, sample: usize, bone: usize) -> f64 {
+        match &self.bounds {
+            Some(bounds) => bounds[sample * self.bones + bone],
+            None => self.threshold,
+        }
+    }
+
+    /// Bounds the error through `resolved`'s camera from here on: the
+    /// camera bone's shell widened (see [`screen::Resolved::camera_shell`])
+    /// and each bone's bound at each sample computed.
+    fn with_screen(mut self, mut resolved: screen::Resolved) -> Self {
+        let (clip, bones, samples) = (self.clip, self.bones, self.samples);
+        let camera = resolved.camera.bone;
+        let shell = resolved.camera_shell(clip, &self.raw_object, samples);
+        resolved.camera_shell = shell;
+        self.shells[camera] = shell;
+        for s in 0..samples {
+            let i = s * bones + camera;
+            self.raw_offsets[i] = shell_offsets(&self.raw_object[i], shell);
+            self.raw_vertices[i] = shell_vertices(&self.raw_object[i], self.raw_offsets[i]);
+        }
+        self.bounds = Some(resolved.bounds(clip, &self.raw_object, &self.raw_vertices, samples));
+        self.screen = Some(resolved);
+        self
     }
 }
 
@@ -558,11 +631,23 @@ fn compress_with(
     ctx.samples = samples;
     ctx.raw_object.truncate(samples * bones);
     ctx.raw_vertices.truncate(samples * bones);
+    if let Some(bound) = &settings.screen {
+        let resolved = screen::Resolved::new(clip, bound, ctx.threshold)?;
+        ctx = ctx.with_screen(resolved);
+    }
 
-    let classes = classify::classify(&ctx, settings.constant_share * ctx.threshold);
+    let classes = classify::classify(&ctx, settings.constant_share);
     let mut tracks = gather_tracks(&ctx, &classes);
     let bone_tracks = tracks.len();
-    let float_classes = floats::classify(clip, samples)?;
+    let float_classes = floats::classify(clip, samples, |track| {
+        let own = clip.float_tracks()[track].precision();
+        match &ctx.screen {
+            Some(resolved) if track == resolved.camera.fov_track => {
+                own.min(resolved.fov_precision as f32)
+            }
+            _ => own,
+        }
+    })?;
     let float_default_slots = float_classes.default;
     tracks.extend(float_classes.animated);
     let mut constants = classes.constants.clone();
@@ -597,8 +682,18 @@ fn compress_with(
         prefix = clip.prefix(samples).with_loop_mode(loop_mode);
         &prefix
     };
-    let (compressed, segments, compositions, report) =
+    let (compressed, segments, compositions, report, screen_report) =
         search_verified(&ctx, stored, &meta, &tracks, bone_tracks, settings)?;
+    let compressed = compressed.with_screen(ctx.screen.as_ref().zip(screen_report).map(
+        |(resolved, measured)| crate::format::ScreenMeta {
+            pixels: measured.pixels,
+            resolution: resolved.bound.resolution,
+            max_cm: measured.max_cm,
+            camera: resolved.camera.bone as u32,
+            worst_px: measured.worst_px,
+            worst_cm: measured.worst_cm,
+        },
+    ));
 
     let mut rate_histogram = [0u64; NUM_RATES as usize];
     let mut float_rate_histogram = [0u64; NUM_RATES as usize];
@@ -659,9 +754,21 @@ fn compress_with(
         seconds: start.elapsed().as_secs_f64(),
         float_errors,
         float_counts,
+        screen: screen_report,
     };
     Ok((compressed, stats, compositions))
 }
+
+/// What [`search_verified`] gives: the clip, its segments' search results,
+/// the compositions they took, the error measured and (with a screen
+/// bound) the error on screen.
+type Verified = (
+    CompressedClip,
+    Vec<search::SegmentResult>,
+    usize,
+    ErrorReport,
+    Option<ScreenReport>,
+);
 
 /// Searches every segment's rates, then measures what the sampler decodes
 /// against `stored` (the samples kept) and gives bits where a bone is over,
@@ -673,12 +780,7 @@ fn search_verified(
     tracks: &[TrackSamples],
     bone_tracks: usize,
     settings: &CompressSettings,
-) -> Result<(
-    CompressedClip,
-    Vec<search::SegmentResult>,
-    usize,
-    ErrorReport,
-)> {
+) -> Result<Verified> {
     let clip = ctx.clip;
     let layout = meta.segments;
     let mut segments: Vec<search::SegmentResult> = (0..layout.count())
@@ -690,6 +792,7 @@ fn search_verified(
     // The promise: measure what the sampler decodes; give bits where a bone is over.
     let mut compressed;
     let mut report;
+    let mut screen_report = None;
     let mut rounds = 0;
     loop {
         compressed = CompressedClip::new(
@@ -703,12 +806,51 @@ fn search_verified(
             ),
         })?;
         report = metric::measure_error_parallel(stored, &compressed, &settings.metric())?;
-        let over = over_threshold(&report, ctx, settings.aimed_threshold_cm());
+        let over = match (&ctx.screen, &ctx.bounds) {
+            (Some(resolved), Some(bounds)) => {
+                let (over, measured) = screen::check(
+                    resolved,
+                    stored,
+                    &compressed,
+                    &ctx.raw_object,
+                    &ctx.raw_vertices,
+                    &ctx.raw_offsets,
+                    bounds,
+                )?;
+                screen_report = Some(measured);
+                // The camera's error moves every vertex on screen: it gets
+                // bits wherever a vertex is over.
+                let camera = resolved.camera.bone;
+                let mut with_camera = over.clone();
+                with_camera.extend(over.iter().map(|&(_, s)| (camera, s)));
+                // The camera's bone is also held to the threshold at the
+                // shell every other bone is measured at.
+                if report.max_per_bone_cm[camera] > settings.aimed_threshold_cm() {
+                    with_camera.extend((0..ctx.samples).map(|s| (camera, s)));
+                }
+                with_camera
+            }
+            _ => over_threshold(&report, ctx, settings.aimed_threshold_cm()),
+        };
         if over.is_empty() {
             break;
         }
         rounds += 1;
         if rounds > 2 {
+            if let Some(measured) = &screen_report {
+                return Err(Error::Internal {
+                    message: format!(
+                        "'{}': {:.3} px on screen at bone {} sample {} (bound {} px), worst {:.5} cm, \
+                         stays over at full precision",
+                        clip.name(),
+                        measured.worst_px,
+                        measured.worst_px_at.0,
+                        measured.worst_px_at.1,
+                        measured.pixels,
+                        measured.worst_cm
+                    ),
+                });
+            }
             return Err(Error::Internal {
                 message: format!(
                     "'{}': error {:.5} cm at bone {} sample {} stays over the threshold at full precision",
@@ -741,7 +883,7 @@ fn search_verified(
             }
         }
     }
-    Ok((compressed, segments, compositions, report))
+    Ok((compressed, segments, compositions, report, screen_report))
 }
 
 /// Compresses `clip` (clamping, every sample kept) onto `template`'s

@@ -149,8 +149,9 @@ struct Fast {
     local: Vec<Local4>,
     object: Vec<Object4>,
     raw: Vec<Raw4>,
-    /// Per bone: the squared errors below and above which the filter decides.
-    bounds: Vec<(f32, f32)>,
+    /// Per group of samples and bone, `[group * bones + bone]`: the squared
+    /// errors below and above which the filter decides, lane by lane.
+    bounds: Vec<(Vec4, Vec4)>,
     /// Scratch: the verdicts and squared errors of the bones checked in a group.
     verdicts: Vec<(Verdicts, Vec4)>,
     /// Per bone: the margin over [`filter::MARGIN_FACTOR`] (tests measure against it).
@@ -207,8 +208,21 @@ impl Fast {
             local,
             object: vec![Object4::IDENTITY; groups * bones],
             raw,
-            bounds: (0..bones)
-                .map(|b| filter::bounds(ctx.threshold, filter::margin(ctx.depths[b], reach[b])))
+            bounds: (0..groups)
+                .flat_map(|g| {
+                    let reach = &reach;
+                    (0..bones).map(move |b| {
+                        let margin = filter::margin(ctx.depths[b], reach[b]);
+                        let lanes = [0, 1, 2, 3].map(|lane| {
+                            let sample = first + (g * LANES + lane).min(len - 1);
+                            filter::bounds(ctx.bound(sample, b), margin)
+                        });
+                        (
+                            Vec4::from_array(lanes.map(|l| l.0)),
+                            Vec4::from_array(lanes.map(|l| l.1)),
+                        )
+                    })
+                })
                 .collect(),
             verdicts: Vec::with_capacity(bones),
             #[cfg(test)]
@@ -283,9 +297,10 @@ fn check_verdict(
     unit: f64,
 ) {
     let (e, _) = exact_error(ctx, local, first, bone, sample);
+    let bound = ctx.bound(first + sample, bone);
     match verdict {
-        Verdict::Fits => assert!(!is_over(ctx, e), "filter: fits, f64: {e} over"),
-        Verdict::Over => assert!(is_over(ctx, e), "filter: over, f64: {e} fits"),
+        Verdict::Fits => assert!(!is_over(e, bound), "filter: fits, f64: {e} over"),
+        Verdict::Over => assert!(is_over(e, bound), "filter: over, f64: {e} fits"),
         Verdict::Unsure => {}
     }
     let e32 = f64::from(e2).sqrt();
@@ -294,9 +309,10 @@ fn check_verdict(
     }
 }
 
-/// Whether an `f64` error is over the threshold, as the search decides.
-fn is_over(ctx: &Context, e: f64) -> bool {
-    e > ctx.threshold || e.is_nan()
+/// Whether an `f64` error is over a bone's bound at a sample
+/// ([`Context::bound`]), as the search decides.
+fn is_over(e: f64, bound: f64) -> bool {
+    e > bound || e.is_nan()
 }
 
 struct Search<'a> {
@@ -461,7 +477,7 @@ impl<'a> Search<'a> {
                 self.compositions += 1;
                 let decoded = shell_vertices(&object, self.ctx.raw_offsets[raw_row + b]);
                 let e = vertices_error(&self.ctx.raw_vertices[raw_row + b], &decoded);
-                if e > self.ctx.threshold || e.is_nan() {
+                if is_over(e, self.ctx.bound(self.first + s, b)) {
                     self.failure = (b, s);
                     self.stale = s + 1;
                     return false;
@@ -521,7 +537,7 @@ impl<'a> Search<'a> {
         let raw = (self.first + sample) * bones + bone;
         let decoded = shell_vertices(&object, self.ctx.raw_offsets[raw]);
         let e = vertices_error(&self.ctx.raw_vertices[raw], &decoded);
-        e > self.ctx.threshold || e.is_nan()
+        is_over(e, self.ctx.bound(self.first + sample, bone))
     }
 
     /// [`fits`](Self::fits) through the `f32` filter: the same walk, four
@@ -548,7 +564,7 @@ impl<'a> Search<'a> {
                 let object = filter::compose(&fast.local[row + b], parent.as_ref(), raw);
                 fast.object[row + b] = object;
                 let e2 = filter::error_squared(&object, raw);
-                let verdicts = filter::verdicts(e2, fast.bounds[b]);
+                let verdicts = filter::verdicts(e2, fast.bounds[row + b]);
                 sure &= verdicts.fits & live == live;
                 fast.verdicts.push((verdicts, e2));
             }
@@ -579,7 +595,7 @@ impl<'a> Search<'a> {
                         Verdict::Unsure => {
                             let (e, n) = exact_error(ctx, &fast.decoded, self.first, b, s);
                             self.compositions += n;
-                            is_over(ctx, e)
+                            is_over(e, ctx.bound(self.first + s, b))
                         }
                     };
                     if over {
@@ -633,7 +649,7 @@ impl<'a> Search<'a> {
             return false;
         };
         let e2 = filter::error_squared(&object, &fast.raw[row + bone]);
-        let verdict = filter::verdicts(e2, fast.bounds[bone]).lane(lane);
+        let verdict = filter::verdicts(e2, fast.bounds[row + bone]).lane(lane);
         #[cfg(test)]
         if ctx.audit_filter {
             check_verdict(
@@ -652,7 +668,7 @@ impl<'a> Search<'a> {
             Verdict::Unsure => {
                 let (e, n) = exact_error(ctx, &fast.decoded, self.first, bone, sample);
                 self.compositions += n;
-                is_over(ctx, e)
+                is_over(e, ctx.bound(self.first + sample, bone))
             }
         }
     }

@@ -12,8 +12,8 @@ use glam::Quat;
 use super::bytes::{Cursor, ReadFault};
 use super::{
     BIND_ROTATION, BIND_SCALE, BIND_TRANSLATION, COMPACT_FORMAT_VERSION, FLOAT_FORMAT_VERSION,
-    LEAN_FORMAT_VERSION, META_SKELETON_BY_REFERENCE, META_STEPS, META_WRAP, NO_PARENT,
-    STEPS_FORMAT_VERSION,
+    LEAN_FORMAT_VERSION, META_SCREEN, META_SKELETON_BY_REFERENCE, META_STEPS, META_WRAP, NO_PARENT,
+    SCREEN_FORMAT_VERSION, STEPS_FORMAT_VERSION,
 };
 use crate::clip::{
     Bone, BoneSteps, FloatKind, LengthUnit, LoopMode, Skeleton, TrackKind, Transform, MAX_BONES,
@@ -22,7 +22,7 @@ use crate::clip::{
 use crate::error::ContainerError;
 use crate::format::{
     float_slots, rotation_grid_value, AnimatedTrack, Channel, ClipMeta, ClipRange, ConstantTrack,
-    FloatMeta, SegmentEncoding, SegmentLayout, ROTATION_GRID_STEPS,
+    FloatMeta, ScreenMeta, SegmentEncoding, SegmentLayout, ROTATION_GRID_STEPS,
 };
 
 /// The bone records of `skeleton` as versions 4 to 6 lay them out in the
@@ -98,6 +98,7 @@ pub fn skeleton_fingerprint(skeleton: &Skeleton) -> u64 {
 
 /// Why the metadata cannot be read: a fault in its bytes, or a skeleton
 /// the reader was not given or given wrong.
+#[derive(Debug)]
 pub(crate) enum MetadataError {
     /// A field is wrong.
     Fault(ReadFault),
@@ -119,6 +120,43 @@ impl MetadataError {
             MetadataError::Skeleton(error) => error,
         }
     }
+}
+
+/// A screen-space bound (version 7): each number finite and in the range
+/// a writer gives it.
+fn parse_screen(c: &mut Cursor<'_>) -> Result<ScreenMeta, MetadataError> {
+    let at = c.offset();
+    let pixels = c.f64("screen bound")?;
+    let width = c.varint("image width")?;
+    let height = c.varint("image height")?;
+    let max_cm = c.f64("ceiling")?;
+    let camera = c.varint("camera bone")?;
+    let worst_px = c.f64("worst on screen")?;
+    let worst_cm = c.f64("worst in object space")?;
+    let positive = |v: f64| v.is_finite() && v > 0.0;
+    let measured = |v: f64| v.is_finite() && v >= 0.0;
+    if !(positive(pixels)
+        && positive(max_cm)
+        && measured(worst_px)
+        && measured(worst_cm)
+        && (1..=65536).contains(&width)
+        && (1..=65536).contains(&height))
+    {
+        return Err(MetadataError::Fault(ReadFault {
+            offset: at,
+            message: format!(
+                "screen bound {pixels} px at {width}x{height}, ceiling {max_cm} cm, measured                  {worst_px} px and {worst_cm} cm: not a bound a writer gives"
+            ),
+        }));
+    }
+    Ok(ScreenMeta {
+        pixels,
+        resolution: (width, height),
+        max_cm,
+        camera,
+        worst_px,
+        worst_cm,
+    })
 }
 
 /// Parses and checks the metadata section's bytes; a fault's offset is
@@ -158,7 +196,11 @@ pub(crate) fn parse_metadata(
     let flags = match lean {
         true => {
             let flags = c.u8("flags")?;
-            if flags & !(META_WRAP | META_SKELETON_BY_REFERENCE | META_STEPS) != 0 {
+            let known = match version >= SCREEN_FORMAT_VERSION {
+                true => META_WRAP | META_SKELETON_BY_REFERENCE | META_STEPS | META_SCREEN,
+                false => META_WRAP | META_SKELETON_BY_REFERENCE | META_STEPS,
+            };
+            if flags & !known != 0 {
                 return Err(MetadataError::Fault(
                     c.fault(format!("unknown flag bits {flags:#04x}")),
                 ));
@@ -196,6 +238,10 @@ pub(crate) fn parse_metadata(
     })?;
     let threshold_cm = c.f64("threshold")?;
     let shell_cm = c.f64("shell distance")?;
+    let screen = match flags & META_SCREEN != 0 {
+        true => Some(parse_screen(&mut c)?),
+        false => None,
+    };
     let at = c.offset();
     let bone_count = match lean {
         true => c.varint("bone count")?,
@@ -341,6 +387,20 @@ pub(crate) fn parse_metadata(
         shell_cm,
     )
     .with_floats(floats);
+    if let Some(s) = &screen {
+        if s.camera as usize >= meta.skeleton.len() {
+            return Err(MetadataError::Fault(ReadFault {
+                offset: 0,
+                message: format!(
+                    "the screen bound's camera is bone {}, of {}",
+                    s.camera,
+                    meta.skeleton.len()
+                ),
+            }));
+        }
+    }
+    let mut meta = meta;
+    meta.screen = screen;
     Ok(match steps {
         Some((bone_steps, float_steps, cuts)) => {
             meta.with_steps(bone_steps, float_steps).with_cuts(cuts)

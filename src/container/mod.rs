@@ -60,7 +60,11 @@ pub(crate) const MAGIC: [u8; 8] = *b"CINESTRM";
 
 /// The newest format version: what this build reads up to, and writes for
 /// a file that references its skeleton. See "Version policy" above.
-pub const FORMAT_VERSION: u16 = 6;
+pub const FORMAT_VERSION: u16 = 7;
+
+/// The version that adds a screen-space bound to version 6's layout: a
+/// file compressed without one is written as before.
+pub(crate) const SCREEN_FORMAT_VERSION: u16 = 7;
 
 /// The version with no byte a reader can do without: a 40-byte header, no
 /// padding, varint counts, a short page table, and the skeleton stored
@@ -121,6 +125,8 @@ pub(crate) const META_WRAP: u8 = 1;
 pub(crate) const META_SKELETON_BY_REFERENCE: u8 = 2;
 /// Metadata flag (version 6): the cuts and step flags follow the floats.
 pub(crate) const META_STEPS: u8 = 4;
+/// Metadata flag (version 7): a screen-space bound follows the shell distance.
+pub(crate) const META_SCREEN: u8 = 8;
 
 /// Bind flag: rotation stored.
 pub(crate) const BIND_ROTATION: u8 = 1;

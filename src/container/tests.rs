@@ -831,3 +831,99 @@ fn a_file_without_its_skeleton_refuses_every_flipped_byte_and_truncation() {
     let err = StreamReader::open_with_skeleton(&longer[..], Some(&skeleton)).unwrap_err();
     assert!(err.to_string().contains("after the last page"), "{err}");
 }
+
+/// A small cinematic with a camera, compressed to half a pixel on screen.
+fn shot_aware_clip() -> CompressedClip {
+    let clip = cinematic(
+        &CinematicSpec::default()
+            .with_seconds(1.0)
+            .with_face(true)
+            .with_camera(true),
+    );
+    let bound = crate::compress::ScreenBound::new(0.5);
+    compress(
+        &clip,
+        &CompressSettings::default().with_screen_bound(Some(bound)),
+    )
+    .unwrap()
+    .0
+}
+
+#[test]
+fn a_screen_bound_is_written_as_version_7_and_read_back_exactly() {
+    let clip = shot_aware_clip();
+    let screen = clip.meta().screen.expect("the compressor states its bound");
+    assert_eq!(
+        (screen.pixels, screen.resolution, screen.max_cm),
+        (0.5, (3840, 2160), 1.0)
+    );
+    assert!(
+        screen.worst_px <= 0.5 && screen.worst_cm <= 1.0,
+        "{screen:?}"
+    );
+    for options in [
+        WriteOptions::default(),
+        WriteOptions::default().with_skeleton_by_reference(true),
+        WriteOptions::default().with_lz4(true).with_page_bytes(256),
+    ] {
+        let bytes = encoded(&clip, &options);
+        assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), 7);
+        let skeleton = Arc::clone(&clip.meta().skeleton);
+        let reader = StreamReader::open_with_skeleton(&bytes[..], Some(&skeleton)).unwrap();
+        assert_eq!(reader.meta().screen, Some(screen));
+        let mut from_memory = vec![Transform::IDENTITY; clip.meta().num_bones()];
+        let mut from_file = from_memory.clone();
+        for s in 0..clip.meta().num_samples() {
+            clip.decode_sample(s, &mut from_memory).unwrap();
+            reader.decode_sample(s, &mut from_file).unwrap();
+            assert_eq!(from_memory, from_file, "sample {s}");
+        }
+        assert!(reader.verify().is_sound());
+    }
+    // The same clip without the bound is written as before.
+    let mut plain = clip.meta().clone();
+    plain.screen = None;
+    assert_ne!(plain, *clip.meta());
+}
+
+#[test]
+fn a_screen_bound_out_of_its_ranges_or_in_version_6_is_refused() {
+    let clip = shot_aware_clip();
+    let bytes = encoded(&clip, &WriteOptions::default());
+    let meta_len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let metadata = &bytes[LEAN_HEADER_LEN..LEAN_HEADER_LEN + meta_len];
+    let given = Some(&clip.meta().skeleton);
+    assert_eq!(
+        metadata::parse_metadata(metadata, 7, given).unwrap().screen,
+        clip.meta().screen
+    );
+    // Version 6 knows no such flag.
+    let err = metadata::parse_metadata(metadata, 6, given).unwrap_err();
+    assert!(format!("{err:?}").contains("unknown flag bits"), "{err:?}");
+    // The bound follows the shell distance: name (varint + bytes), rate,
+    // two varint counts, flags, then three f64.
+    let name = clip.meta().name.len();
+    let mut at = 1 + name + 4;
+    for _ in 0..2 {
+        while metadata[at] & 0x80 != 0 {
+            at += 1;
+        }
+        at += 1;
+    }
+    let flags = at;
+    assert_eq!(metadata[flags] & 8, 8, "the screen flag");
+    let pixels = flags + 1 + 24;
+    assert_eq!(
+        f64::from_le_bytes(metadata[pixels..pixels + 8].try_into().unwrap()),
+        0.5
+    );
+    for bad in [0.0f64, -1.0, f64::NAN, f64::INFINITY] {
+        let mut broken = metadata.to_vec();
+        broken[pixels..pixels + 8].copy_from_slice(&bad.to_le_bytes());
+        let err = metadata::parse_metadata(&broken, 7, given).unwrap_err();
+        assert!(
+            format!("{err:?}").contains("screen bound"),
+            "{bad}: {err:?}"
+        );
+    }
+}

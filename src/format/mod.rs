@@ -43,7 +43,8 @@ pub(crate) mod values;
 // codec shares between its writer and its readers stay inside the crate.
 pub use segment::{SegmentFault, SegmentView};
 pub use tracks::{
-    AnimatedTrack, Channel, ClipMeta, ConstantTrack, FloatMeta, FloatSlot, SegmentLayout,
+    AnimatedTrack, Channel, ClipMeta, ConstantTrack, FloatMeta, FloatSlot, ScreenMeta,
+    SegmentLayout,
 };
 pub use values::{ClipRange, SegmentEncoding, BIT_RATES, NUM_RATES};
 

@@ -325,6 +325,27 @@ pub fn encoding_of(animated: &[AnimatedTrack]) -> SegmentEncoding {
         .map_or(SegmentEncoding::Compact, |t| t.encoding())
 }
 
+/// A screen-space bound a clip was compressed to: each virtual vertex the
+/// source has in the frame within `pixels` of its place on screen through
+/// the camera bone's view, at every sample, and every bone within `max_cm`
+/// in object space; and the worst of each the compressor measured.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScreenMeta {
+    /// The bound on screen, pixels.
+    pub pixels: f64,
+    /// The image size the pixels are of, width and height.
+    pub resolution: (u32, u32),
+    /// The ceiling on any bone's object-space error, cm.
+    pub max_cm: f64,
+    /// The camera's bone (its field of view: the float track
+    /// `{bone name}/yfov`).
+    pub camera: u32,
+    /// The worst error on screen measured, pixels.
+    pub worst_px: f64,
+    /// The worst object-space error measured, cm.
+    pub worst_cm: f64,
+}
+
 /// Everything but the segment bytes: what a reader needs before any page.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClipMeta {
@@ -350,6 +371,9 @@ pub struct ClipMeta {
     pub threshold_cm: f64,
     /// Shell distance the error was measured at, in cm (informational).
     pub shell_cm: f64,
+    /// The screen-space bound the clip was compressed to, and what it
+    /// measured, if any (format version 7).
+    pub screen: Option<ScreenMeta>,
     /// How many of [`ClipMeta::animated`] are the bones' (the float slots
     /// follow them).
     bone_tracks: usize,
@@ -428,6 +452,7 @@ impl ClipMeta {
             segments,
             threshold_cm,
             shell_cm,
+            screen: None,
             floats: Vec::new(),
             float_slots: Vec::new(),
             float_offsets: Vec::new(),

@@ -157,6 +157,11 @@ impl SourceFormat {
 /// # Ok::<(), cinestream::Error>(())
 /// ```
 pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Vec<Clip>> {
+    if let Some(spec) = procedural_input(path) {
+        let spec = spec?;
+        spec.check_memory(crate::procedural::CINEMATIC_MEMORY_LIMIT)?;
+        return Ok(vec![crate::procedural::cinematic(&spec)]);
+    }
     match SourceFormat::from_path(path) {
         Some(SourceFormat::Bvh) => {
             let clip = bvh::load_bvh_with(path, options)?;
@@ -181,6 +186,51 @@ pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Vec<Clip>> {
             path: path.to_path_buf(),
         }),
     }
+}
+
+/// How an input names the built-in procedural cinematic instead of a file:
+/// `procedural:ACTORS:SECONDS`.
+pub const PROCEDURAL_PREFIX: &str = "procedural:";
+
+/// The cinematic an input named `procedural:ACTORS:SECONDS` stands for:
+/// `demo`'s, with faces and a camera (1 to 64 actors, 0.001 to 3600
+/// seconds), or why the name is malformed. `None` for any other input.
+/// Such a name is never read from disk, whatever files exist.
+pub fn procedural_input(path: &Path) -> Option<Result<crate::procedural::CinematicSpec>> {
+    let rest = path.to_str()?.strip_prefix(PROCEDURAL_PREFIX)?;
+    let bad = |why: String| {
+        Err(Error::InvalidSettings {
+            message: format!(
+                "{}: {why}; the built-in cinematic is named {PROCEDURAL_PREFIX}ACTORS:SECONDS \
+                 (e.g. {PROCEDURAL_PREFIX}10:60)",
+                path.display()
+            ),
+        })
+    };
+    let Some((actors, seconds)) = rest.split_once(':') else {
+        return Some(bad("no ':' between the actors and the seconds".to_string()));
+    };
+    let actors = match actors.parse::<usize>() {
+        Ok(a) if (1..=64).contains(&a) => a,
+        _ => {
+            return Some(bad(format!(
+                "'{actors}' actors is not a count from 1 to 64"
+            )))
+        }
+    };
+    let seconds = match seconds.parse::<f64>() {
+        Ok(s) if (0.001..=3600.0).contains(&s) => s,
+        _ => {
+            return Some(bad(format!(
+                "'{seconds}' seconds is not a length from 0.001 to 3600"
+            )))
+        }
+    };
+    Some(Ok(crate::procedural::CinematicSpec::default()
+        .with_actors(actors)
+        .with_seconds(seconds)
+        .with_face(true)
+        .with_camera(true)))
 }
 
 /// Expands files and directories into the clip files they name: files are
@@ -256,7 +306,12 @@ pub struct Inputs {
 pub fn collect_inputs_with(paths: &[PathBuf], recursive: bool) -> Result<Inputs> {
     let mut inputs = Inputs::default();
     for path in paths {
-        if path.is_dir() {
+        if procedural_input(path).is_some() {
+            inputs.files.push(InputFile {
+                path: path.clone(),
+                relative: PathBuf::from("procedural"),
+            });
+        } else if path.is_dir() {
             walk(path, recursive, &mut inputs)?;
         } else if path.exists() {
             let relative = path.file_name().map_or_else(|| path.clone(), PathBuf::from);

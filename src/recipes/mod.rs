@@ -10,9 +10,12 @@
 //! what it writes ([`outputs`]). Argument parsing, progress bars and the
 //! printing of text stay with the front ends.
 
+mod camera;
 pub mod outputs;
 pub mod pack;
 pub mod verify;
+
+pub use camera::with_camera_clip;
 
 use std::collections::BTreeMap;
 

@@ -93,6 +93,10 @@ pub struct PackRequest {
     pub plot: Option<PathBuf>,
     /// How refusals name the parameters.
     pub labels: Labels,
+    /// A file whose one camera joins each clip before it is compressed
+    /// ([`with_camera_clip`](super::with_camera_clip)): for a screen-space
+    /// bound on actors whose own file has no camera.
+    pub camera_clip: Option<PathBuf>,
 }
 
 impl PackRequest {
@@ -113,6 +117,7 @@ impl PackRequest {
             on_error: OnError::Stop,
             plot: None,
             labels: Labels::default(),
+            camera_clip: None,
         }
     }
 }
@@ -226,6 +231,7 @@ impl Packed {
             float_bytes: self.float_bytes,
             float_error_share: self.float_error_share,
             preview: self.preview,
+            screen: self.stats.screen.map(Box::new),
         }
     }
 }
@@ -292,6 +298,9 @@ pub struct FileReport {
     pub float_error_share: Option<f64>,
     /// The preview tier; null without one.
     pub preview: Option<PreviewReport>,
+    /// With a screen-space bound (`--screen-px`): the error measured on
+    /// screen and in object space; null without one.
+    pub screen: Option<Box<crate::compress::ScreenReport>>,
 }
 
 /// A source left out with keep-going, in the report.
@@ -393,7 +402,7 @@ impl Pack {
     pub fn over_threshold(&self) -> usize {
         self.packed
             .iter()
-            .filter(|p| p.stats.error.max_cm > p.stats.error.threshold_cm)
+            .filter(|p| !p.stats.within_bound())
             .count()
     }
 
@@ -753,8 +762,16 @@ fn pick_clip(r: &PackRequest, path: &Path, mut clips: Vec<Clip>) -> Result<Clip>
 }
 
 /// Compresses `clip` (and builds its preview tier) in memory, with the
-/// request's cuts added to its own.
+/// request's cuts added to its own and its camera clip joined to it.
 fn prepare(r: &PackRequest, clip: &Clip) -> Result<Prepared> {
+    let with_camera;
+    let clip = match &r.camera_clip {
+        Some(path) => {
+            with_camera = super::with_camera_clip(clip.clone(), path, &r.import)?;
+            &with_camera
+        }
+        None => clip,
+    };
     let with_cuts;
     let clip = match r.cuts.is_empty() {
         true => clip,
@@ -802,7 +819,7 @@ fn write(
         output,
         clip: clip.name().to_string(),
         source_clips,
-        bones: clip.num_bones(),
+        bones: compressed.meta().num_bones(),
         samples: compressed.meta().num_samples(),
         sample_rate: clip.sample_rate(),
         unit: clip.unit(),

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::clip::Transform;
 use crate::container::StreamReader;
 use crate::error::{Error, Result};
 use crate::format::ClipMeta;
@@ -70,6 +71,14 @@ pub struct VerifyRequest {
     /// ([`load_skeleton`](super::load_skeleton)); a file that stores one
     /// must store this one.
     pub skeleton: Option<PathBuf>,
+    /// Checks the error on screen, in pixels, through the file's camera
+    /// (with the sources): default, the bound a file compressed to one
+    /// states ([`ClipMeta::screen`]); none for other files.
+    pub screen_px: Option<f64>,
+    /// The camera clip the file was packed with
+    /// ([`with_camera_clip`](super::with_camera_clip)), joined to the
+    /// sources the same way.
+    pub camera_clip: Option<PathBuf>,
 }
 
 impl VerifyRequest {
@@ -83,6 +92,8 @@ impl VerifyRequest {
             threshold_cm: None,
             import: ImportOptions::default(),
             skeleton: None,
+            screen_px: None,
+            camera_clip: None,
         }
     }
 }
@@ -172,6 +183,33 @@ pub struct Measured {
     pub floats: FloatCheck,
     /// One glTF source against its own curves.
     pub source_check: Option<SourceCheck>,
+    /// The error on screen, when checked (see [`VerifyRequest::screen_px`]).
+    pub screen: Option<ScreenCheck>,
+}
+
+/// The error on screen through a camera of the clip, measured by `verify`
+/// with a projection of its own: every virtual vertex the source has in the
+/// image, decoded and seen through the decoded camera, against the source
+/// seen through the source camera, at every stored sample.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ScreenCheck {
+    /// The bound checked against, pixels.
+    pub pixels: f64,
+    /// The image size, pixels.
+    pub resolution: (u32, u32),
+    /// The ceiling on any bone's object-space error, cm.
+    pub max_cm: f64,
+    /// The camera's bone.
+    pub camera: usize,
+    /// The worst error on screen, pixels.
+    pub worst_px: f64,
+    /// Bone and sample of the worst error on screen.
+    pub worst_px_at: (usize, usize),
+    /// The camera bone's own worst object-space error, cm (within the
+    /// threshold).
+    pub camera_cm: f64,
+    /// Vertices inside the image measured.
+    pub vertices: usize,
 }
 
 /// What verifying a file found.
@@ -207,7 +245,17 @@ impl Verified {
     /// within the threshold, every float track within its precision.
     pub fn ok(&self) -> bool {
         let within = self.measured.as_ref().is_none_or(|m| {
-            m.error.max_cm <= self.threshold_cm
+            let codec = match &m.screen {
+                // Every vertex in the image within its pixels, every bone
+                // within the ceiling, the camera within the threshold.
+                Some(s) => {
+                    s.worst_px <= s.pixels
+                        && m.error.max_cm <= s.max_cm
+                        && s.camera_cm <= self.threshold_cm
+                }
+                None => m.error.max_cm <= self.threshold_cm,
+            };
+            codec
                 && m.source_check
                     .is_none_or(|c| c.resample_error_cm <= self.threshold_cm)
         });
@@ -269,6 +317,7 @@ impl Verified {
             float_tracks_missing: floats.map_or_else(Vec::new, |f| f.missing.clone()),
             float_tracks_extra: floats.map_or_else(Vec::new, |f| f.extra.clone()),
             floats_ok: self.floats_ok(),
+            screen: m.and_then(|m| m.screen),
         }
     }
 }
@@ -317,6 +366,8 @@ pub struct VerifyReport {
     pub float_tracks_extra: Vec<String>,
     /// Whether every float track is within; null without sources.
     pub floats_ok: Option<bool>,
+    /// The error on screen, when checked; null otherwise.
+    pub screen: Option<ScreenCheck>,
 }
 
 impl VerifyReport {
@@ -426,6 +477,15 @@ where
         Some(curves) => Some(check_against_source(reader, &stored, curves, &settings)?),
         None => None,
     };
+    let screen = match request.screen_px.or(meta.screen.map(|s| s.pixels)) {
+        Some(pixels) => {
+            let camera = error.max_per_bone_cm.get(screen_camera(meta)?).copied();
+            let mut check = measure_screen(&stored, reader, pixels, &request.file)?;
+            check.camera_cm = camera.unwrap_or(f64::INFINITY);
+            Some(check)
+        }
+        None => None,
+    };
     Ok(Measured {
         layout: sources.layout,
         source_unit: sources.clip.unit(),
@@ -433,7 +493,156 @@ where
         parts,
         floats,
         source_check,
+        screen,
     })
+}
+
+/// The camera bone of `meta`: the one its screen bound names, or its one
+/// bone with a field-of-view track `{bone}/yfov`.
+fn screen_camera(meta: &ClipMeta) -> Result<usize> {
+    if let Some(s) = &meta.screen {
+        return Ok(s.camera as usize);
+    }
+    let cameras: Vec<usize> = meta
+        .floats
+        .iter()
+        .filter(|f| f.kind == FloatKind::FieldOfView)
+        .filter_map(|f| f.name.strip_suffix("/yfov"))
+        .filter_map(|node| meta.skeleton.bones().iter().position(|b| b.name == node))
+        .collect();
+    match cameras.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(refuse(
+            "the error on screen needs a camera: a bone with a field-of-view track \
+             '{bone}/yfov', and the file has none"
+                .to_string(),
+        )),
+        more => Err(refuse(format!(
+            "the file has {} cameras; the error on screen is measured through one",
+            more.len()
+        ))),
+    }
+}
+
+/// Measures the error on screen of `reader` against `stored` (see
+/// [`ScreenCheck`]), through the file's camera at the resolution and with
+/// the ceiling its screen bound states (4K and 1 cm for a file without one).
+fn measure_screen<S: Sampling>(
+    stored: &Clip,
+    reader: &S,
+    pixels: f64,
+    file: &Path,
+) -> Result<ScreenCheck> {
+    use glam::{DQuat, DVec3};
+    if !crate::compress::SCREEN_PX_RANGE.contains(&pixels) {
+        return Err(Error::InvalidSettings {
+            message: format!(
+                "screen bound {pixels} px is outside [{}, {}] px",
+                crate::compress::SCREEN_PX_RANGE.start(),
+                crate::compress::SCREEN_PX_RANGE.end()
+            ),
+        });
+    }
+    let meta = reader.clip_meta();
+    let camera = screen_camera(meta)?;
+    let fov_name = format!("{}/yfov", meta.skeleton.bones()[camera].name);
+    let fov_in_file = meta.floats.iter().position(|f| f.name == fov_name);
+    let fov_in_source = stored
+        .float_tracks()
+        .iter()
+        .position(|t| t.name() == fov_name);
+    let (Some(fov_in_file), Some(fov_in_source)) = (fov_in_file, fov_in_source) else {
+        return Err(refuse(format!(
+            "the camera's field of view '{fov_name}' is not in both the file and the source"
+        )));
+    };
+    let fov_value = meta.float_offsets()[fov_in_file] as usize;
+    let (resolution, max_cm) = meta.screen.map_or(
+        (
+            crate::compress::DEFAULT_RESOLUTION,
+            crate::compress::DEFAULT_MAX_CM,
+        ),
+        |s| (s.resolution, s.max_cm),
+    );
+    let (width, height) = (f64::from(resolution.0), f64::from(resolution.1));
+    // Object space in centimetres, whatever unit each side is in.
+    let object = |skeleton: &crate::clip::Skeleton, pose: &[Transform], cm: f64| {
+        let mut out: Vec<(DQuat, DVec3, DVec3)> = Vec::with_capacity(pose.len());
+        for (b, t) in pose.iter().enumerate() {
+            let (r, p, s) = (
+                t.rotation.as_dquat().normalize(),
+                t.translation.as_dvec3() * cm,
+                t.scale.as_dvec3(),
+            );
+            out.push(match skeleton.parent(b) {
+                Some(parent) => {
+                    let (pr, pp, ps) = out[parent];
+                    (pr * r, pp + pr * (ps * p), ps * s)
+                }
+                None => (r, p, s),
+            });
+        }
+        out
+    };
+    // Pixels from the image's centre, or None behind the camera or outside.
+    let pixel = |camera: (DQuat, DVec3), fov: f64, p: DVec3, inside: bool| {
+        let c = camera.0.inverse() * (p - camera.1);
+        if c.z >= 0.0 {
+            return None;
+        }
+        let focal = (height / 2.0) / (fov / 2.0).tan();
+        let (x, y) = (focal * c.x / -c.z, focal * c.y / -c.z);
+        (!inside || (x.abs() <= width / 2.0 && y.abs() <= height / 2.0)).then_some((x, y))
+    };
+    let shell = meta.shell_cm;
+    let source_cm = stored.unit().cm_per_unit();
+    let file_cm = meta.unit.cm_per_unit();
+    let rate = f64::from(meta.sample_rate);
+    let mut pose = vec![Transform::IDENTITY; meta.num_bones()];
+    let mut floats = vec![0.0f32; meta.num_float_values()];
+    let mut check = ScreenCheck {
+        pixels,
+        resolution,
+        max_cm,
+        camera,
+        worst_px: 0.0,
+        worst_px_at: (0, 0),
+        camera_cm: 0.0,
+        vertices: 0,
+    };
+    for s in 0..meta.num_samples().min(stored.num_samples()) {
+        let at = |e| Error::Within {
+            what: format!("{}: sample {s}", file.display()),
+            error: Box::new(e),
+        };
+        reader.sample(s as f64 / rate, &mut pose).map_err(at)?;
+        reader
+            .sample_floats(s as f64 / rate, &mut floats)
+            .map_err(at)?;
+        let source = object(stored.skeleton(), stored.pose(s), source_cm);
+        let decoded = object(&meta.skeleton, &pose, file_cm);
+        let source_fov = f64::from(stored.float_tracks()[fov_in_source].sample(s)[0]);
+        let decoded_fov = f64::from(floats[fov_value]);
+        let view = |o: &[(DQuat, DVec3, DVec3)]| (o[camera].0, o[camera].1);
+        for b in (0..source.len().min(decoded.len())).filter(|&b| b != camera) {
+            for axis in [DVec3::X, DVec3::Y, DVec3::Z] {
+                let vertex = |(r, p, _): (DQuat, DVec3, DVec3)| p + r * (axis * shell);
+                let Some(want) = pixel(view(&source), source_fov, vertex(source[b]), true) else {
+                    continue;
+                };
+                check.vertices += 1;
+                let px = match pixel(view(&decoded), decoded_fov, vertex(decoded[b]), false) {
+                    Some(got) => (got.0 - want.0).hypot(got.1 - want.1),
+                    None => f64::INFINITY,
+                };
+                if px > check.worst_px || px.is_nan() {
+                    check.worst_px = if px.is_nan() { f64::INFINITY } else { px };
+                    check.worst_px_at = (b, s);
+                }
+            }
+        }
+    }
+    Ok(check)
 }
 
 /// How a file is measured against its sources: at its shell distance, to
@@ -481,6 +690,18 @@ where
 
 /// Imports the sources and combines them the way the file was packed.
 fn load_sources(request: &VerifyRequest, meta: &ClipMeta) -> Result<Sources> {
+    // A camera clip adds one bone to the file's; the sources have the rest.
+    let extra = usize::from(request.camera_clip.is_some());
+    let mut sources = load_sources_alone(request, meta, extra)?;
+    if let Some(path) = &request.camera_clip {
+        sources.clip = super::with_camera_clip(sources.clip, path, &request.import)?;
+    }
+    Ok(sources)
+}
+
+/// The sources alone, before any camera clip joins them.
+fn load_sources_alone(request: &VerifyRequest, meta: &ClipMeta, extra: usize) -> Result<Sources> {
+    let file_bones = meta.num_bones().saturating_sub(extra);
     let files = &request.against;
     let options = &request.import;
     if files.is_empty() {
@@ -506,14 +727,13 @@ fn load_sources(request: &VerifyRequest, meta: &ClipMeta) -> Result<Sources> {
                 message: format!("clip {index} picked among fewer"),
             });
         };
-        if clip.num_bones() != meta.num_bones() {
+        if clip.num_bones() != file_bones {
             return Err(refuse(format!(
-                "{}: {} bones, the file {} has {}; a file packed with --sequence or --actors \
-                 is checked against every source it was packed from",
+                "{}: {} bones, the file {} has {file_bones}; a file packed with --sequence or \
+                 --actors is checked against every source it was packed from",
                 files[0].display(),
                 clip.num_bones(),
                 request.file.display(),
-                meta.num_bones()
             )));
         }
         let curves = match format {
@@ -545,7 +765,7 @@ fn load_sources(request: &VerifyRequest, meta: &ClipMeta) -> Result<Sources> {
     }
     let layout = match request.layout {
         Some(layout) => layout,
-        None => guess_layout(meta, &clips).ok_or_else(|| {
+        None => guess_layout(meta, &clips, extra).ok_or_else(|| {
             let bones: usize = clips.iter().map(Clip::num_bones).sum();
             let samples: usize = clips.iter().map(Clip::num_samples).sum();
             refuse(format!(
@@ -602,13 +822,12 @@ fn load_sources(request: &VerifyRequest, meta: &ClipMeta) -> Result<Sources> {
             (combined(Clip::actors(meta.name.clone(), &clips))?, parts)
         }
     };
-    if clip.num_bones() != meta.num_bones() {
+    if clip.num_bones() != file_bones {
         return Err(refuse(format!(
-            "the sources combined as {} have {} bones, the file {} has {}",
+            "the sources combined as {} have {} bones, the file {} has {file_bones}",
             layout.name(),
             clip.num_bones(),
             request.file.display(),
-            meta.num_bones()
         )));
     }
     Ok(Sources {
@@ -682,9 +901,10 @@ fn pick_clip(path: &Path, clips: &[Clip], pick: Option<&str>, file_clip: &str) -
 
 /// Sequence when the file has the sources' skeleton and their samples end
 /// to end; actors when it has a "Scene" root and every source's bones after
-/// it; `None` when neither fits.
-pub(crate) fn guess_layout(meta: &ClipMeta, clips: &[Clip]) -> Option<Layout> {
-    let bones = meta.skeleton.bones();
+/// it; `None` when neither fits. The file's last `extra` bones (a camera
+/// clip's) are left out.
+pub(crate) fn guess_layout(meta: &ClipMeta, clips: &[Clip], extra: usize) -> Option<Layout> {
+    let bones = &meta.skeleton.bones()[..meta.num_bones().saturating_sub(extra)];
     let samples: usize = clips.iter().map(Clip::num_samples).sum();
     let same_skeleton = clips.iter().all(|c| c.num_bones() == bones.len());
     if same_skeleton && samples == meta.num_samples() {

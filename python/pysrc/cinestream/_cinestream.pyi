@@ -2,7 +2,7 @@
 
 import os
 import pathlib
-from typing import Any, Dict, List, Literal, Optional, Sequence, Union
+from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -88,6 +88,8 @@ class Stream:
         rate: Optional[float] = None,
         lenient: bool = False,
         clip: Optional[int] = None,
+        screen_px: Optional[float] = None,
+        camera_clip: Optional[_Path] = None,
     ) -> Dict[str, Any]:
         """Checksums, and the error against the sources: the keys of
         ``cinestream verify --json`` (file, ok, pages, corrupt_pages,
@@ -128,6 +130,12 @@ def pack(
     clip: Optional[int] = None,
     recursive: bool = False,
     keep_going: bool = False,
+    skeleton_by_reference: bool = False,
+    screen_px: Optional[float] = None,
+    camera: Optional[str] = None,
+    resolution: Optional[Tuple[int, int]] = None,
+    max_cm: Optional[float] = None,
+    camera_clip: Optional[_Path] = None,
 ) -> Dict[str, Any]:
     """Compresses one clip (or several combined with ``sequence`` or
     ``actors``) into ``output``, or several one file each into the
@@ -135,7 +143,11 @@ def pack(
     ``warnings`` included (and ``skipped`` for a directory). An output that
     is an input, a glTF input's buffer, or not a regular file raises
     before anything is written. Without ``threshold_cm``: 0.01 cm, or the
-    threshold an ACL clip (``.acl.sjson``) gives."""
+    threshold an ACL clip (``.acl.sjson``) gives. ``screen_px`` bounds the
+    error on screen through the clip's camera instead (``camera``,
+    ``resolution``, ``max_cm``: as ``pack --screen-px``); ``camera_clip``
+    joins a glTF or FBX file's camera first. ``"procedural:ACTORS:SECONDS"``
+    names the built-in cinematic."""
 
 def batch(
     inputs: _Paths,

@@ -9,7 +9,8 @@ use crate::container::metadata::{
 };
 use crate::container::{
     BIND_ROTATION, BIND_SCALE, BIND_TRANSLATION, COMPACT_FORMAT_VERSION, LEAN_FORMAT_VERSION,
-    META_SKELETON_BY_REFERENCE, META_STEPS, META_WRAP, NO_PARENT, STEPS_FORMAT_VERSION,
+    META_SCREEN, META_SKELETON_BY_REFERENCE, META_STEPS, META_WRAP, NO_PARENT,
+    SCREEN_FORMAT_VERSION, STEPS_FORMAT_VERSION,
 };
 use crate::format::{rotation_grid_point, AnimatedTrack, Channel, ClipMeta, ROTATION_GRID_STEPS};
 
@@ -41,10 +42,23 @@ pub(crate) fn encode_metadata(
         if steps {
             flags |= META_STEPS;
         }
+        let screen = meta.screen.filter(|_| version >= SCREEN_FORMAT_VERSION);
+        if screen.is_some() {
+            flags |= META_SCREEN;
+        }
         w.u8(flags);
         w.f64(meta.unit.cm_per_unit());
         w.f64(meta.threshold_cm);
         w.f64(meta.shell_cm);
+        if let Some(s) = screen {
+            w.f64(s.pixels);
+            w.varint(s.resolution.0);
+            w.varint(s.resolution.1);
+            w.f64(s.max_cm);
+            w.varint(s.camera);
+            w.f64(s.worst_px);
+            w.f64(s.worst_cm);
+        }
         w.varint(to_u32(meta.skeleton.len(), "bone count")?);
     } else {
         w.u32(to_u32(meta.name.len(), "clip name")?);

@@ -27,7 +27,7 @@ use super::index::{PageEntry, SegmentEntry};
 use super::{
     crc32, ALIGN, COMPACT_FORMAT_VERSION, COMPRESSION_LZ4, FIRST_FORMAT_VERSION, FLAG_LZ4_PAGES,
     FLOAT_FORMAT_VERSION, HEADER_LEN, LEAN_FORMAT_VERSION, LEAN_HEADER_LEN, MAX_PAGE_LEN,
-    PREVIEW_FORMAT_VERSION, STEPS_FORMAT_VERSION,
+    PREVIEW_FORMAT_VERSION, SCREEN_FORMAT_VERSION, STEPS_FORMAT_VERSION,
 };
 use crate::compress::Preview;
 use crate::compressed::CompressedClip;
@@ -163,6 +163,7 @@ pub fn encode_stream_with_preview(
         preview.is_some(),
         meta.floats.is_empty(),
     ) {
+        (SegmentEncoding::Compact, ..) if meta.screen.is_some() => SCREEN_FORMAT_VERSION,
         (SegmentEncoding::Compact, true, ..) => LEAN_FORMAT_VERSION,
         (SegmentEncoding::Compact, false, ..) if meta.has_steps() || !meta.cuts().is_empty() => {
             STEPS_FORMAT_VERSION

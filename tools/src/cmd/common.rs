@@ -6,7 +6,8 @@ use std::ops::RangeInclusive;
 use std::path::PathBuf;
 
 use cinestream::compress::{
-    CompressSettings, LoopPolicy, SEGMENT_SAMPLES_RANGE, SHELL_CM_RANGE, THRESHOLD_CM_RANGE,
+    CompressSettings, LoopPolicy, ScreenBound, SEGMENT_SAMPLES_RANGE, SHELL_CM_RANGE,
+    THRESHOLD_CM_RANGE,
 };
 use cinestream::import::{self, ImportOptions, InputFile, SkipReason};
 use cinestream::many::Skipped;
@@ -29,6 +30,37 @@ pub struct CodecArgs {
     /// Looping: auto (wrap only when every bone repeats), clamp or wrap.
     #[arg(long = "loop", value_enum, default_value_t = LoopArg::Auto)]
     pub loop_policy: LoopArg,
+    /// Bound the error on screen instead, in pixels, through the clip's
+    /// camera: each bone's bound at each sample is that many pixels at its
+    /// depth (never under --threshold-cm, never over --max-cm). The camera
+    /// and the float tracks keep their strict precision.
+    #[arg(long)]
+    pub screen_px: Option<f64>,
+    /// The camera's bone (with its field-of-view track '{bone}/yfov') for
+    /// --screen-px [default: the clip's one camera].
+    #[arg(long, requires = "screen_px")]
+    pub camera: Option<String>,
+    /// The image size for --screen-px, WIDTHxHEIGHT.
+    #[arg(long, value_parser = parse_resolution, requires = "screen_px")]
+    pub resolution: Option<(u32, u32)>,
+    /// The ceiling on any bone's error with --screen-px, in centimetres
+    /// [default: 1].
+    #[arg(long, requires = "screen_px")]
+    pub max_cm: Option<f64>,
+    /// A glTF or FBX file holding one camera (the sequencer's, exported on
+    /// its own) that joins the clip as a root bone and its field of view:
+    /// for --screen-px on actors whose file has none.
+    #[arg(long, value_name = "FILE")]
+    pub camera_clip: Option<PathBuf>,
+}
+
+/// Parses `WIDTHxHEIGHT`.
+pub fn parse_resolution(text: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("'{text}' is not WIDTHxHEIGHT in pixels (e.g. 3840x2160)");
+    let (w, h) = text.split_once(['x', 'X']).ok_or_else(bad)?;
+    let w: u32 = w.trim().parse().map_err(|_| bad())?;
+    let h: u32 = h.trim().parse().map_err(|_| bad())?;
+    Ok((w, h))
 }
 
 /// `--loop` values.
@@ -42,7 +74,29 @@ pub enum LoopArg {
 impl CodecArgs {
     /// Refuses values the codec cannot use, naming the flag and its range.
     pub fn check(&self) -> anyhow::Result<()> {
-        check_codec(self.threshold_cm(), self.shell_cm, self.segment_samples)
+        check_codec(self.threshold_cm(), self.shell_cm, self.segment_samples)?;
+        if let Some(screen) = self.screen_bound() {
+            screen
+                .check(self.threshold_cm())
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+        }
+        Ok(())
+    }
+
+    /// The screen-space bound the flags ask for, if any.
+    pub fn screen_bound(&self) -> Option<ScreenBound> {
+        let px = self.screen_px?;
+        let mut bound = ScreenBound::new(px);
+        if let Some(camera) = &self.camera {
+            bound = bound.with_camera(camera.clone());
+        }
+        if let Some((w, h)) = self.resolution {
+            bound = bound.with_resolution(w, h);
+        }
+        if let Some(cm) = self.max_cm {
+            bound = bound.with_max_cm(cm);
+        }
+        Some(bound)
     }
 
     /// The threshold given, else the default (a clip whose source gives
@@ -65,6 +119,7 @@ impl CodecArgs {
                 LoopArg::Clamp => LoopPolicy::Clamp,
                 LoopArg::Wrap => LoopPolicy::Wrap,
             })
+            .with_screen_bound(self.screen_bound())
     }
 }
 

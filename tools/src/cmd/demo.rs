@@ -41,6 +41,11 @@ pub struct Args {
     /// Largest object-space error allowed, in centimetres.
     #[arg(long, default_value_t = 0.01)]
     threshold_cm: f64,
+    /// Also compress the cinematic to this many pixels on screen through
+    /// its camera (4K, 1 cm ceiling; see `pack --screen-px`) and print the
+    /// two sizes side by side; the strict one is what plays.
+    #[arg(long)]
+    screen_px: Option<f64>,
     /// Seconds of real-time play per pattern (0 skips playing).
     #[arg(long, default_value_t = 2.0)]
     play_seconds: f64,
@@ -165,6 +170,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .map(|(bits, n)| format!("{bits}b {:.1}%", 100.0 * n as f64 / total.max(1) as f64))
         .collect();
     println!("bit rates (track x segment): {}", rates.join(", "));
+    let shot_within = match args.screen_px {
+        Some(px) => shot_aware(&clip, &settings, stats.compressed_bytes, px)?,
+        None => true,
+    };
     if args.view {
         return view_it(&args, clip, &compressed, &settings);
     }
@@ -174,11 +183,43 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         true
     };
-    Ok(if within && played_well {
+    Ok(if within && shot_within && played_well {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// Compresses `clip` again to `px` pixels on screen through its camera and
+/// prints its size beside the strict one's (`strict_bytes`); false when the
+/// measured error is over the bound.
+fn shot_aware(
+    clip: &Clip,
+    settings: &CompressSettings,
+    strict_bytes: usize,
+    px: f64,
+) -> anyhow::Result<bool> {
+    use cinestream::compress::ScreenBound;
+    let bound = ScreenBound::new(px);
+    let settings = settings.clone().with_screen_bound(Some(bound.clone()));
+    settings.check()?;
+    let (_, stats) = compress(clip, &settings)?;
+    let Some(screen) = stats.screen else {
+        anyhow::bail!("the shot-aware compression measured nothing on screen");
+    };
+    println!(
+        "shot-aware (--screen-px {px}, {}x{}, ceiling {} cm): {} compressed, ratio {:.2} : 1, {:.2} x smaller than {} strict; on screen max {:.3} px, object space max {:.5} cm",
+        bound.resolution.0,
+        bound.resolution.1,
+        bound.max_cm,
+        stats.compressed_bytes,
+        stats.ratio(),
+        strict_bytes as f64 / stats.compressed_bytes.max(1) as f64,
+        strict_bytes,
+        screen.worst_px,
+        screen.worst_cm
+    );
+    Ok(stats.within_bound())
 }
 
 /// Serves the cinematic in the viewer, packed in memory with its preview

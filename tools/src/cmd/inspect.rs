@@ -954,6 +954,23 @@ impl Report<'_> {
             meta.num_bones(),
             meta.segments.count()
         );
+        if let Some(s) = &meta.screen {
+            let camera = meta
+                .skeleton
+                .bones()
+                .get(s.camera as usize)
+                .map_or("?", |b| b.name.as_str());
+            println!(
+                "screen      within {} px at {}x{} through '{}' (measured {:.3} px), every bone within {} cm (measured {:.5} cm)",
+                s.pixels,
+                s.resolution.0,
+                s.resolution.1,
+                escaped(camera),
+                s.worst_px,
+                s.max_cm,
+                s.worst_cm
+            );
+        }
     }
 
     /// The cuts and the stepped tracks, when the clip has any.

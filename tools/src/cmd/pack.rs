@@ -248,6 +248,7 @@ fn pack(args: Args) -> anyhow::Result<ExitCode> {
             clip: "--clip",
             cuts: "--cuts",
         },
+        camera_clip: args.codec.camera_clip.clone(),
         ..PackRequest::new(args.inputs.clone(), files, args.output.clone())
     };
     // The workers' warnings go to this thread's collection.
@@ -261,6 +262,7 @@ fn pack(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         print_table(&done.packed, done.many);
         print_source_thresholds(&done.packed, args.codec.threshold_cm());
+        print_screen(&done.packed);
     }
     print_skipped(&done.skipped);
     if let (Some(path), false) = (&args.plot, done.packed.is_empty()) {
@@ -408,6 +410,27 @@ fn print_source_thresholds(packed: &[Packed], threshold_cm: f64) {
             escaped(&p.clip),
             p.stats.error.threshold_cm
         );
+    }
+}
+
+/// A line for each clip packed with a screen-space bound: what it
+/// measured on screen and in object space.
+fn print_screen(packed: &[Packed]) {
+    for p in packed {
+        if let Some(s) = &p.stats.screen {
+            println!(
+                "'{}': on screen {:.3} px at worst (bound {} px, vertex of bone {} at sample {}), \
+                 {:.5} cm at worst in object space (ceiling {} cm); strict threshold {} cm",
+                escaped(&p.clip),
+                s.worst_px,
+                s.pixels,
+                s.worst_px_at.0,
+                s.worst_px_at.1,
+                s.worst_cm,
+                s.max_cm,
+                p.stats.error.threshold_cm
+            );
+        }
     }
 }
 

@@ -74,6 +74,16 @@ pub struct Args {
     /// file or a source (BVH, glTF, FBX) that holds it.
     #[arg(long, value_name = "FILE")]
     skeleton: Option<PathBuf>,
+    /// Also measure the error on screen, in pixels, through the file's
+    /// camera, of every virtual vertex the source has in the image, and
+    /// fail when one is over it (or a bone over the ceiling). Default: the
+    /// bound a file packed with --screen-px states.
+    #[arg(long, requires = "against")]
+    screen_px: Option<f64>,
+    /// The camera clip the file was packed with (pack --camera-clip),
+    /// joined to the sources the same way.
+    #[arg(long, value_name = "FILE", requires = "against")]
+    camera_clip: Option<PathBuf>,
     #[command(flatten)]
     import: ImportArgs,
     /// Print one JSON object.
@@ -109,6 +119,8 @@ fn verify(args: Args) -> anyhow::Result<ExitCode> {
         threshold_cm: args.threshold_cm,
         import: args.import.options()?,
         skeleton: args.skeleton.clone(),
+        screen_px: args.screen_px,
+        camera_clip: args.camera_clip.clone(),
         ..VerifyRequest::new(args.file.clone())
     };
     let verified = recipe::verify(&request)?;
@@ -153,6 +165,31 @@ fn verify(args: Args) -> anyhow::Result<ExitCode> {
                 p.p99,
                 p.p50
             );
+            if let Some(s) = &m.screen {
+                let bone = |b: usize| {
+                    escaped(
+                        meta.skeleton
+                            .bones()
+                            .get(b)
+                            .map_or("?", |b| b.name.as_str()),
+                    )
+                };
+                println!(
+                    "  on screen through '{}' at {}x{}: max {:.3} px (bone {} '{}', sample {}) over {} vertices in the image; bound {} px; every bone within {:.5} cm, ceiling {} cm; the camera within {:.5} cm",
+                    bone(s.camera),
+                    s.resolution.0,
+                    s.resolution.1,
+                    s.worst_px,
+                    s.worst_px_at.0,
+                    bone(s.worst_px_at.0),
+                    s.worst_px_at.1,
+                    s.vertices,
+                    s.pixels,
+                    e.max_cm,
+                    s.max_cm,
+                    s.camera_cm
+                );
+            }
             if let Some(check) = &m.source_check {
                 print_source_check(check, meta, threshold);
             }
