@@ -442,19 +442,21 @@ impl<'a> Context<'a> {
     }
 
     /// Bounds the error through `resolved`'s camera from here on: the
-    /// camera bone's shell widened (see [`screen::Resolved::camera_shell`])
-    /// and each bone's bound at each sample computed.
+    /// camera bone's shell widened, sample by sample (see
+    /// [`screen::Resolved::camera_shells`]), and each bone's bound at each
+    /// sample computed.
     fn with_screen(mut self, mut resolved: screen::Resolved) -> Self {
         let (clip, bones, samples) = (self.clip, self.bones, self.samples);
         let camera = resolved.camera.bone;
-        let shell = resolved.camera_shell(clip, &self.raw_object, samples);
-        resolved.camera_shell = shell;
-        self.shells[camera] = shell;
-        for s in 0..samples {
+        let reach = self.shells.iter().copied().fold(0.0, f64::max);
+        let shells = resolved.camera_shells(clip, &self.raw_object, samples, reach);
+        self.shells[camera] = shells.iter().copied().fold(f64::INFINITY, f64::min);
+        for (s, &shell) in shells.iter().enumerate() {
             let i = s * bones + camera;
             self.raw_offsets[i] = shell_offsets(&self.raw_object[i], shell);
             self.raw_vertices[i] = shell_vertices(&self.raw_object[i], self.raw_offsets[i]);
         }
+        resolved.camera_shells = shells;
         self.bounds = Some(resolved.bounds(clip, &self.raw_object, &self.raw_vertices, samples));
         self.screen = Some(resolved);
         self

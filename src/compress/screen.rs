@@ -62,9 +62,10 @@ pub const CAMERA_SHARE: f64 = 0.1;
 pub const FOV_SHARE: f64 = 0.05;
 
 /// Share of each vertex's pixels kept back for what the first-order bound
-/// leaves out (the projection's curvature over an error of a centimetre at
-/// a depth of metres is far smaller).
-const CURVATURE_SHARE: f64 = 0.02;
+/// leaves out: the projection's curvature, relative to the first-order
+/// term about the error over the depth, which the bound itself keeps
+/// under `pixels / f` (2e-4 for half a pixel at 4K) in the frame.
+const CURVATURE_SHARE: f64 = 0.01;
 
 /// An error bound in pixels on screen through a camera of the clip, in
 /// place of the one object-space threshold (which stays the floor).
@@ -299,8 +300,9 @@ pub(crate) struct Resolved {
     pub floor: f64,
     /// The field of view's precision, radians.
     pub fov_precision: f64,
-    /// The camera bone's shell distance, clip units (see [`camera_shell`]).
-    pub camera_shell: f64,
+    /// The camera bone's shell distance at each sample, clip units (see
+    /// [`Resolved::camera_shells`]).
+    pub camera_shells: Vec<f64>,
 }
 
 impl Resolved {
@@ -333,7 +335,7 @@ impl Resolved {
             max: clip.unit().from_cm(bound.max_cm),
             floor,
             fov_precision,
-            camera_shell: 0.0,
+            camera_shells: Vec::new(),
         })
     }
 
@@ -349,30 +351,37 @@ impl Resolved {
         )
     }
 
-    /// The camera bone's shell distance: the nearest depth of any joint in
-    /// the frame at any sample (at least 1 cm), so that its shell's error
-    /// bounds both the camera's turn (shell error over shell distance) and
-    /// its move (at most the shell error, seen from no nearer than that).
-    pub fn camera_shell(&self, clip: &Clip, raw_object: &[DTransform], samples: usize) -> f64 {
+    /// The camera bone's shell distance at each sample: the nearest depth
+    /// of any joint in the frame, less `reach` (the farthest a virtual
+    /// vertex lies from its joint), at least 1 cm, so that its shell's
+    /// error bounds both the camera's turn (shell error over shell
+    /// distance) and its move (at most the shell error, seen from no nearer
+    /// than that). 1 m at a sample with no joint in the frame.
+    pub fn camera_shells(
+        &self,
+        clip: &Clip,
+        raw_object: &[DTransform],
+        samples: usize,
+        reach: f64,
+    ) -> Vec<f64> {
         let bones = clip.num_bones();
         let one_cm = clip.unit().from_cm(1.0);
-        let nearest = (0..samples)
+        (0..samples)
             .into_par_iter()
             .map(|s| {
                 let view = self.source_view(clip, raw_object, s);
-                (0..bones)
+                let nearest = (0..bones)
                     .filter(|&b| !self.camera_chain[b])
                     .map(|b| view.project(raw_object[s * bones + b].translation))
                     .filter(|p| view.in_frame(p))
                     .map(|p| p.depth)
-                    .fold(f64::INFINITY, f64::min)
+                    .fold(f64::INFINITY, f64::min);
+                match nearest.is_finite() {
+                    true => (nearest - reach).max(one_cm),
+                    false => clip.unit().from_cm(100.0),
+                }
             })
-            .reduce(|| f64::INFINITY, f64::min);
-        if nearest.is_finite() {
-            nearest.max(one_cm)
-        } else {
-            clip.unit().from_cm(100.0)
-        }
+            .collect()
     }
 
     /// The bound of every bone at every sample, `[sample * bones + bone]`,
@@ -392,7 +401,7 @@ impl Resolved {
                 let view = self.source_view(clip, raw_object, s);
                 // The camera's share: its turn moves a point by about
                 // f * angle * slant^2 pixels, its move by f * d * slant / z.
-                let camera = CAMERA_SHARE * pixels * self.camera_shell
+                let camera = CAMERA_SHARE * pixels * self.camera_shells[s]
                     / (view.f * view.max_slant_squared())
                     / 2.0;
                 // How far the field of view's precision moves a point one

@@ -303,3 +303,46 @@ fn bad_screen_settings_and_procedural_names_are_refused_in_words() {
         assert!(!dir.join("x.cine").exists(), "{args:?}");
     }
 }
+
+/// The measure: ten actors for a minute at half a pixel, against
+/// the same pack without the bound (preview tiers and all), and `verify`
+/// finding every vertex in the frame within half a pixel.
+#[test]
+fn ten_actors_for_a_minute_are_at_least_1_6_times_smaller_at_half_a_pixel() {
+    let dir = common::temp_dir("screen", "ten");
+    let dir = dir.path();
+    ok(&cinestream(
+        &["pack", "procedural:10:60", "-o", "strict.cine"],
+        dir,
+    ));
+    ok(&cinestream(
+        &[
+            "pack",
+            "procedural:10:60",
+            "--screen-px",
+            "0.5",
+            "-o",
+            "shot.cine",
+        ],
+        dir,
+    ));
+    let size = |name: &str| std::fs::metadata(dir.join(name)).unwrap().len() as f64;
+    let ratio = size("strict.cine") / size("shot.cine");
+    assert!(ratio >= 1.6, "{ratio}");
+    let verify = json_ok(
+        &[
+            "verify",
+            "shot.cine",
+            "--against",
+            "procedural:10:60",
+            "--json",
+        ],
+        dir,
+    );
+    assert_eq!(verify["ok"], true, "{verify}");
+    assert!(
+        verify["screen"]["worst_px"].as_f64().unwrap() <= 0.5,
+        "{verify}"
+    );
+    assert!(verify["max_error_cm"].as_f64().unwrap() <= 1.0, "{verify}");
+}
