@@ -415,6 +415,25 @@ async function main() {
     await page.close();
   }
 
+  // 3b. A file packed to a screen-space bound: each bone against its own
+  // allowed error, coloured by the share of it used.
+  {
+    run(['pack', 'procedural:2:3', '--screen-px', '0.5', '--preview-cm', '0', '-o', 'shot.cine']);
+    const server = await serve(['view', 'shot.cine', '--against', 'procedural:2:3']);
+    const page = await openPage(browser, server.url);
+    await page.evaluate('viewer.seek(1.5)');
+    const shown = await page.evaluate('new Promise((done) => setTimeout(() => done({ errors: viewer.state.errors, allowed: viewer.state.allowed, panel: document.getElementById("error").textContent, screen: viewer.meta.screen, camera: viewer.meta.bones.indexOf("Camera") }), 500))');
+    check(shown.screen && shown.screen.allowed, 'the page knows the file\'s screen bound');
+    check(Array.isArray(shown.allowed) && shown.allowed.length === shown.errors.length, 'each bone has an allowed error beside its error');
+    // The camera's bone is held at a wider shell than the error is shown at.
+    const over = shown.errors.filter((e, b) => b !== shown.camera && e > shown.allowed[b] * (1 + 1e-5));
+    check(over.length === 0, `every bone within its allowed error (${over.length} over)`);
+    check(shown.panel.includes('most of its allowed'), `the error panel shows the share of the allowed error used (${shown.panel.slice(0, 120)})`);
+    check(page.errors.length === 0, `no console error (${page.errors.join(' | ')})`);
+    check(await stop(server.child) === 0, 'Ctrl-C stops the server, exit status 0');
+    await page.close();
+  }
+
   // 4. The corpus' scene and take, when given: frame times while streaming.
   for (const [name, file] of [['scene', args.scene], ['long', args.long]]) {
     if (!file) continue;

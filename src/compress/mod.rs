@@ -532,6 +532,27 @@ impl Subtrees {
     }
 }
 
+/// The error each bone of `clip` may have at each sample under `settings`
+/// (`[sample * bones + bone]`, cm): the bounds the compressor's search
+/// holds each bone to, the threshold everywhere without a
+/// [`ScreenBound`], and with one its pixels at each virtual vertex's
+/// depth, between the threshold and the ceiling (a camera's own bone
+/// tighter). What a viewer shows beside each bone's measured error.
+pub fn allowed_errors_cm(clip: &Clip, settings: &CompressSettings) -> Result<Vec<f64>> {
+    settings.check()?;
+    let samples = clip.num_samples();
+    let mut ctx = Context::new(clip, samples, settings);
+    if let Some(bound) = &settings.screen {
+        let resolved = screen::Resolved::new(clip, bound, ctx.threshold)?;
+        ctx = ctx.with_screen(resolved);
+    }
+    let unit = clip.unit();
+    Ok(match &ctx.bounds {
+        Some(bounds) => bounds.iter().map(|&b| unit.to_cm(b)).collect(),
+        None => vec![unit.to_cm(ctx.threshold); samples * clip.num_bones()],
+    })
+}
+
 /// Compresses a clip: classification, ranges, segments, bit-rate search,
 /// then a full decode to measure the error and enforce the threshold.
 ///

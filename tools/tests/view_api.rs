@@ -505,3 +505,89 @@ fn open_runs_the_desktops_opener_with_the_address_and_nothing_else() {
 
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A file packed to a screen-space bound: the page gets each bone's allowed
+/// error beside its measured one, every bone within its own, the camera's
+/// held to the threshold; a strict file has none to give.
+#[test]
+fn a_shot_aware_file_shows_each_bones_allowed_error() {
+    let dir = common::temp_dir("view-api", "screen");
+    let dir = dir.path();
+    let out = common::cinestream(
+        &[
+            "pack",
+            "procedural:2:3",
+            "--screen-px",
+            "0.5",
+            "--preview-cm",
+            "0",
+            "-o",
+            "shot.cine",
+        ],
+        dir,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let viewer = Viewer::start(&["shot.cine", "--against", "procedural:2:3"], dir);
+    let (status, body) = viewer.get("/api/meta");
+    assert_eq!(status, 200);
+    let meta = json(&body);
+    assert_eq!(meta["screen"]["pixels"], 0.5, "{}", meta["screen"]);
+    assert_eq!(meta["screen"]["allowed"], true);
+    let bones = meta["bones"].as_array().unwrap().len();
+    let camera = meta["bones"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|b| b == "Camera")
+        .unwrap();
+    let mut looser = 0;
+    for t in ["0", "0.5", "1.7", "2.9"] {
+        let (status, body) = viewer.get(&format!("/api/allowed?t={t}"));
+        assert_eq!(status, 200, "{t}");
+        let allowed: Vec<f64> = json(&body)["allowed_cm"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert_eq!(allowed.len(), bones);
+        let (status, body) = viewer.get(&format!("/api/against?t={t}"));
+        assert_eq!(status, 200);
+        let (_, _, floats) = pose(&body);
+        let errors = &floats[bones * 10..];
+        for (b, (&e, &a)) in errors.iter().zip(&allowed).enumerate() {
+            assert!(
+                a <= 1.0 + 1e-9,
+                "bone {b} at {t}: allowed {a} over the ceiling"
+            );
+            if b == camera {
+                assert!(a <= 0.01, "the camera at {t}: allowed {a}");
+                continue;
+            }
+            assert!(
+                a >= 0.0099,
+                "bone {b} at {t}: allowed {a} under the threshold"
+            );
+            assert!(
+                f64::from(e) <= a * (1.0 + 1e-5),
+                "bone {b} at {t}: error {e} over its allowed {a}"
+            );
+            looser += usize::from(a > 0.02);
+        }
+    }
+    assert!(looser > 0, "some bone is allowed more than the threshold");
+    drop(viewer);
+
+    // A strict file has no allowed errors to give.
+    let out = common::cinestream(&["pack", "procedural:1:1", "-o", "strict.cine"], dir);
+    assert!(out.status.success());
+    let viewer = Viewer::start(&["strict.cine", "--against", "procedural:1:1"], dir);
+    let (status, _) = viewer.get("/api/allowed?t=0");
+    assert_eq!(status, 404);
+    let (_, body) = viewer.get("/api/meta");
+    assert!(json(&body)["screen"].is_null());
+}

@@ -164,7 +164,7 @@ class Viewer {
     this.state = {
       ready: false, time: 0, rate: 1, playing: false, loop: meta.loop, view: 'orbit',
       quality: 'full', poseReady: true, frames: 0,
-      frameTimes: [], residency: null, errors: null, sourceTime: null, previewTimes: [],
+      frameTimes: [], residency: null, errors: null, allowed: null, sourceTime: null, previewTimes: [],
       errorsShown: 0, lastError: null, starved: 0,
     };
     this.busy = false;
@@ -486,12 +486,32 @@ class Viewer {
     const buffer = await fetchBytes(`/api/against?t=${time}`);
     const a = parsePose(buffer);
     this.ghost.update(a.pose);
-    this.skeleton.colour(a.values, this.errorCurve.threshold_cm);
     this.state.errors = Array.from(a.values);
     this.state.sourceTime = a.time;
     this.state.errorsShown++;
     let worst = 0, bone = 0;
     a.values.forEach((e, b) => { if (e > worst) { worst = e; bone = b; } });
+    const screen = this.meta.screen;
+    if (screen && screen.allowed) {
+      // A file packed to a screen-space bound: each bone against its own
+      // allowed error there (pixels at its depth through the camera),
+      // coloured by the share of it used.
+      const allowed = (await fetchJson(`/api/allowed?t=${time}`)).allowed_cm;
+      this.state.allowed = allowed;
+      const share = Array.from(a.values, (e, b) => e / Math.max(allowed[b], 1e-12));
+      this.skeleton.colour(share, 1);
+      let most = 0, at = 0;
+      share.forEach((r, b) => { if (r > most) { most = r; at = b; } });
+      this.errorRows = rows([
+        ['this frame, worst', `${worst.toFixed(5)} cm (allowed ${allowed[bone].toFixed(5)} cm)`],
+        ['bone', escapeHtml(this.meta.bones[bone] ?? '')],
+        ['most of its allowed', `${(100 * most).toFixed(1)} % (${escapeHtml(this.meta.bones[at] ?? '')}: ${a.values[at].toFixed(5)} of ${allowed[at].toFixed(5)} cm)`],
+        ['bound', `${screen.pixels} px at ${screen.resolution[0]}x${screen.resolution[1]}, ${this.errorCurve.threshold_cm} to ${screen.max_cm} cm`],
+        ['clip, worst', `${screen.worst_px.toFixed(3)} px, ${this.errorCurve.max_cm.toFixed(5)} cm`],
+      ]);
+      return;
+    }
+    this.skeleton.colour(a.values, this.errorCurve.threshold_cm);
     this.errorRows = rows([
       ['this frame, worst', `${worst.toFixed(5)} cm`],
       ['bone', escapeHtml(this.meta.bones[bone] ?? '')],

@@ -150,6 +150,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let c = compare(&request, &session.reader)?;
         session.against = Some(Against {
             to_file_unit: to_file_unit(&c.source, &session.reader),
+            allowed: allowed_errors(&c.source, session.reader.meta()),
             source: c.source,
             settings: c.settings,
             error: c.error,
@@ -232,10 +233,40 @@ pub fn against_clip(source: Clip, reader: &StreamReader<Arc<[u8]>>) -> anyhow::R
     let error = measure_error(&source, reader, &settings)?;
     Ok(Against {
         to_file_unit: to_file_unit(&source, reader),
+        allowed: allowed_errors(&source, meta),
         source,
         settings,
         error,
     })
+}
+
+/// Each bone's allowed error at each sample, cm, when the file was packed
+/// to a screen-space bound: the compressor's own bounds, from the source
+/// (`None` for any other file, or a source without the file's camera).
+fn allowed_errors(source: &Clip, meta: &cinestream::format::ClipMeta) -> Option<Vec<f32>> {
+    use cinestream::compress::{allowed_errors_cm, CompressSettings, ScreenBound};
+    let screen = meta.screen?;
+    let camera = meta
+        .skeleton
+        .bones()
+        .get(screen.camera as usize)?
+        .name
+        .clone();
+    let bound = ScreenBound::new(screen.pixels)
+        .with_camera(camera)
+        .with_resolution(screen.resolution.0, screen.resolution.1)
+        .with_max_cm(screen.max_cm);
+    let settings = CompressSettings::default()
+        .with_threshold_cm(meta.threshold_cm)
+        .with_shell_cm(meta.shell_cm)
+        .with_screen_bound(Some(bound));
+    match allowed_errors_cm(source, &settings) {
+        Ok(allowed) => Some(allowed.into_iter().map(|a| a as f32).collect()),
+        Err(e) => {
+            eprintln!("the allowed errors are not shown: {e}");
+            None
+        }
+    }
 }
 
 /// What a source translation is multiplied by to be in the file's unit.

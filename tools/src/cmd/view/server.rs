@@ -381,6 +381,17 @@ fn route(request: &Request, session: &Mutex<Session>) -> Result<Response, Respon
                 None => Response::error(404, "no sources: start the viewer with --against"),
             }
         }
+        "/api/allowed" => {
+            let time = number(&params, "t", -1e9..=1e9)?;
+            match lock()?.allowed_at(time) {
+                Some(allowed) => Response::json(&allowed),
+                None => Response::error(
+                    404,
+                    "no allowed errors: the file was not packed to a screen-space bound, or no \
+                     sources with its camera were given (--against)",
+                ),
+            }
+        }
         "/api/error-curve" => match lock()?.error_curve_json() {
             Some(curve) => Response::json(&curve),
             None => Response::error(404, "no sources: start the viewer with --against"),

@@ -39,6 +39,9 @@ pub struct Against {
     pub error: ErrorReport,
     /// Source translations times this are in the file's unit.
     pub to_file_unit: f32,
+    /// A file packed to a screen-space bound: each bone's allowed error at
+    /// each sample (`[sample * bones + bone]`, cm), the compressor's bounds.
+    pub allowed: Option<Vec<f32>>,
 }
 
 /// The opened file, its player and what the page has been shown.
@@ -186,6 +189,15 @@ impl Session {
             "missing_page": format!("{:?}", self.stream.options().missing_page),
             "preview": preview,
             "against": self.against.is_some(),
+            "screen": meta.screen.map(|s| json!({
+                "pixels": s.pixels,
+                "resolution": [s.resolution.0, s.resolution.1],
+                "max_cm": s.max_cm,
+                "camera": s.camera,
+                "worst_px": s.worst_px,
+                "worst_cm": s.worst_cm,
+                "allowed": self.against.as_ref().is_some_and(|a| a.allowed.is_some()),
+            })),
             "inspect": self.inspect,
         })
     }
@@ -363,6 +375,19 @@ impl Session {
             &pose,
             &errors,
         )))
+    }
+
+    /// Each bone's allowed error at the source's sample nearest `time`, cm
+    /// (a file packed to a screen-space bound, with sources), as JSON.
+    pub fn allowed_at(&self, time: f64) -> Option<Value> {
+        let against = self.against.as_ref()?;
+        let allowed = against.allowed.as_ref()?;
+        let bones = against.source.num_bones();
+        let samples = allowed.len() / bones.max(1);
+        let rate = f64::from(self.reader.meta().sample_rate);
+        let sample = ((time * rate).round().max(0.0) as usize).min(samples.saturating_sub(1));
+        let row = allowed.get(sample * bones..(sample + 1) * bones)?;
+        Some(json!({ "sample": sample, "allowed_cm": row }))
     }
 
     /// The worst error of any bone over the clip, at most [`CURVE_POINTS`]
