@@ -296,27 +296,8 @@ fn pack<'py>(
             "page_kib must be in [1, 1048576], not {page_kib}"
         )));
     }
-    let screen = match screen_px {
-        Some(px) => {
-            let mut bound = ScreenBound::new(px);
-            if let Some(camera) = camera {
-                bound = bound.with_camera(camera);
-            }
-            if let Some((w, h)) = resolution {
-                bound = bound.with_resolution(w, h);
-            }
-            if let Some(cm) = max_cm {
-                bound = bound.with_max_cm(cm);
-            }
-            Some(bound)
-        }
-        None if camera.is_some() || resolution.is_some() || max_cm.is_some() => {
-            return Err(value_err(
-                "camera, resolution and max_cm shape a screen-space bound: give screen_px".into(),
-            ))
-        }
-        None => None,
-    };
+    let screen = ScreenBound::from_options(screen_px, camera, resolution, max_cm)
+        .map_err(|e| value_err(e.to_string()))?;
     let settings = given_threshold(threshold_cm)
         .with_shell_cm(shell_cm)
         .with_segment_samples(segment_samples)

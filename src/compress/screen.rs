@@ -114,6 +114,47 @@ impl ScreenBound {
         self
     }
 
+    /// The bound a front end's options ask for: `None` without `pixels`,
+    /// and an error when the options that shape a bound (`camera`,
+    /// `resolution`, `max_cm`) come without it. Every front end (the
+    /// program's flags, Python's keywords) builds its bound here.
+    pub fn from_options(
+        pixels: Option<f64>,
+        camera: Option<String>,
+        resolution: Option<(u32, u32)>,
+        max_cm: Option<f64>,
+    ) -> Result<Option<ScreenBound>> {
+        let Some(pixels) = pixels else {
+            if camera.is_some() || resolution.is_some() || max_cm.is_some() {
+                return Err(Error::InvalidSettings {
+                    message: "a camera, a resolution and a ceiling shape a screen-space bound: \
+                              give the pixels (--screen-px, screen_px) too"
+                        .into(),
+                });
+            }
+            return Ok(None);
+        };
+        let mut bound = ScreenBound::new(pixels);
+        bound.camera = camera;
+        bound.resolution = resolution.unwrap_or(DEFAULT_RESOLUTION);
+        bound.max_cm = max_cm.unwrap_or(DEFAULT_MAX_CM);
+        Ok(Some(bound))
+    }
+
+    /// The bound a file states it was compressed to
+    /// ([`ClipMeta::screen`](crate::format::ClipMeta::screen)),
+    /// its camera named by its bone; `None` for a file without one.
+    pub fn stated_by(meta: &crate::format::ClipMeta) -> Option<ScreenBound> {
+        let s = meta.screen?;
+        let camera = meta.skeleton.bones().get(s.camera as usize)?.name.clone();
+        Some(
+            ScreenBound::new(s.pixels)
+                .with_camera(camera)
+                .with_resolution(s.resolution.0, s.resolution.1)
+                .with_max_cm(s.max_cm),
+        )
+    }
+
     /// Checks every field against its range; the error names the field.
     pub fn check(&self, threshold_cm: f64) -> Result<()> {
         let bad = |message: String| Err(Error::InvalidSettings { message });

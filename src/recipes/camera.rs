@@ -66,13 +66,14 @@ pub fn with_camera_clip(clip: Clip, path: &Path, options: &ImportOptions) -> Res
     // The camera node's object-space transform at each of its samples.
     let scale = camera_clip.unit().cm_per_unit() / clip.unit().cm_per_unit();
     let camera_skeleton = camera_clip.skeleton();
+    // The camera's bone and those above it, root last.
+    let mut chain = vec![camera.bone];
+    while let Some(parent) = camera_skeleton.parent(chain[chain.len() - 1]) {
+        chain.push(parent);
+    }
     let placed: Vec<Transform> = (0..camera_clip.num_samples())
         .map(|s| {
             let pose = camera_clip.pose(s);
-            let mut chain = vec![camera.bone];
-            while let Some(parent) = camera_skeleton.parent(*chain.last().unwrap_or(&0)) {
-                chain.push(parent);
-            }
             let (mut rotation, mut translation) = (glam::DQuat::IDENTITY, glam::DVec3::ZERO);
             for &b in chain.iter().rev() {
                 let t = pose[b];

@@ -83,20 +83,17 @@ impl CodecArgs {
         Ok(())
     }
 
-    /// The screen-space bound the flags ask for, if any.
+    /// The screen-space bound the flags ask for, if any (clap already
+    /// refuses the shaping flags without --screen-px).
     pub fn screen_bound(&self) -> Option<ScreenBound> {
-        let px = self.screen_px?;
-        let mut bound = ScreenBound::new(px);
-        if let Some(camera) = &self.camera {
-            bound = bound.with_camera(camera.clone());
-        }
-        if let Some((w, h)) = self.resolution {
-            bound = bound.with_resolution(w, h);
-        }
-        if let Some(cm) = self.max_cm {
-            bound = bound.with_max_cm(cm);
-        }
-        Some(bound)
+        ScreenBound::from_options(
+            self.screen_px,
+            self.camera.clone(),
+            self.resolution,
+            self.max_cm,
+        )
+        .ok()
+        .flatten()
     }
 
     /// The threshold given, else the default (a clip whose source gives

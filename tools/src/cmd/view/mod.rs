@@ -245,17 +245,7 @@ pub fn against_clip(source: Clip, reader: &StreamReader<Arc<[u8]>>) -> anyhow::R
 /// (`None` for any other file, or a source without the file's camera).
 fn allowed_errors(source: &Clip, meta: &cinestream::format::ClipMeta) -> Option<Vec<f32>> {
     use cinestream::compress::{allowed_errors_cm, CompressSettings, ScreenBound};
-    let screen = meta.screen?;
-    let camera = meta
-        .skeleton
-        .bones()
-        .get(screen.camera as usize)?
-        .name
-        .clone();
-    let bound = ScreenBound::new(screen.pixels)
-        .with_camera(camera)
-        .with_resolution(screen.resolution.0, screen.resolution.1)
-        .with_max_cm(screen.max_cm);
+    let bound = ScreenBound::stated_by(meta)?;
     let settings = CompressSettings::default()
         .with_threshold_cm(meta.threshold_cm)
         .with_shell_cm(meta.shell_cm)
