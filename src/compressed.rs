@@ -8,7 +8,7 @@ use crate::format::{
     encoding_of, key_bits, segment_header_len, Channel, ClipMeta, SegmentFault, SegmentView,
 };
 use crate::sample::plan::DecodePlan;
-use crate::sample::tables::{segment_keys, DecodeTables};
+use crate::sample::tables::DecodeTables;
 use crate::sample::{Sampling, SegmentRef, SegmentSource};
 
 /// A compressed clip held in memory: metadata and segment bytes.
@@ -79,7 +79,7 @@ impl CompressedClip {
         let header_len = self.meta.segment_header_bytes();
         // The segment's bytes and those after it (see `SegmentRef::keys`).
         let onward = &self.data[self.segment_offsets[index]..];
-        self.tables.segment(index, segment_keys(onward, header_len))
+        self.tables.segment(index, onward, header_len)
     }
 
     /// The same clip, its metadata stating the screen-space bound it was

@@ -31,3 +31,137 @@ fn both_decode_paths_give_the_same_poses() {
         }
     }
 }
+
+/// A resident segment keeps compact state (`CompactGroup`, `CompactKey`);
+/// a pose expands it. The expanded decoders must be, field
+/// for field, the ones the compressor builds from the segment's rates and
+/// range slots (`segment_decoders`, the arithmetic it measures its error
+/// through), for every kind of lane: quantized, constant in the segment,
+/// stored whole, and the unused lanes of a last group.
+#[test]
+fn compact_state_expands_to_the_decoders_built_from_the_segment() {
+    use crate::format::{SegmentView, RATE_CONSTANT, RATE_FULL_PRECISION};
+    use crate::sample::decode::{segment_decoders, RotationGroupDecoder};
+
+    let mut kinds = [0usize; 3]; // constant, whole, quantized
+    let mut vector_kinds = [0usize; 3];
+    for (label, threshold_cm, face) in [
+        ("default", 0.01, false),
+        ("tiny threshold", 1e-4, false),
+        ("faces and camera", 0.01, true),
+    ] {
+        let spec = CinematicSpec {
+            actors: 3,
+            face,
+            camera: face,
+            ..CinematicSpec::default()
+        }
+        .with_seconds(2.0);
+        let clip = cinematic(&spec);
+        let settings = CompressSettings {
+            threshold_cm,
+            ..CompressSettings::default()
+        };
+        let (compressed, _) = compress(&clip, &settings).unwrap();
+        let meta = compressed.meta();
+        let plan = compressed.decode_plan();
+        let mut decoders = Vec::new();
+        for segment in 0..meta.segments.count() {
+            let (_, samples) = meta.segments.segment(segment);
+            let stored = compressed.segment_ref(segment);
+            let view = SegmentView::new(stored.bytes, &meta.animated, samples).unwrap();
+            decoders.clear();
+            segment_decoders(
+                &meta.animated,
+                |t| view.rate(t),
+                |t| *view.range_slot(t),
+                &mut decoders,
+            );
+            let kind = |t: usize| match view.rate(t) {
+                RATE_CONSTANT => 0,
+                RATE_FULL_PRECISION => 1,
+                _ => 2,
+            };
+            for (g, group) in plan.rotation_groups().iter().enumerate() {
+                let built = RotationGroupDecoder::new(&decoders, &group.tracks[..group.len]);
+                assert_eq!(
+                    stored.group(g, &group.statics),
+                    built,
+                    "{label}: segment {segment} group {g}"
+                );
+                for &t in &group.tracks[..group.len] {
+                    kinds[kind(t as usize)] += 1;
+                }
+                // One lane's key alone, as one bone decodes it.
+                for sample in [0, samples - 1] {
+                    let bit = sample * stored.sample_bits;
+                    for lane in 0..group.len {
+                        assert_eq!(
+                            stored.lane_key(g, &group.statics, bit, lane),
+                            built.key(stored.keys, bit, lane),
+                            "{label}: segment {segment} group {g} lane {lane} sample {sample}"
+                        );
+                    }
+                }
+                // The AVX2 expansion, two groups at once: this one beside
+                // the next (or itself).
+                #[cfg(target_arch = "x86_64")]
+                if let Some(_avx2) = crate::sample::decode::Avx2::detect_always() {
+                    let groups = plan.rotation_groups();
+                    let next = (g + 1).min(groups.len() - 1);
+                    let other = RotationGroupDecoder::new(
+                        &decoders,
+                        &groups[next].tracks[..groups[next].len],
+                    );
+                    // SAFETY: `detect_always` found AVX2 on this CPU.
+                    #[allow(unsafe_code)]
+                    let pair = unsafe {
+                        crate::sample::compact::expand_pair_avx2(
+                            [&stored.groups[g], &stored.groups[next]],
+                            stored.bytes,
+                            [&group.statics, &groups[next].statics],
+                        )
+                    };
+                    assert_eq!(
+                        pair,
+                        [built, other],
+                        "{label}: AVX2, segment {segment} group {g}"
+                    );
+                }
+            }
+            for (index, (&t, statics)) in plan
+                .vector_tracks()
+                .iter()
+                .zip(plan.vector_statics())
+                .enumerate()
+            {
+                assert_eq!(
+                    stored.vector(index, statics),
+                    decoders[t as usize],
+                    "{label}: segment {segment} vector track {t}"
+                );
+                vector_kinds[kind(t as usize)] += 1;
+                for sample in [0, samples - 1] {
+                    let bit = sample * stored.sample_bits;
+                    let (got, expected) = (
+                        stored.vector_key(index, statics, bit),
+                        decoders[t as usize].read(stored.keys, bit),
+                    );
+                    assert_eq!(
+                        got.to_array().map(f32::to_bits),
+                        expected.to_array().map(f32::to_bits),
+                        "{label}: segment {segment} vector track {t} sample {sample}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(
+        kinds.iter().all(|&n| n > 0),
+        "rotation lanes by kind {kinds:?}"
+    );
+    assert!(
+        vector_kinds[0] > 0 && vector_kinds[2] > 0,
+        "vector tracks by kind {vector_kinds:?}"
+    );
+}

@@ -19,7 +19,7 @@ use crate::clip::{LoopMode, Transform};
 use crate::error::{ContainerError, Error, SampleError};
 use crate::format::{actor_ranges, ClipMeta, PreviewKeys, SegmentLayout, SegmentView};
 use crate::sample::plan::DecodePlan;
-use crate::sample::tables::{segment_keys, DecodeTables};
+use crate::sample::tables::DecodeTables;
 use crate::sample::writer::Offset;
 use crate::sample::{
     decode_keys_and_floats, decode_keys_into, preview_keys, sample_bone_keys, sample_float_keys,
@@ -390,6 +390,6 @@ impl SegmentSource for ActorPreview {
         };
         Ok(self
             .tables
-            .segment(index, segment_keys(bytes, self.meta.segment_header_bytes())))
+            .segment(index, bytes, self.meta.segment_header_bytes()))
     }
 }

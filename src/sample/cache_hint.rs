@@ -55,3 +55,16 @@ pub fn prefetch_bytes(bytes: &[u8]) {
         prefetch(last);
     }
 }
+
+/// Asks for every cache line of `values`.
+#[inline(always)]
+pub fn prefetch_slice<T>(values: &[T]) {
+    let start = values.as_ptr() as usize;
+    let len = std::mem::size_of_val(values);
+    for address in (start..start + len).step_by(LINE) {
+        prefetch_address(address);
+    }
+    if len > 0 {
+        prefetch_address(start + len - 1);
+    }
+}

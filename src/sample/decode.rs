@@ -14,6 +14,10 @@
 
 use glam::{Quat, Vec4};
 
+#[cfg(target_arch = "x86_64")]
+use super::compact::expand_pair_avx2;
+use super::compact::{CompactGroup, GroupStatics};
+
 use crate::format::{
     component_bits, rotation_from_xyz, AnimatedTrack, Channel, INV_MAX, RANGE_SLOT_BYTES,
     RATE_CONSTANT, RATE_FULL_PRECISION,
@@ -28,7 +32,7 @@ fn read_masked(data: &[u8], bit: usize, mask: u64) -> u32 {
 
 /// Eight bytes from `byte`, little-endian; zeros past the end.
 #[inline(always)]
-fn read_word(data: &[u8], byte: usize) -> u64 {
+pub(super) fn read_word(data: &[u8], byte: usize) -> u64 {
     match data.get(byte..byte + 8) {
         Some(bytes) => {
             let mut buf = [0u8; 8];
@@ -62,6 +66,14 @@ fn read_tail(data: &[u8], byte: usize) -> u64 {
 pub(crate) trait GroupReader: Copy {
     /// The four lanes' keys of `group` in the sample at `sample_bit`.
     fn read(self, group: &RotationGroupDecoder, keys: &[u8], sample_bit: usize) -> KeyLanes;
+
+    /// The decoder of a group's compact state (see [`CompactGroup::expand`]).
+    fn expand(
+        self,
+        group: &CompactGroup,
+        bytes: &[u8],
+        statics: &GroupStatics,
+    ) -> RotationGroupDecoder;
 }
 
 /// Scalar bit extraction, lane after lane: any target.
@@ -72,6 +84,16 @@ impl GroupReader for Portable {
     #[inline(always)]
     fn read(self, group: &RotationGroupDecoder, keys: &[u8], sample_bit: usize) -> KeyLanes {
         group.read(keys, sample_bit)
+    }
+
+    #[inline(always)]
+    fn expand(
+        self,
+        group: &CompactGroup,
+        bytes: &[u8],
+        statics: &GroupStatics,
+    ) -> RotationGroupDecoder {
+        group.expand(bytes, statics)
     }
 }
 
@@ -136,6 +158,20 @@ impl GroupReader for Avx2 {
         // `detect` found it on this CPU.
         unsafe { group.read_avx2(keys, sample_bit) }
     }
+
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn expand(
+        self,
+        group: &CompactGroup,
+        bytes: &[u8],
+        statics: &GroupStatics,
+    ) -> RotationGroupDecoder {
+        // SAFETY: `expand_pair_avx2` needs AVX2, and an `Avx2` exists only
+        // where `detect` found it on this CPU. The group twice, one result kept.
+        let [one, _] = unsafe { expand_pair_avx2([group, group], bytes, [statics, statics]) };
+        one
+    }
 }
 
 /// What the sampler needs to decode one track's keys in one segment.
@@ -162,6 +198,35 @@ pub struct KeyDecoder {
 }
 
 impl KeyDecoder {
+    /// A decoder of a translation, scale or float track from its parts:
+    /// `offset + q * step` per component of `bits`, the key at
+    /// `bit_offset` in a sample, stored whole when `raw`.
+    #[inline(always)]
+    pub(super) fn from_parts(
+        offset: Vec4,
+        step: Vec4,
+        bits: [u8; 4],
+        bit_offset: u32,
+        raw: bool,
+    ) -> KeyDecoder {
+        KeyDecoder {
+            offset,
+            step,
+            masks: [0, 1, 2].map(|c| max_quantized(u32::from(bits[c]).min(31))),
+            bits,
+            bit_offset,
+            key_bits: bits.iter().map(|&b| u16::from(b)).sum(),
+            rotation: false,
+            raw,
+        }
+    }
+
+    /// Bits of each component of a key (x, y, z, w).
+    #[inline(always)]
+    pub fn bits(&self) -> [u8; 4] {
+        self.bits
+    }
+
     /// Bits of one key.
     #[inline(always)]
     pub fn key_bits(&self) -> usize {
@@ -251,6 +316,26 @@ pub struct RotationGroupDecoder {
 }
 
 impl RotationGroupDecoder {
+    /// A group from its parts, lane by lane: `offset + q * step` per
+    /// component of `bits`, each key at its `bit_offset` in a sample, the
+    /// lanes of `raw_lanes` stored whole.
+    #[inline(always)]
+    pub(super) fn from_parts(
+        offset: [Vec4; 3],
+        step: [Vec4; 3],
+        bit_offset: [u32; 4],
+        bits: [[u8; 4]; 3],
+        raw_lanes: u8,
+    ) -> RotationGroupDecoder {
+        RotationGroupDecoder {
+            offset,
+            step,
+            bit_offset,
+            bits,
+            raw_lanes,
+        }
+    }
+
     /// The group of the rotation decoders `decoders[lanes[0]]`,
     /// `decoders[lanes[1]]`... (at most four, in lane order).
     pub fn new(decoders: &[KeyDecoder], lanes: &[u32]) -> RotationGroupDecoder {

@@ -9,9 +9,12 @@
 //! is allocated.
 
 pub(crate) mod cache_hint;
+pub(crate) mod compact;
 pub(crate) mod decode;
 #[cfg(feature = "pipeline")]
 pub(crate) mod encode;
+#[cfg(target_arch = "x86_64")]
+mod expanded;
 pub(crate) mod plan;
 pub(crate) mod sampling;
 mod segment_source;
@@ -30,7 +33,6 @@ use crate::error::SampleError;
 use crate::format::{Channel, ClipMeta, PreviewKeys, SegmentFault};
 #[cfg(target_arch = "x86_64")]
 use decode::Avx2;
-use decode::RotationGroupDecoder;
 use decode::{blend_one, GroupReader, KeyLanes, Portable, RotationLanes};
 use plan::RotationGroup;
 use plan::{DecodePlan, TrackSlot};
@@ -631,14 +633,19 @@ fn decode_animated<W: PoseWriter + ?Sized>(
     }
     if writer.wants_floats() {
         let bones = plan.bone_vectors();
-        let slots = plan.vector_tracks().iter().zip(a.vectors).zip(b.vectors);
-        for ((&t, vector_a), vector_b) in slots.skip(bones) {
+        let same = a.is(b);
+        let slots = plan.vector_tracks().iter().zip(plan.vector_statics());
+        for (index, (&t, statics)) in slots.enumerate().skip(bones) {
             let track = &meta.animated[t as usize];
             let Some(slot) = meta.float_slots().get(track.bone as usize) else {
                 continue;
             };
+            let vector_a = a.vector(index, statics);
             let va = vector_a.read(a.keys, bit_a);
-            let vb = vector_b.read(b.keys, bit_b);
+            let vb = match same {
+                true => vector_a.read(b.keys, bit_b),
+                false => b.vector(index, statics).read(b.keys, bit_b),
+            };
             let v = lerp_vector(va, vb, alpha).to_array();
             for (c, &value) in v[..slot.count as usize].iter().enumerate() {
                 writer.float(slot.track as usize, (slot.first as usize) + c, value);
@@ -728,7 +735,9 @@ fn write_stepped<W: PoseWriter + ?Sized>(
         match (plan.track_slot(t as usize), track.channel) {
             (TrackSlot::Rotation { group, lane }, _) => {
                 if bones && writer.wants(bone) {
-                    let key = a.groups[group as usize].key(a.keys, bit_a, lane as usize);
+                    let group = group as usize;
+                    let statics = &plan.rotation_groups()[group].statics;
+                    let key = a.lane_key(group, statics, bit_a, lane as usize);
                     writer.rotation(bone, blend_one(key, key, 0.0, track.reference()));
                 }
             }
@@ -736,7 +745,8 @@ fn write_stepped<W: PoseWriter + ?Sized>(
                 let Some(slot) = meta.float_slots().get(bone).filter(|_| floats) else {
                     continue;
                 };
-                let v = a.vectors[index as usize].read(a.keys, bit_a);
+                let index = index as usize;
+                let v = a.vector_key(index, &plan.vector_statics()[index], bit_a);
                 let v = lerp_vector(v, v, 0.0).to_array();
                 for (c, &value) in v[..slot.count as usize].iter().enumerate() {
                     writer.float(slot.track as usize, (slot.first as usize) + c, value);
@@ -744,7 +754,8 @@ fn write_stepped<W: PoseWriter + ?Sized>(
             }
             (TrackSlot::Vector { index }, channel) => {
                 if bones && writer.wants(bone) {
-                    let v = a.vectors[index as usize].read(a.keys, bit_a);
+                    let index = index as usize;
+                    let v = a.vector_key(index, &plan.vector_statics()[index], bit_a);
                     match channel {
                         Channel::Translation => writer.translation(bone, lerp_vector(v, v, 0.0)),
                         Channel::Scale => writer.scale(bone, lerp_vector(v, v, 0.0)),
@@ -785,6 +796,7 @@ fn decode_bones_fastest<W: PoseWriter + ?Sized>(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[allow(clippy::too_many_arguments)]
+#[allow(unsafe_code)]
 fn decode_bones_avx2<W: PoseWriter + ?Sized>(
     avx2: Avx2,
     meta: &ClipMeta,
@@ -796,27 +808,100 @@ fn decode_bones_avx2<W: PoseWriter + ?Sized>(
     alpha: f32,
     writer: &mut W,
 ) {
-    // Rotation groups two by two, eight lanes wide.
+    // SAFETY: `with_kept` needs AVX2, which `avx2` proves this CPU has.
+    // (`decode_bones_from` needs it too: this function has it enabled.)
+    let kept = unsafe {
+        expanded::with_kept(plan, a, b, |kept_a, kept_b| {
+            decode_bones_from(
+                avx2, meta, plan, a, bit_a, b, bit_b, alpha, writer, kept_a, kept_b,
+            )
+        })
+    };
+    if kept.is_none() {
+        let (direct_a, direct_b) = (expanded::Direct(a), expanded::Direct(b));
+        decode_bones_from(
+            avx2, meta, plan, a, bit_a, b, bit_b, alpha, writer, &direct_a, &direct_b,
+        );
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+use compact::PairDecoder;
+
+/// [`decode_bones_avx2`] with the segments' decoders from `source_a` and
+/// `source_b`: rotation groups two by two, eight lanes wide (the last one
+/// twice when their number is odd), then the vector tracks.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+#[allow(unsafe_code)]
+fn decode_bones_from<W: PoseWriter + ?Sized, P: expanded::PairSource>(
+    avx2: Avx2,
+    meta: &ClipMeta,
+    plan: &DecodePlan,
+    a: &SegmentRef<'_>,
+    bit_a: usize,
+    b: &SegmentRef<'_>,
+    bit_b: usize,
+    alpha: f32,
+    writer: &mut W,
+    source_a: &P,
+    source_b: &P,
+) {
     let groups = plan.rotation_groups();
-    let pairs = groups
-        .chunks_exact(2)
-        .zip(a.groups.chunks_exact(2))
-        .zip(b.groups.chunks_exact(2));
-    for ((group, group_a), group_b) in pairs {
-        let keys_a = Lanes8::finish_keys(
-            &avx2.read(&group_a[0], a.keys, bit_a),
-            &avx2.read(&group_a[1], a.keys, bit_a),
-        );
-        let keys_b = Lanes8::finish_keys(
-            &avx2.read(&group_b[0], b.keys, bit_b),
-            &avx2.read(&group_b[1], b.keys, bit_b),
-        );
-        let reference = Lanes8::join(&group[0].reference, &group[1].reference);
+    let same = a.is(b);
+    let (mut scratch_a, mut scratch_b) = (PairDecoder::ZERO, PairDecoder::ZERO);
+    for pair in 0..groups.len().div_ceil(2) {
+        let (first, second) = expanded::pair_groups(plan, pair);
+        // SAFETY: `avx2` proves this CPU has AVX2.
+        let pair_a = unsafe { source_a.pair(plan, pair, &mut scratch_a) };
+        let pair_b = match same {
+            true => pair_a,
+            // SAFETY: as above.
+            false => unsafe { source_b.pair(plan, pair, &mut scratch_b) },
+        };
+        let statics = [&groups[first].statics, &groups[second].statics];
+        let (keys_a, keys_b) = if (pair_a.raw_lanes | pair_b.raw_lanes) == 0 {
+            (
+                Lanes8::read_keys(pair_a, a.keys, bit_a),
+                Lanes8::read_keys(pair_b, b.keys, bit_b),
+            )
+        } else {
+            // Some key stored whole: through the decoders laid out.
+            // SAFETY: as above.
+            let (group_a, group_b) = unsafe {
+                (
+                    a.group_pair_avx2([first, second], statics),
+                    b.group_pair_avx2([first, second], statics),
+                )
+            };
+            (
+                Lanes8::finish_keys(
+                    &avx2.read(&group_a[0], a.keys, bit_a),
+                    &avx2.read(&group_a[1], a.keys, bit_a),
+                ),
+                Lanes8::finish_keys(
+                    &avx2.read(&group_b[0], b.keys, bit_b),
+                    &avx2.read(&group_b[1], b.keys, bit_b),
+                ),
+            )
+        };
+        let reference = Lanes8::join(&groups[first].reference, &groups[second].reference);
         let rotations = Lanes8::blend(&keys_a, &keys_b, alpha, &reference).to_quats();
-        let bones = group[0].bones[..group[0].len]
+        // A last group decoded twice is written once.
+        let second_len = if second == first {
+            0
+        } else {
+            groups[second].len
+        };
+        let bones = groups[first].bones[..groups[first].len]
             .iter()
             .zip(&rotations[..4])
-            .chain(group[1].bones[..group[1].len].iter().zip(&rotations[4..]));
+            .chain(
+                groups[second].bones[..second_len]
+                    .iter()
+                    .zip(&rotations[4..]),
+            );
         for (&bone, &rotation) in bones {
             let bone = bone as usize;
             if writer.wants(bone) {
@@ -824,23 +909,28 @@ fn decode_bones_avx2<W: PoseWriter + ?Sized>(
             }
         }
     }
-    // An odd last group four lanes wide.
-    if groups.len() % 2 == 1 {
-        let last = groups.len() - 1;
-        decode_rotations(
-            avx2,
-            &groups[last..],
-            a,
-            &a.groups[last..],
-            bit_a,
-            b,
-            &b.groups[last..],
-            bit_b,
-            alpha,
-            writer,
-        );
+    let bones = plan.bone_vectors();
+    let vectors = plan.vector_tracks()[..bones].iter();
+    for (index, (&t, statics)) in vectors.zip(plan.vector_statics()).enumerate() {
+        let track = &meta.animated[t as usize];
+        let bone = track.bone as usize;
+        if !writer.wants(bone) {
+            continue;
+        }
+        let vector_a = source_a.vector(index, statics);
+        let va = vector_a.read(a.keys, bit_a);
+        let vb = match same {
+            true => vector_a.read(b.keys, bit_b),
+            false => source_b.vector(index, statics).read(b.keys, bit_b),
+        };
+        let v = lerp_vector(va, vb, alpha);
+        match track.channel {
+            Channel::Translation => writer.translation(bone, v),
+            Channel::Scale => writer.scale(bone, v),
+            // Rotations are decoded above; float slots after the bones.
+            Channel::Rotation | Channel::Float => {}
+        }
     }
-    decode_vectors(meta, plan, a, bit_a, b, bit_b, alpha, writer);
 }
 
 /// The bones' animated channels between two keys, into `writer`, the
@@ -861,11 +951,10 @@ pub(crate) fn decode_bones<W: PoseWriter + ?Sized, R: GroupReader>(
     decode_rotations(
         reader,
         plan.rotation_groups(),
+        0,
         a,
-        a.groups,
         bit_a,
         b,
-        b.groups,
         bit_b,
         alpha,
         writer,
@@ -873,24 +962,32 @@ pub(crate) fn decode_bones<W: PoseWriter + ?Sized, R: GroupReader>(
     decode_vectors(meta, plan, a, bit_a, b, bit_b, alpha, writer);
 }
 
-/// Rotation groups four lanes at a time, side by side, into `writer`.
+/// Rotation groups four lanes at a time, side by side, into `writer`,
+/// from group `first` of `groups` on.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn decode_rotations<W: PoseWriter + ?Sized, R: GroupReader>(
     reader: R,
     groups: &[RotationGroup],
+    first: usize,
     a: &SegmentRef<'_>,
-    groups_a: &[RotationGroupDecoder],
     bit_a: usize,
     b: &SegmentRef<'_>,
-    groups_b: &[RotationGroupDecoder],
     bit_b: usize,
     alpha: f32,
     writer: &mut W,
 ) {
-    for ((group, group_a), group_b) in groups.iter().zip(groups_a).zip(groups_b) {
-        let lanes_a = reader.read(group_a, a.keys, bit_a);
-        let lanes_b = reader.read(group_b, b.keys, bit_b);
+    let same = a.is(b);
+    for (index, group) in groups.iter().enumerate().skip(first) {
+        let group_a = reader.expand(&a.groups[index], a.bytes, &group.statics);
+        let lanes_a = reader.read(&group_a, a.keys, bit_a);
+        let lanes_b = match same {
+            true => reader.read(&group_a, b.keys, bit_b),
+            false => {
+                let group_b = reader.expand(&b.groups[index], b.bytes, &group.statics);
+                reader.read(&group_b, b.keys, bit_b)
+            }
+        };
         let rotations = blend_lanes(&lanes_a, &lanes_b, alpha, &group.reference);
         for (&bone, &rotation) in group.bones[..group.len].iter().zip(&rotations) {
             let bone = bone as usize;
@@ -914,15 +1011,21 @@ fn decode_vectors<W: PoseWriter + ?Sized>(
     alpha: f32,
     writer: &mut W,
 ) {
-    let vectors = plan.vector_tracks()[..plan.bone_vectors()].iter();
-    for ((&t, vector_a), vector_b) in vectors.zip(a.vectors).zip(b.vectors) {
+    let bones = plan.bone_vectors();
+    let vectors = plan.vector_tracks()[..bones].iter();
+    let same = a.is(b);
+    for (index, (&t, statics)) in vectors.zip(plan.vector_statics()).enumerate() {
         let track = &meta.animated[t as usize];
         let bone = track.bone as usize;
         if !writer.wants(bone) {
             continue;
         }
+        let vector_a = a.vector(index, statics);
         let va = vector_a.read(a.keys, bit_a);
-        let vb = vector_b.read(b.keys, bit_b);
+        let vb = match same {
+            true => vector_a.read(b.keys, bit_b),
+            false => b.vector(index, statics).read(b.keys, bit_b),
+        };
         let v = lerp_vector(va, vb, alpha);
         match track.channel {
             Channel::Translation => writer.translation(bone, v),
@@ -991,18 +1094,21 @@ pub(crate) fn sample_bone_keys<S: SegmentSource>(
                 // The pose kernel's arithmetic in one lane, so one bone
                 // decodes exactly as in a pose.
                 let (group, lane) = (group as usize, lane as usize);
-                let key_a = a.groups[group].key(a.keys, bit_a, lane);
+                let statics = &plan.rotation_groups()[group].statics;
+                let key_a = a.lane_key(group, statics, bit_a, lane);
                 let key_b = match held {
                     true => key_a,
-                    false => b.groups[group].key(b.keys, bit_b, lane),
+                    false => b.lane_key(group, statics, bit_b, lane),
                 };
                 out.rotation = blend_one(key_a, key_b, alpha, track.reference());
             }
             TrackSlot::Vector { index } => {
-                let va = a.vectors[index as usize].read(a.keys, bit_a);
+                let index = index as usize;
+                let statics = &plan.vector_statics()[index];
+                let va = a.vector_key(index, statics, bit_a);
                 let vb = match held {
                     true => va,
-                    false => b.vectors[index as usize].read(b.keys, bit_b),
+                    false => b.vector_key(index, statics, bit_b),
                 };
                 blend_vector(&mut out, track.channel, va, vb, alpha);
             }
@@ -1060,11 +1166,13 @@ pub(crate) fn sample_float_keys<S: SegmentSource>(
         else {
             continue;
         };
-        let va = a.vectors[index as usize].read(a.keys, bit_a);
+        let index = index as usize;
+        let statics = &plan.vector_statics()[index];
+        let va = a.vector_key(index, statics, bit_a);
         // A stepped track decodes as at key a alone (both keys a, blend 0).
         let (vb, alpha) = match meta.is_stepped(t) {
             true => (va, 0.0),
-            false => (b.vectors[index as usize].read(b.keys, bit_b), keys.alpha),
+            false => (b.vector_key(index, statics, bit_b), keys.alpha),
         };
         // The arithmetic of the pose's float loop, so the values are its own.
         let v = lerp_vector(va, vb, alpha).to_array();

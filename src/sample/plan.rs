@@ -6,7 +6,8 @@
 use glam::Vec4;
 
 use crate::clip::TrackKind;
-use crate::format::{Channel, ClipMeta};
+use crate::format::{Channel, ClipMeta, RANGE_SLOT_BYTES};
+use crate::sample::compact::{GroupStatics, KeyStatics};
 use crate::sample::decode::RotationLanes;
 
 /// Where an animated track's decoder sits in a segment's decode tables
@@ -38,6 +39,9 @@ pub struct RotationGroup {
     pub len: usize,
     /// Their reference rotations (identity in unused lanes).
     pub reference: RotationLanes,
+    /// Their clip ranges and range slots, for expanding a segment's
+    /// [`CompactGroup`](super::compact::CompactGroup).
+    pub statics: GroupStatics,
 }
 
 /// A channel no track animates, and its value (a rotation's x, y, z, w; a
@@ -60,6 +64,8 @@ pub struct DecodePlan {
     rotation_groups: Vec<RotationGroup>,
     /// Indices of the translation and scale tracks.
     vector_tracks: Vec<u32>,
+    /// Their clip ranges and range slots, in the same order.
+    vector_statics: Vec<KeyStatics>,
     /// Where each animated track's decoder sits in a segment's tables.
     track_slots: Vec<TrackSlot>,
     /// The channels no track animates (default or constant), bone by bone,
@@ -79,8 +85,12 @@ impl DecodePlan {
     /// The plan of `meta`'s animated tracks.
     pub fn new(meta: &ClipMeta) -> DecodePlan {
         let animated = &meta.animated;
+        // A segment's range slots follow its rates, one a track.
+        let slots_start = meta.segment_header_bytes() - animated.len() * RANGE_SLOT_BYTES;
+        let slot_at = |t: usize| (slots_start + t * RANGE_SLOT_BYTES) as u32;
         let mut rotation_groups = Vec::new();
         let mut vector_tracks = Vec::new();
+        let mut vector_statics = Vec::new();
         let mut track_slots = vec![TrackSlot::Vector { index: 0 }; animated.len()];
         let rotations: Vec<usize> = (0..animated.len())
             .filter(|&t| animated[t].channel == Channel::Rotation)
@@ -91,6 +101,11 @@ impl DecodePlan {
                 bones: [0; 4],
                 len: chunk.len(),
                 reference: RotationLanes::IDENTITY,
+                statics: GroupStatics {
+                    clip_min: [Vec4::ZERO; 3],
+                    clip_extent: [Vec4::ZERO; 3],
+                    slot_at: [0; 4],
+                },
             };
             let mut references = [glam::Quat::IDENTITY; 4];
             for (lane, &t) in chunk.iter().enumerate() {
@@ -101,6 +116,12 @@ impl DecodePlan {
                 group.tracks[lane] = t as u32;
                 group.bones[lane] = animated[t].bone;
                 references[lane] = animated[t].reference();
+                let (min, extent) = animated[t].range4();
+                for c in 0..3 {
+                    group.statics.clip_min[c][lane] = min[c];
+                    group.statics.clip_extent[c][lane] = extent[c];
+                }
+                group.statics.slot_at[lane] = slot_at(t);
             }
             group.reference = RotationLanes::from_quats(references);
             rotation_groups.push(group);
@@ -111,6 +132,12 @@ impl DecodePlan {
                     index: vector_tracks.len() as u32,
                 };
                 vector_tracks.push(t as u32);
+                let (clip_min, clip_extent) = track.range4();
+                vector_statics.push(KeyStatics {
+                    clip_min,
+                    clip_extent,
+                    slot_at: slot_at(t),
+                });
             }
         }
         let base = meta.base_pose();
@@ -176,6 +203,7 @@ impl DecodePlan {
         DecodePlan {
             rotation_groups,
             vector_tracks,
+            vector_statics,
             track_slots,
             static_channels,
             bone_vectors,
@@ -213,6 +241,12 @@ impl DecodePlan {
     /// Indices of the translation and scale tracks.
     pub fn vector_tracks(&self) -> &[u32] {
         &self.vector_tracks
+    }
+
+    /// The clip ranges and range slots of [`vector_tracks`](Self::vector_tracks), in order.
+    #[inline(always)]
+    pub fn vector_statics(&self) -> &[KeyStatics] {
+        &self.vector_statics
     }
 
     /// The channels no track animates, with their values.

@@ -5,6 +5,7 @@
 //! implements or calls them.
 
 use super::cache_hint;
+use super::compact::{CompactGroup, CompactKey, GroupStatics, KeyStatics};
 use super::decode::{KeyDecoder, RotationGroupDecoder};
 use super::plan::DecodePlan;
 use crate::error::SampleError;
@@ -13,6 +14,9 @@ use crate::error::SampleError;
 /// and its decode tables (see [`tables`]).
 #[derive(Clone, Copy)]
 pub struct SegmentRef<'a> {
+    /// The segment's bytes from its start (rates, range slots, keys) and
+    /// the bytes that follow them in the same buffer, if any.
+    pub bytes: &'a [u8],
     /// The key bytes (after the rates and range slots), and the bytes that
     /// follow them in the same buffer, if any: a key is read as the whole
     /// 8-byte word at its first byte (the bits after it masked off), and
@@ -22,11 +26,15 @@ pub struct SegmentRef<'a> {
     pub keys: &'a [u8],
     /// Bits of one sample's keys (all tracks).
     pub sample_bits: usize,
-    /// One decoder per rotation group of the clip.
-    pub groups: &'a [RotationGroupDecoder],
-    /// One decoder per translation or scale track, in
+    /// The identity of the tables this segment's state is in (0: none).
+    pub tables: u64,
+    /// Its index in them.
+    pub index: usize,
+    /// The state of each rotation group of the clip in this segment.
+    pub groups: &'a [CompactGroup],
+    /// The state of each translation, scale or float track, in
     /// [`DecodePlan::vector_tracks`] order.
-    pub vectors: &'a [KeyDecoder],
+    pub vectors: &'a [CompactKey],
 }
 
 // Sizes, not bytes.
@@ -45,20 +53,109 @@ impl SegmentRef<'_> {
     /// A segment with no tracks: what a source hands out when it has none,
     /// which the sampler's length check turns into an error.
     pub const EMPTY: SegmentRef<'static> = SegmentRef {
+        tables: 0,
+        index: 0,
+        bytes: &[],
         keys: &[],
         sample_bits: 0,
         groups: &[],
         vectors: &[],
     };
 
-    /// Asks for the cache lines of this segment's decode tables.
+    /// The decoder of rotation group `group` (checked against the plan by
+    /// the caller), whose clip ranges are `statics`.
+    #[inline(always)]
+    pub fn group(&self, group: usize, statics: &GroupStatics) -> RotationGroupDecoder {
+        self.groups[group].expand(self.bytes, statics)
+    }
+
+    /// [`group`](Self::group) of two groups at once.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must have AVX2 (see [`expand_pair_avx2`](super::compact::expand_pair_avx2)).
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    pub unsafe fn group_pair_avx2(
+        &self,
+        groups: [usize; 2],
+        statics: [&GroupStatics; 2],
+    ) -> [RotationGroupDecoder; 2] {
+        let groups = [&self.groups[groups[0]], &self.groups[groups[1]]];
+        // SAFETY: the caller promises AVX2.
+        unsafe { super::compact::expand_pair_avx2(groups, self.bytes, statics) }
+    }
+
+    /// The decoders of two groups, in registers.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    pub(crate) unsafe fn pair_decoder(
+        &self,
+        groups: [usize; 2],
+        statics: [&GroupStatics; 2],
+    ) -> super::compact::PairDecoder {
+        let groups = [&self.groups[groups[0]], &self.groups[groups[1]]];
+        // SAFETY: the caller promises AVX2.
+        unsafe { super::compact::PairDecoder::expand(groups, self.bytes, statics) }
+    }
+
+    /// Lane `lane`'s key of rotation group `group` in the sample at
+    /// `sample_bit`, w rebuilt (see [`CompactGroup::lane_key`]).
+    #[inline(always)]
+    pub fn lane_key(
+        &self,
+        group: usize,
+        statics: &GroupStatics,
+        sample_bit: usize,
+        lane: usize,
+    ) -> [f32; 4] {
+        self.groups[group].lane_key(self.bytes, statics, self.keys, sample_bit, lane)
+    }
+
+    /// Vector track `index`'s key in the sample at `sample_bit` (see
+    /// [`CompactKey::read`]).
+    #[inline(always)]
+    pub fn vector_key(&self, index: usize, statics: &KeyStatics, sample_bit: usize) -> glam::Vec4 {
+        self.vectors[index].read(self.bytes, statics, self.keys, sample_bit)
+    }
+
+    /// The decoder of vector track `index` (in
+    /// [`DecodePlan::vector_tracks`] order), whose clip range is `statics`.
+    #[inline(always)]
+    pub fn vector(&self, index: usize, statics: &KeyStatics) -> KeyDecoder {
+        self.vectors[index].expand(self.bytes, statics)
+    }
+
+    /// What tells this segment from any other for as long as its tables
+    /// live: their identity, its index in them and where its bytes are.
+    #[inline(always)]
+    pub fn identity(&self) -> (u64, usize, usize) {
+        (self.tables, self.index, self.bytes.as_ptr() as usize)
+    }
+
+    /// Whether `other` is this same segment.
+    #[inline(always)]
+    pub fn is(&self, other: &SegmentRef<'_>) -> bool {
+        std::ptr::eq(self.groups, other.groups)
+            && std::ptr::eq(self.vectors, other.vectors)
+            && std::ptr::eq(self.bytes, other.bytes)
+    }
+
+    /// Asks for the cache lines of this segment's decode state and of its
+    /// range slots.
     #[inline(always)]
     pub fn prefetch_tables(&self) {
-        for group in self.groups {
-            group.prefetch();
-        }
-        for vector in self.vectors {
-            cache_hint::prefetch(vector);
+        cache_hint::prefetch_slice(self.groups);
+        cache_hint::prefetch_slice(self.vectors);
+        let header = self.bytes.len() - self.keys.len();
+        if let Some(header) = self.bytes.get(..header) {
+            cache_hint::prefetch_bytes(header);
         }
     }
 
