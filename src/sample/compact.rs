@@ -18,7 +18,9 @@
 
 use glam::Vec4;
 
-use super::decode::{read_word, KeyDecoder, RotationGroupDecoder};
+#[cfg(target_arch = "x86_64")]
+use super::decode::Avx2;
+use super::decode::{read_word, GroupReader, KeyDecoder, Portable, RotationGroupDecoder};
 use crate::format::{INV_MAX, RATE_CONSTANT, RATE_FULL_PRECISION};
 
 /// `1 / 255`, the step of an 8-bit segment range.
@@ -340,6 +342,47 @@ impl CompactGroup {
     #[inline(always)]
     pub fn prefetch(&self) {
         super::cache_hint::prefetch(self);
+    }
+}
+
+/// How a group's compact state becomes its decoder on each of the
+/// kernel's paths ([`GroupReader`]).
+pub(crate) trait GroupExpander: GroupReader {
+    /// The decoder of `group` (see [`CompactGroup::expand`]).
+    fn expand(
+        self,
+        group: &CompactGroup,
+        bytes: &[u8],
+        statics: &GroupStatics,
+    ) -> RotationGroupDecoder;
+}
+
+impl GroupExpander for Portable {
+    #[inline(always)]
+    fn expand(
+        self,
+        group: &CompactGroup,
+        bytes: &[u8],
+        statics: &GroupStatics,
+    ) -> RotationGroupDecoder {
+        group.expand(bytes, statics)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl GroupExpander for Avx2 {
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn expand(
+        self,
+        group: &CompactGroup,
+        bytes: &[u8],
+        statics: &GroupStatics,
+    ) -> RotationGroupDecoder {
+        // SAFETY: `expand_pair_avx2` needs AVX2, and an `Avx2` exists only
+        // where `detect` found it on this CPU. The group twice, one result kept.
+        let [one, _] = unsafe { expand_pair_avx2([group, group], bytes, [statics, statics]) };
+        one
     }
 }
 

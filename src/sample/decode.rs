@@ -14,10 +14,6 @@
 
 use glam::{Quat, Vec4};
 
-#[cfg(target_arch = "x86_64")]
-use super::compact::expand_pair_avx2;
-use super::compact::{CompactGroup, GroupStatics};
-
 use crate::format::{
     component_bits, rotation_from_xyz, AnimatedTrack, Channel, INV_MAX, RANGE_SLOT_BYTES,
     RATE_CONSTANT, RATE_FULL_PRECISION,
@@ -66,14 +62,6 @@ fn read_tail(data: &[u8], byte: usize) -> u64 {
 pub(crate) trait GroupReader: Copy {
     /// The four lanes' keys of `group` in the sample at `sample_bit`.
     fn read(self, group: &RotationGroupDecoder, keys: &[u8], sample_bit: usize) -> KeyLanes;
-
-    /// The decoder of a group's compact state (see [`CompactGroup::expand`]).
-    fn expand(
-        self,
-        group: &CompactGroup,
-        bytes: &[u8],
-        statics: &GroupStatics,
-    ) -> RotationGroupDecoder;
 }
 
 /// Scalar bit extraction, lane after lane: any target.
@@ -84,16 +72,6 @@ impl GroupReader for Portable {
     #[inline(always)]
     fn read(self, group: &RotationGroupDecoder, keys: &[u8], sample_bit: usize) -> KeyLanes {
         group.read(keys, sample_bit)
-    }
-
-    #[inline(always)]
-    fn expand(
-        self,
-        group: &CompactGroup,
-        bytes: &[u8],
-        statics: &GroupStatics,
-    ) -> RotationGroupDecoder {
-        group.expand(bytes, statics)
     }
 }
 
@@ -157,20 +135,6 @@ impl GroupReader for Avx2 {
         // SAFETY: `read_avx2` needs AVX2, and an `Avx2` exists only where
         // `detect` found it on this CPU.
         unsafe { group.read_avx2(keys, sample_bit) }
-    }
-
-    #[inline(always)]
-    #[allow(unsafe_code)]
-    fn expand(
-        self,
-        group: &CompactGroup,
-        bytes: &[u8],
-        statics: &GroupStatics,
-    ) -> RotationGroupDecoder {
-        // SAFETY: `expand_pair_avx2` needs AVX2, and an `Avx2` exists only
-        // where `detect` found it on this CPU. The group twice, one result kept.
-        let [one, _] = unsafe { expand_pair_avx2([group, group], bytes, [statics, statics]) };
-        one
     }
 }
 

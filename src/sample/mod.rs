@@ -31,6 +31,7 @@ use crate::clip::{LoopMode, Skeleton, Transform};
 use crate::error::Error;
 use crate::error::SampleError;
 use crate::format::{Channel, ClipMeta, PreviewKeys, SegmentFault};
+use compact::GroupExpander;
 #[cfg(target_arch = "x86_64")]
 use decode::Avx2;
 use decode::{blend_one, GroupReader, KeyLanes, Portable, RotationLanes};
@@ -937,7 +938,7 @@ fn decode_bones_from<W: PoseWriter + ?Sized, P: expanded::PairSource>(
 /// rotation groups unpacked by `reader`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn decode_bones<W: PoseWriter + ?Sized, R: GroupReader>(
+pub(crate) fn decode_bones<W: PoseWriter + ?Sized, R: GroupExpander>(
     reader: R,
     meta: &ClipMeta,
     plan: &DecodePlan,
@@ -966,7 +967,7 @@ pub(crate) fn decode_bones<W: PoseWriter + ?Sized, R: GroupReader>(
 /// from group `first` of `groups` on.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn decode_rotations<W: PoseWriter + ?Sized, R: GroupReader>(
+fn decode_rotations<W: PoseWriter + ?Sized, R: GroupExpander>(
     reader: R,
     groups: &[RotationGroup],
     first: usize,
