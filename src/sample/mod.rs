@@ -863,10 +863,13 @@ fn decode_bones_from<W: PoseWriter + ?Sized, P: expanded::PairSource>(
         };
         let statics = [&groups[first].statics, &groups[second].statics];
         let (keys_a, keys_b) = if (pair_a.raw_lanes | pair_b.raw_lanes) == 0 {
-            (
-                Lanes8::read_keys(pair_a, a.keys, bit_a),
-                Lanes8::read_keys(pair_b, b.keys, bit_b),
-            )
+            // SAFETY: `avx2` proves this CPU has AVX2.
+            unsafe {
+                (
+                    Lanes8::read_keys(pair_a, a.keys, bit_a),
+                    Lanes8::read_keys(pair_b, b.keys, bit_b),
+                )
+            }
         } else {
             // Some key stored whole: through the decoders laid out.
             // SAFETY: as above.

@@ -72,75 +72,87 @@ impl Lanes8 {
     /// [`RotationGroupDecoder::read_avx2`](super::decode::RotationGroupDecoder::read_avx2)
     /// then [`finish_keys`](Self::finish_keys), so the same bits, without
     /// laying the decoders out in memory.
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    pub(crate) fn read_keys(pair: &PairDecoder, keys: &[u8], sample_bit: usize) -> Lanes8 {
-        // Each lane's key starts at bit `sample_bit + bit_offset`: the word
-        // loaded from its byte holds it whole (3 x 19 + 7 bits at most).
-        let start = |g: usize, lane: usize| sample_bit + pair.bit_offset[g][lane] as usize;
-        let word = |g: usize, lane: usize| read_word(keys, start(g, lane) >> 3) as i64;
-        let shift = |g: usize, lane: usize| (start(g, lane) & 7) as i64;
-        // (Macros, not closures, around intrinsics: see `PairDecoder::expand`.)
-        macro_rules! words {
-            ($g:expr) => {
-                _mm256_srlv_epi64(
-                    _mm256_set_epi64x(word($g, 3), word($g, 2), word($g, 1), word($g, 0)),
-                    _mm256_set_epi64x(shift($g, 3), shift($g, 2), shift($g, 1), shift($g, 0)),
-                )
-            };
+    ///
+    /// # Safety
+    ///
+    /// The CPU must have AVX2. Not a `#[target_feature]` function, so that
+    /// it can be `#[inline(always)]`: it is called from one that is
+    /// (`decode_bones_from`), where the decoders stay in registers.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    pub(crate) unsafe fn read_keys(pair: &PairDecoder, keys: &[u8], sample_bit: usize) -> Lanes8 {
+        // SAFETY: the intrinsics below need AVX2, which the caller
+        // promises; none of them touches memory.
+        unsafe {
+            // Each lane's key starts at bit `sample_bit + bit_offset`: the word
+            // loaded from its byte holds it whole (3 x 19 + 7 bits at most).
+            let start = |g: usize, lane: usize| sample_bit + pair.bit_offset[g][lane] as usize;
+            let word = |g: usize, lane: usize| read_word(keys, start(g, lane) >> 3) as i64;
+            let shift = |g: usize, lane: usize| (start(g, lane) & 7) as i64;
+            // (Macros, not closures, around intrinsics: see `PairDecoder::expand`.)
+            macro_rules! words {
+                ($g:expr) => {
+                    _mm256_srlv_epi64(
+                        _mm256_set_epi64x(word($g, 3), word($g, 2), word($g, 1), word($g, 0)),
+                        _mm256_set_epi64x(shift($g, 3), shift($g, 2), shift($g, 1), shift($g, 0)),
+                    )
+                };
+            }
+            let one = _mm256_set1_epi64x(1);
+            macro_rules! mask {
+                ($bits:expr) => {
+                    _mm256_sub_epi64(_mm256_sllv_epi64(one, $bits), one)
+                };
+            }
+            // One group's x, y and z in the low and high halves of 64-bit lanes
+            // (x | y << 32) and z alone.
+            macro_rules! components {
+                ($g:expr, $half:expr) => {{
+                    let words = words!($g);
+                    let (b0, b1, b2) = (
+                        _mm256_cvtepu32_epi64($half(pair.bits[0])),
+                        _mm256_cvtepu32_epi64($half(pair.bits[1])),
+                        _mm256_cvtepu32_epi64($half(pair.bits[2])),
+                    );
+                    let x = _mm256_and_si256(words, mask!(b0));
+                    let y = _mm256_and_si256(_mm256_srlv_epi64(words, b0), mask!(b1));
+                    let z = _mm256_and_si256(
+                        _mm256_srlv_epi64(words, _mm256_add_epi64(b0, b1)),
+                        mask!(b2),
+                    );
+                    (_mm256_or_si256(x, _mm256_slli_epi64::<32>(y)), z)
+                }};
+            }
+            let low = |v: __m256i| _mm256_castsi256_si128(v);
+            let high = |v: __m256i| _mm256_extracti128_si256::<1>(v);
+            let (xy0, z0) = components!(0, low);
+            let (xy1, z1) = components!(1, high);
+            let order = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+            // [x0-3 | y0-3] and [x4-7 | y4-7]; z0-3 and z4-7 packed likewise.
+            let (xy0, xy1) = (
+                _mm256_permutevar8x32_epi32(xy0, order),
+                _mm256_permutevar8x32_epi32(xy1, order),
+            );
+            let z = _mm256_permutevar8x32_epi32(
+                _mm256_or_si256(z0, _mm256_slli_epi64::<32>(z1)),
+                order,
+            );
+            let qx = _mm256_cvtepi32_ps(_mm256_permute2x128_si256::<0x20>(xy0, xy1));
+            let qy = _mm256_cvtepi32_ps(_mm256_permute2x128_si256::<0x31>(xy0, xy1));
+            let qz = _mm256_cvtepi32_ps(z);
+            let x = _mm256_add_ps(pair.offset[0], _mm256_mul_ps(qx, pair.step[0]));
+            let y = _mm256_add_ps(pair.offset[1], _mm256_mul_ps(qy, pair.step[1]));
+            let z = _mm256_add_ps(pair.offset[2], _mm256_mul_ps(qz, pair.step[2]));
+            // `finish_keys` with no w stored.
+            let squares = _mm256_add_ps(
+                _mm256_add_ps(_mm256_mul_ps(x, x), _mm256_mul_ps(y, y)),
+                _mm256_mul_ps(z, z),
+            );
+            let rest = _mm256_sub_ps(_mm256_set1_ps(1.0), squares);
+            let positive = _mm256_cmp_ps::<_CMP_GT_OQ>(rest, _mm256_setzero_ps());
+            let w = _mm256_sqrt_ps(_mm256_and_ps(positive, rest));
+            Lanes8 { x, y, z, w }
         }
-        let one = _mm256_set1_epi64x(1);
-        macro_rules! mask {
-            ($bits:expr) => {
-                _mm256_sub_epi64(_mm256_sllv_epi64(one, $bits), one)
-            };
-        }
-        // One group's x, y and z in the low and high halves of 64-bit lanes
-        // (x | y << 32) and z alone.
-        macro_rules! components {
-            ($g:expr, $half:expr) => {{
-                let words = words!($g);
-                let (b0, b1, b2) = (
-                    _mm256_cvtepu32_epi64($half(pair.bits[0])),
-                    _mm256_cvtepu32_epi64($half(pair.bits[1])),
-                    _mm256_cvtepu32_epi64($half(pair.bits[2])),
-                );
-                let x = _mm256_and_si256(words, mask!(b0));
-                let y = _mm256_and_si256(_mm256_srlv_epi64(words, b0), mask!(b1));
-                let z = _mm256_and_si256(
-                    _mm256_srlv_epi64(words, _mm256_add_epi64(b0, b1)),
-                    mask!(b2),
-                );
-                (_mm256_or_si256(x, _mm256_slli_epi64::<32>(y)), z)
-            }};
-        }
-        let low = |v: __m256i| _mm256_castsi256_si128(v);
-        let high = |v: __m256i| _mm256_extracti128_si256::<1>(v);
-        let (xy0, z0) = components!(0, low);
-        let (xy1, z1) = components!(1, high);
-        let order = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
-        // [x0-3 | y0-3] and [x4-7 | y4-7]; z0-3 and z4-7 packed likewise.
-        let (xy0, xy1) = (
-            _mm256_permutevar8x32_epi32(xy0, order),
-            _mm256_permutevar8x32_epi32(xy1, order),
-        );
-        let z =
-            _mm256_permutevar8x32_epi32(_mm256_or_si256(z0, _mm256_slli_epi64::<32>(z1)), order);
-        let qx = _mm256_cvtepi32_ps(_mm256_permute2x128_si256::<0x20>(xy0, xy1));
-        let qy = _mm256_cvtepi32_ps(_mm256_permute2x128_si256::<0x31>(xy0, xy1));
-        let qz = _mm256_cvtepi32_ps(z);
-        let x = _mm256_add_ps(pair.offset[0], _mm256_mul_ps(qx, pair.step[0]));
-        let y = _mm256_add_ps(pair.offset[1], _mm256_mul_ps(qy, pair.step[1]));
-        let z = _mm256_add_ps(pair.offset[2], _mm256_mul_ps(qz, pair.step[2]));
-        // `finish_keys` with no w stored.
-        let squares = _mm256_add_ps(
-            _mm256_add_ps(_mm256_mul_ps(x, x), _mm256_mul_ps(y, y)),
-            _mm256_mul_ps(z, z),
-        );
-        let rest = _mm256_sub_ps(_mm256_set1_ps(1.0), squares);
-        let positive = _mm256_cmp_ps::<_CMP_GT_OQ>(rest, _mm256_setzero_ps());
-        let w = _mm256_sqrt_ps(_mm256_and_ps(positive, rest));
-        Lanes8 { x, y, z, w }
     }
 
     /// [`RotationLanes::blend`] eight lanes wide.
