@@ -76,6 +76,45 @@ pub struct KeyStatics {
     pub slot_at: u32,
 }
 
+/// One rotation lane's decoder, for a single bone (see [`CompactGroup::lane`]).
+#[derive(Clone, Copy, Debug)]
+pub struct LaneDecoder {
+    offset: [f32; 3],
+    step: [f32; 3],
+    bits: [u32; 3],
+    bit_offset: u32,
+    raw: bool,
+}
+
+impl LaneDecoder {
+    /// The key in the sample whose keys start at bit `sample_bit` of
+    /// `keys`, as x, y, z, w with w rebuilt where it was not stored:
+    /// [`RotationGroupDecoder::key`] in this lane, the same `f32`
+    /// operations in the same order.
+    #[inline(always)]
+    pub fn key(&self, keys: &[u8], sample_bit: usize) -> [f32; 4] {
+        let bit = sample_bit + self.bit_offset as usize;
+        if self.raw {
+            return [0, 1, 2, 3].map(|i| {
+                let at = bit + 32 * i;
+                f32::from_bits((read_word(keys, at >> 3) >> (at & 7)) as u32)
+            });
+        }
+        let key = read_word(keys, bit >> 3) >> (bit & 7);
+        let [b0, b1, b2] = self.bits;
+        let q = [
+            key as u32 & ((1u32 << b0) - 1),
+            (key >> b0) as u32 & ((1u32 << b1) - 1),
+            (key >> (b0 + b1)) as u32 & ((1u32 << b2) - 1),
+        ];
+        let value = |c: usize| self.offset[c] + q[c] as i32 as f32 * self.step[c];
+        let (x, y, z) = (value(0), value(1), value(2));
+        let rest = 1.0 - ((x * x + y * y) + z * z);
+        let w = if rest > 0.0 { rest.sqrt() } else { 0.0 };
+        [x, y, z, w]
+    }
+}
+
 /// A rotation group's state in one segment: each lane's bit offset in a
 /// sample and its code (component bits, or constant, or raw). 24 bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -208,10 +247,8 @@ impl CompactGroup {
     }
 
     /// Lane `lane`'s key in the sample whose keys start at bit `sample_bit`
-    /// of `keys`, as x, y, z, w with w rebuilt where it was not stored:
-    /// [`expand`](Self::expand) then
-    /// [`RotationGroupDecoder::key`] in that lane alone, the same `f32`
-    /// operations in the same order, without the other lanes.
+    /// of `keys`, as x, y, z, w with w rebuilt where it was not stored (see
+    /// [`lane`](Self::lane)).
     #[inline(always)]
     pub fn lane_key(
         &self,
@@ -221,23 +258,30 @@ impl CompactGroup {
         sample_bit: usize,
         lane: usize,
     ) -> [f32; 4] {
+        self.lane(bytes, statics, lane).key(keys, sample_bit)
+    }
+
+    /// Lane `lane`'s decoder alone: [`expand`](Self::expand) in that lane,
+    /// the same `f32` operations in the same order, without the others.
+    #[inline(always)]
+    pub fn lane(&self, bytes: &[u8], statics: &GroupStatics, lane: usize) -> LaneDecoder {
         let lane = lane & 3;
         let code = self.code[lane];
-        let bit = sample_bit + self.bit_offset[lane] as usize;
+        let mut decoder = LaneDecoder {
+            offset: [0.0; 3],
+            step: [0.0; 3],
+            bits: [0; 3],
+            bit_offset: self.bit_offset[lane],
+            raw: code == RAW,
+        };
         if code == RAW {
-            return [0, 1, 2, 3].map(|i| {
-                let word = read_word(keys, (bit + 32 * i) >> 3) >> ((bit + 32 * i) & 7);
-                f32::from_bits(word as u32)
-            });
+            return decoder;
         }
         let slot = read_word(bytes, statics.slot_at[lane] as usize);
-        let key = read_word(keys, bit >> 3) >> (bit & 7);
         let bits = match code {
             CONSTANT => [0; 3],
             code => bits_of_code(code),
         };
-        let mut shift = 0;
-        let mut value = [0.0f32; 3];
         for c in 0..3 {
             let (stored_min, stored_extent, unit) = match code {
                 CONSTANT => (((slot >> (16 * c)) & 0xFFFF) as u32, 0, INV_MAX[16]),
@@ -250,18 +294,13 @@ impl CompactGroup {
             let (min, extent) = (statics.clip_min[c][lane], statics.clip_extent[c][lane]);
             let base = min + (stored_min as f32 * unit) * extent;
             let scale = (stored_extent as f32 * INV_255) * extent;
-            let b = bits[c];
+            let b = bits[c] & 31;
             let half = if b == 0 { 0.5 } else { 0.0 };
-            let offset = base + half * scale;
-            let step = INV_MAX[b as usize] * scale;
-            let q = (key >> shift) as u32 & ((1u32 << b) - 1);
-            shift += b;
-            value[c] = offset + q as i32 as f32 * step;
+            decoder.offset[c] = base + half * scale;
+            decoder.step[c] = INV_MAX_32[b as usize] * scale;
+            decoder.bits[c] = b;
         }
-        let [x, y, z] = value;
-        let rest = 1.0 - ((x * x + y * y) + z * z);
-        let w = if rest > 0.0 { rest.sqrt() } else { 0.0 };
-        [x, y, z, w]
+        decoder
     }
 
     /// Whether some lane stores its keys whole (full precision).
@@ -493,7 +532,7 @@ impl PairDecoder {
         use std::arch::x86_64::*;
         // SAFETY: the intrinsics need AVX2, which the caller promises. The one
         // that reads memory, the gather, reads `INV_MAX` at indices of at most
-        // 31 (5-bit fields), which `GATHER_TABLE` (32 entries) holds.
+        // 31 (5-bit fields), which `INV_MAX_32` (32 entries) holds.
         unsafe {
             // Each lane's range slot as the low 6 bytes of a 64-bit word; a
             // register per group, lanes 0 to 3.
@@ -673,7 +712,7 @@ impl PairDecoder {
                         _mm256_castsi256_ps(_mm256_cmpeq_epi32(bits[c], _mm256_setzero_si256()));
                     let half = _mm256_and_ps(no_bits, _mm256_set1_ps(0.5));
                     let lane_offset = _mm256_add_ps(base, _mm256_mul_ps(half, scale));
-                    let inv = _mm256_i32gather_ps::<4>(GATHER_TABLE.as_ptr(), bits[c]);
+                    let inv = _mm256_i32gather_ps::<4>(INV_MAX_32.as_ptr(), bits[c]);
                     let lane_step = _mm256_mul_ps(inv, scale);
                     // Lanes stored whole keep zeros, as `RotationGroupDecoder::new` leaves them.
                     let lane_offset = _mm256_andnot_ps(whole, lane_offset);
@@ -696,10 +735,10 @@ impl PairDecoder {
     }
 }
 
-/// `INV_MAX` over every 5-bit index, for the gather (indices past 19 never
-/// come from a quantized key, whose components have at most 19 bits).
-#[cfg(target_arch = "x86_64")]
-static GATHER_TABLE: [f32; 32] = {
+/// `INV_MAX` over every 5-bit index, for the gather and for lookups
+/// without a bounds check (indices past 19 never come from a quantized
+/// key, whose components have at most 19 bits).
+static INV_MAX_32: [f32; 32] = {
     let mut table = [0.0f32; 32];
     let mut i = 0;
     while i < INV_MAX.len() {

@@ -1099,20 +1099,24 @@ pub(crate) fn sample_bone_keys<S: SegmentSource>(
                 // decodes exactly as in a pose.
                 let (group, lane) = (group as usize, lane as usize);
                 let statics = &plan.rotation_groups()[group].statics;
-                let key_a = a.lane_key(group, statics, bit_a, lane);
-                let key_b = match held {
-                    true => key_a,
-                    false => b.lane_key(group, statics, bit_b, lane),
+                let lane_a = a.lane(group, statics, lane);
+                let key_a = lane_a.key(a.keys, bit_a);
+                let key_b = match (held, a.is(&b)) {
+                    (true, _) => key_a,
+                    (false, true) => lane_a.key(b.keys, bit_b),
+                    (false, false) => b.lane_key(group, statics, bit_b, lane),
                 };
                 out.rotation = blend_one(key_a, key_b, alpha, track.reference());
             }
             TrackSlot::Vector { index } => {
                 let index = index as usize;
                 let statics = &plan.vector_statics()[index];
-                let va = a.vector_key(index, statics, bit_a);
-                let vb = match held {
-                    true => va,
-                    false => b.vector_key(index, statics, bit_b),
+                let vector_a = a.vector(index, statics);
+                let va = vector_a.read(a.keys, bit_a);
+                let vb = match (held, a.is(&b)) {
+                    (true, _) => va,
+                    (false, true) => vector_a.read(b.keys, bit_b),
+                    (false, false) => b.vector_key(index, statics, bit_b),
                 };
                 blend_vector(&mut out, track.channel, va, vb, alpha);
             }

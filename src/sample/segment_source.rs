@@ -5,7 +5,7 @@
 //! implements or calls them.
 
 use super::cache_hint;
-use super::compact::{CompactGroup, CompactKey, GroupStatics, KeyStatics};
+use super::compact::{CompactGroup, CompactKey, GroupStatics, KeyStatics, LaneDecoder};
 use super::decode::{KeyDecoder, RotationGroupDecoder};
 use super::plan::DecodePlan;
 use crate::error::SampleError;
@@ -103,6 +103,13 @@ impl SegmentRef<'_> {
         let groups = [&self.groups[groups[0]], &self.groups[groups[1]]];
         // SAFETY: the caller promises AVX2.
         unsafe { super::compact::PairDecoder::expand(groups, self.bytes, statics) }
+    }
+
+    /// Lane `lane`'s decoder of rotation group `group` (see
+    /// [`CompactGroup::lane`]).
+    #[inline(always)]
+    pub fn lane(&self, group: usize, statics: &GroupStatics, lane: usize) -> LaneDecoder {
+        self.groups[group].lane(self.bytes, statics, lane)
     }
 
     /// Lane `lane`'s key of rotation group `group` in the sample at
