@@ -282,7 +282,7 @@ impl CompactGroup {
             CONSTANT => [0; 3],
             code => bits_of_code(code),
         };
-        for c in 0..3 {
+        for (c, &b) in bits.iter().enumerate() {
             let (stored_min, stored_extent, unit) = match code {
                 CONSTANT => (((slot >> (16 * c)) & 0xFFFF) as u32, 0, INV_MAX[16]),
                 _ => (
@@ -294,7 +294,7 @@ impl CompactGroup {
             let (min, extent) = (statics.clip_min[c][lane], statics.clip_extent[c][lane]);
             let base = min + (stored_min as f32 * unit) * extent;
             let scale = (stored_extent as f32 * INV_255) * extent;
-            let b = bits[c] & 31;
+            let b = b & 31;
             let half = if b == 0 { 0.5 } else { 0.0 };
             decoder.offset[c] = base + half * scale;
             decoder.step[c] = INV_MAX_32[b as usize] * scale;
