@@ -120,14 +120,12 @@ impl Entry {
         let direct = Direct(segment);
         // Loops, not iterator adapters: their closures are compiled without
         // AVX2, and the intrinsics in them would be called out of line.
+        let mut scratch = PairDecoder::ZERO;
         for p in 0..plan.rotation_groups().len().div_ceil(2) {
             // SAFETY: this function has AVX2 enabled; the caller promises
             // the CPU has it.
-            let (first, second) = pair_groups(plan, p);
-            let groups = plan.rotation_groups();
-            let statics = [&groups[first].statics, &groups[second].statics];
-            let pair = unsafe { segment.pair_decoder([first, second], statics) };
-            self.pairs.push(pair);
+            let pair = unsafe { direct.pair(plan, p, &mut scratch) };
+            self.pairs.push(*pair);
         }
         for (i, statics) in plan.vector_statics().iter().enumerate() {
             self.vectors.push(direct.vector(i, statics));
