@@ -34,7 +34,9 @@ use crate::format::{Channel, ClipMeta, PreviewKeys, SegmentFault};
 use compact::GroupExpander;
 #[cfg(target_arch = "x86_64")]
 use decode::Avx2;
-use decode::{blend_one, GroupReader, KeyLanes, Portable, RotationLanes};
+#[cfg(target_arch = "x86_64")]
+use decode::GroupReader;
+use decode::{blend_one, KeyLanes, Portable, RotationLanes};
 use plan::RotationGroup;
 use plan::{DecodePlan, TrackSlot};
 pub(crate) use segment_source::{SegmentHandle, SegmentRef, SegmentSource};
