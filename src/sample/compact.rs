@@ -188,51 +188,6 @@ impl CompactKey {
     }
 }
 
-impl CompactKey {
-    /// The track's key in the sample whose keys start at bit `sample_bit`
-    /// of `keys`: [`expand`](Self::expand) then [`KeyDecoder::read`], the
-    /// same `f32` operations component by component, without laying the
-    /// decoder out.
-    #[inline(always)]
-    pub fn read(&self, bytes: &[u8], statics: &KeyStatics, keys: &[u8], sample_bit: usize) -> Vec4 {
-        let bit = sample_bit + self.bit_offset as usize;
-        if self.code == RAW {
-            let word = |i: usize| {
-                let at = bit + 32 * i;
-                f32::from_bits((read_word(keys, at >> 3) >> (at & 7)) as u32)
-            };
-            return Vec4::new(word(0), word(1), word(2), 0.0);
-        }
-        let slot = read_word(bytes, statics.slot_at as usize);
-        let key = read_word(keys, bit >> 3) >> (bit & 7);
-        let (min, extent) = (statics.clip_min, statics.clip_extent);
-        if self.code == CONSTANT {
-            // The value in the slot; `offset + 0 * 0` as `read` computes it.
-            let value = |c: usize| {
-                let u = ((slot >> (16 * c)) & 0xFFFF) as f32 * INV_MAX[16];
-                (min[c] + u * extent[c]) + 0.0 * 0.0
-            };
-            return Vec4::new(value(0), value(1), value(2), 0.0);
-        }
-        let bits = bits_of_code(self.code);
-        let mut shift = 0;
-        let mut value = [0.0f32; 3];
-        for c in 0..3 {
-            let stored_min = ((slot >> (8 * c)) & 0xFF) as f32 * INV_255;
-            let stored_extent = ((slot >> (24 + 8 * c)) & 0xFF) as f32 * INV_255;
-            let (base, scale) = (min[c] + stored_min * extent[c], stored_extent * extent[c]);
-            let b = bits[c];
-            let half = if b == 0 { 0.5 } else { 0.0 };
-            let offset = base + half * scale;
-            let step = INV_MAX[b as usize] * scale;
-            let q = (key >> shift) as u32 & ((1u32 << b) - 1);
-            shift += b;
-            value[c] = offset + q as f32 * step;
-        }
-        Vec4::new(value[0], value[1], value[2], 0.0)
-    }
-}
-
 impl CompactGroup {
     /// The state of the rotation tracks decoded by `decoders[lanes[i]]`
     /// (at most four, in lane order), at `rate(track)`.

@@ -21,11 +21,11 @@ use std::cell::RefCell;
 use super::compact::{KeyStatics, PairDecoder};
 use super::decode::KeyDecoder;
 use super::plan::DecodePlan;
-use super::SegmentRef;
+use super::{SegmentRef, VectorSource};
 
 /// Where a segment's decoders come from: expanded now, or kept.
 #[allow(unsafe_code)]
-pub(crate) trait PairSource {
+pub(crate) trait PairSource: VectorSource {
     /// The decoders of groups `2 * pair` and `2 * pair + 1` (the last group
     /// twice when their number is odd), expanded into `scratch` if they are
     /// not kept.
@@ -39,9 +39,6 @@ pub(crate) trait PairSource {
         pair: usize,
         scratch: &'s mut PairDecoder,
     ) -> &'s PairDecoder;
-
-    /// The decoder of vector track `index`.
-    fn vector(&self, index: usize, statics: &KeyStatics) -> KeyDecoder;
 }
 
 /// The two groups of pair `pair` of `plan`'s clip.
@@ -71,7 +68,9 @@ impl PairSource for Direct<'_, '_> {
         *scratch = unsafe { self.0.pair_decoder([first, second], statics) };
         scratch
     }
+}
 
+impl VectorSource for Direct<'_, '_> {
     #[inline(always)]
     fn vector(&self, index: usize, statics: &KeyStatics) -> KeyDecoder {
         self.0.vector(index, statics)
@@ -98,7 +97,9 @@ impl PairSource for Entry {
     ) -> &'s PairDecoder {
         &self.pairs[pair]
     }
+}
 
+impl VectorSource for Entry {
     #[inline(always)]
     fn vector(&self, index: usize, _: &KeyStatics) -> KeyDecoder {
         self.vectors[index]

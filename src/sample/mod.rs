@@ -39,7 +39,7 @@ use decode::GroupReader;
 use decode::{blend_one, KeyLanes, Portable, RotationLanes};
 use plan::RotationGroup;
 use plan::{DecodePlan, TrackSlot};
-pub(crate) use segment_source::{SegmentHandle, SegmentRef, SegmentSource};
+pub(crate) use segment_source::{SegmentHandle, SegmentRef, SegmentSource, VectorSource};
 #[cfg(target_arch = "x86_64")]
 use wide::Lanes8;
 use writer::FloatValues;
@@ -915,28 +915,9 @@ fn decode_bones_from<W: PoseWriter + ?Sized, P: expanded::PairSource>(
             }
         }
     }
-    let bones = plan.bone_vectors();
-    let vectors = plan.vector_tracks()[..bones].iter();
-    for (index, (&t, statics)) in vectors.zip(plan.vector_statics()).enumerate() {
-        let track = &meta.animated[t as usize];
-        let bone = track.bone as usize;
-        if !writer.wants(bone) {
-            continue;
-        }
-        let vector_a = source_a.vector(index, statics);
-        let va = vector_a.read(a.keys, bit_a);
-        let vb = match same {
-            true => vector_a.read(b.keys, bit_b),
-            false => source_b.vector(index, statics).read(b.keys, bit_b),
-        };
-        let v = lerp_vector(va, vb, alpha);
-        match track.channel {
-            Channel::Translation => writer.translation(bone, v),
-            Channel::Scale => writer.scale(bone, v),
-            // Rotations are decoded above; float slots after the bones.
-            Channel::Rotation | Channel::Float => {}
-        }
-    }
+    decode_vectors(
+        meta, plan, a, source_a, bit_a, b, source_b, bit_b, alpha, writer,
+    );
 }
 
 /// The bones' animated channels between two keys, into `writer`, the
@@ -965,7 +946,7 @@ pub(crate) fn decode_bones<W: PoseWriter + ?Sized, R: GroupExpander>(
         alpha,
         writer,
     );
-    decode_vectors(meta, plan, a, bit_a, b, bit_b, alpha, writer);
+    decode_vectors(meta, plan, a, a, bit_a, b, b, bit_b, alpha, writer);
 }
 
 /// Rotation groups four lanes at a time, side by side, into `writer`,
@@ -1004,15 +985,18 @@ fn decode_rotations<W: PoseWriter + ?Sized, R: GroupExpander>(
     }
 }
 
-/// The bones' translation and scale tracks between two keys, into `writer`.
+/// The bones' translation and scale tracks between two keys, into `writer`,
+/// with the segments' decoders from `source_a` and `source_b`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn decode_vectors<W: PoseWriter + ?Sized>(
+fn decode_vectors<W: PoseWriter + ?Sized, V: VectorSource>(
     meta: &ClipMeta,
     plan: &DecodePlan,
     a: &SegmentRef<'_>,
+    source_a: &V,
     bit_a: usize,
     b: &SegmentRef<'_>,
+    source_b: &V,
     bit_b: usize,
     alpha: f32,
     writer: &mut W,
@@ -1026,11 +1010,11 @@ fn decode_vectors<W: PoseWriter + ?Sized>(
         if !writer.wants(bone) {
             continue;
         }
-        let vector_a = a.vector(index, statics);
+        let vector_a = source_a.vector(index, statics);
         let va = vector_a.read(a.keys, bit_a);
         let vb = match same {
             true => vector_a.read(b.keys, bit_b),
-            false => b.vector(index, statics).read(b.keys, bit_b),
+            false => source_b.vector(index, statics).read(b.keys, bit_b),
         };
         let v = lerp_vector(va, vb, alpha);
         match track.channel {

@@ -125,11 +125,11 @@ impl SegmentRef<'_> {
         self.groups[group].lane_key(self.bytes, statics, self.keys, sample_bit, lane)
     }
 
-    /// Vector track `index`'s key in the sample at `sample_bit` (see
-    /// [`CompactKey::read`]).
+    /// Vector track `index`'s key in the sample at `sample_bit`: its
+    /// [`vector`](Self::vector) decoder's key.
     #[inline(always)]
     pub fn vector_key(&self, index: usize, statics: &KeyStatics, sample_bit: usize) -> glam::Vec4 {
-        self.vectors[index].read(self.bytes, statics, self.keys, sample_bit)
+        self.vector(index, statics).read(self.keys, sample_bit)
     }
 
     /// The decoder of vector track `index` (in
@@ -174,6 +174,22 @@ impl SegmentRef<'_> {
         if let Some(keys) = self.keys.get(start..end) {
             cache_hint::prefetch_bytes(keys);
         }
+    }
+}
+
+/// Where a pose gets a segment's translation, scale and float decoders:
+/// expanded from the segment's compact state at each call, or kept
+/// expanded (see `expanded`).
+pub(crate) trait VectorSource {
+    /// The decoder of vector track `index` (in
+    /// [`DecodePlan::vector_tracks`] order), whose clip range is `statics`.
+    fn vector(&self, index: usize, statics: &KeyStatics) -> KeyDecoder;
+}
+
+impl VectorSource for SegmentRef<'_> {
+    #[inline(always)]
+    fn vector(&self, index: usize, statics: &KeyStatics) -> KeyDecoder {
+        SegmentRef::vector(self, index, statics)
     }
 }
 
