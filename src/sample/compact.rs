@@ -51,6 +51,57 @@ fn bits_of_code(code: u16) -> [u32; 3] {
     [0, 1, 2].map(|c| (u32::from(code) >> (BITS_PER_COMPONENT * c)) & 31)
 }
 
+/// What one lane's code and range slot (`word`) hold, before its clip range
+/// folds in: per component the stored minimum (a quantized key's 8-bit
+/// segment minimum, or a constant key's 16-bit value), the stored 8-bit
+/// extent (0 for a constant key), the minimum's unit, `INV_MAX[bits]`, the
+/// half step of a component without bits, and the bits. A lane stored whole
+/// holds zeros.
+#[derive(Clone, Copy)]
+struct StoredLane {
+    min: [u32; 3],
+    extent: [u32; 3],
+    unit: f32,
+    inv: [f32; 3],
+    half: [f32; 3],
+    bits: [u8; 3],
+}
+
+impl StoredLane {
+    #[inline(always)]
+    fn new(code: u16, word: u64) -> StoredLane {
+        let mut lane = StoredLane {
+            min: [0; 3],
+            extent: [0; 3],
+            unit: INV_255,
+            inv: [0.0; 3],
+            half: [0.0; 3],
+            bits: [0; 3],
+        };
+        match code {
+            RAW => {}
+            CONSTANT => {
+                for c in 0..3 {
+                    lane.min[c] = ((word >> (16 * c)) & 0xFFFF) as u32;
+                    lane.half[c] = 0.5;
+                }
+                lane.unit = INV_MAX[16];
+            }
+            code => {
+                let bits = bits_of_code(code);
+                for c in 0..3 {
+                    lane.min[c] = ((word >> (8 * c)) & 0xFF) as u32;
+                    lane.extent[c] = ((word >> (24 + 8 * c)) & 0xFF) as u32;
+                    lane.inv[c] = INV_MAX_32[bits[c] as usize];
+                    lane.half[c] = if bits[c] == 0 { 0.5 } else { 0.0 };
+                    lane.bits[c] = bits[c] as u8;
+                }
+            }
+        }
+        lane
+    }
+}
+
 /// What a pose needs of a rotation group that does not change from one
 /// segment to the next: the lanes' clip ranges (zero in unused lanes) and
 /// where each lane's range slot is in a segment's bytes.
@@ -232,28 +283,14 @@ impl CompactGroup {
         if code == RAW {
             return decoder;
         }
-        let slot = read_word(bytes, statics.slot_at[lane] as usize);
-        let bits = match code {
-            CONSTANT => [0; 3],
-            code => bits_of_code(code),
-        };
-        for (c, &b) in bits.iter().enumerate() {
-            let (stored_min, stored_extent, unit) = match code {
-                CONSTANT => (((slot >> (16 * c)) & 0xFFFF) as u32, 0, INV_MAX[16]),
-                _ => (
-                    ((slot >> (8 * c)) & 0xFF) as u32,
-                    ((slot >> (24 + 8 * c)) & 0xFF) as u32,
-                    INV_255,
-                ),
-            };
+        let stored = StoredLane::new(code, read_word(bytes, statics.slot_at[lane] as usize));
+        for c in 0..3 {
             let (min, extent) = (statics.clip_min[c][lane], statics.clip_extent[c][lane]);
-            let base = min + (stored_min as f32 * unit) * extent;
-            let scale = (stored_extent as f32 * INV_255) * extent;
-            let b = b & 31;
-            let half = if b == 0 { 0.5 } else { 0.0 };
-            decoder.offset[c] = base + half * scale;
-            decoder.step[c] = INV_MAX_32[b as usize] * scale;
-            decoder.bits[c] = b;
+            let base = min + (stored.min[c] as f32 * stored.unit) * extent;
+            let scale = (stored.extent[c] as f32 * INV_255) * extent;
+            decoder.offset[c] = base + stored.half[c] * scale;
+            decoder.step[c] = stored.inv[c] * scale;
+            decoder.bits[c] = u32::from(stored.bits[c]);
         }
         decoder
     }
@@ -269,9 +306,6 @@ impl CompactGroup {
     /// arithmetic of [`SegmentTrackDecoder::new`](super::decode::SegmentTrackDecoder::new).
     #[inline(always)]
     pub fn expand(&self, bytes: &[u8], statics: &GroupStatics) -> RotationGroupDecoder {
-        // Per component c and lane: the stored minimum (a quantized key's
-        // 8-bit segment minimum, or a constant key's 16-bit value), the
-        // stored 8-bit extent (0 for a constant key) and the minimum's unit.
         let mut stored_min = [[0u32; 4]; 3];
         let mut stored_extent = [[0u32; 4]; 3];
         let mut unit = [INV_255; 4];
@@ -282,30 +316,18 @@ impl CompactGroup {
         let mut raw_lanes = 0u8;
         for lane in 0..4 {
             let code = self.code[lane];
-            let word = read_word(bytes, statics.slot_at[lane] as usize);
-            match code {
-                RAW => {
-                    raw_lanes |= 1 << lane;
-                    live[lane] = false;
-                }
-                CONSTANT => {
-                    for (c, min) in stored_min.iter_mut().enumerate() {
-                        min[lane] = ((word >> (16 * c)) & 0xFFFF) as u32;
-                        half[c][lane] = 0.5;
-                    }
-                    unit[lane] = INV_MAX[16];
-                }
-                code => {
-                    let lane_bits = bits_of_code(code);
-                    for c in 0..3 {
-                        stored_min[c][lane] = ((word >> (8 * c)) & 0xFF) as u32;
-                        stored_extent[c][lane] = ((word >> (24 + 8 * c)) & 0xFF) as u32;
-                        let b = lane_bits[c] as usize;
-                        bits[c][lane] = b as u8;
-                        inv[c][lane] = INV_MAX[b];
-                        half[c][lane] = if b == 0 { 0.5 } else { 0.0 };
-                    }
-                }
+            let stored = StoredLane::new(code, read_word(bytes, statics.slot_at[lane] as usize));
+            if code == RAW {
+                raw_lanes |= 1 << lane;
+                live[lane] = false;
+            }
+            unit[lane] = stored.unit;
+            for c in 0..3 {
+                stored_min[c][lane] = stored.min[c];
+                stored_extent[c][lane] = stored.extent[c];
+                half[c][lane] = stored.half[c];
+                inv[c][lane] = stored.inv[c];
+                bits[c][lane] = stored.bits[c];
             }
         }
         let unit = Vec4::from_array(unit);
