@@ -165,3 +165,112 @@ fn compact_state_expands_to_the_decoders_built_from_the_segment() {
         "vector tracks by kind {vector_kinds:?}"
     );
 }
+
+/// The bits of a pose, for comparing two poses exactly.
+#[cfg(target_arch = "x86_64")]
+fn pose_bits(pose: &[crate::Transform]) -> Vec<u32> {
+    pose.iter()
+        .flat_map(|t| {
+            let (r, p, s) = (
+                t.rotation.to_array(),
+                t.translation.to_array(),
+                t.scale.to_array(),
+            );
+            r.into_iter().chain(p).chain(s).map(f32::to_bits)
+        })
+        .collect()
+}
+
+/// Each clip keeps the decoders of the segments its poses read (in its
+/// plan), so a thread that plays several clips in turn, as a cinematic
+/// plays its actors, reads kept decoders for each of them; the poses are
+/// those of a fresh copy of the clip, which expands its segments anew.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn clips_played_in_turn_on_one_thread_each_keep_their_decoders() {
+    use crate::sample::decode::Avx2;
+    use crate::sample::expanded::KEPT_POSES;
+    use crate::{Sampling, Transform};
+    if Avx2::detect().is_none() {
+        return; // Decoders are kept on the AVX2 path only.
+    }
+    let clips = [1, 2].map(|actors| {
+        let spec = CinematicSpec {
+            actors,
+            ..CinematicSpec::default()
+        }
+        .with_seconds(2.0);
+        compress(&cinematic(&spec), &CompressSettings::default())
+            .unwrap()
+            .0
+    });
+    let frames = 48;
+    let before = KEPT_POSES.with(|n| n.get());
+    for frame in 0..frames {
+        let time = frame as f64 / 60.0;
+        for clip in &clips {
+            let bones = clip.clip_meta().num_bones();
+            let mut pose = vec![Transform::default(); bones];
+            clip.sample(time, &mut pose).unwrap();
+            let fresh = clip.clone();
+            let mut expected = vec![Transform::default(); bones];
+            fresh.sample(time, &mut expected).unwrap();
+            assert_eq!(pose_bits(&pose), pose_bits(&expected), "at {time} s");
+        }
+    }
+    // A fresh copy expands directly (its first pose is a seek), so every
+    // pose counted here is one of the two clips'. Each clip's first pose
+    // expands directly; playing on, the others read kept decoders.
+    let kept = KEPT_POSES.with(|n| n.get()) - before;
+    assert!(
+        kept >= 2 * (frames - 1),
+        "{kept} of {} poses read kept decoders",
+        2 * frames
+    );
+}
+
+/// A writer that panics inside a pose leaves the clip's kept decoders
+/// usable: the next poses are right, and read kept decoders again.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_writer_panicking_inside_a_pose_leaves_the_kept_decoders_usable() {
+    use crate::sample::decode::Avx2;
+    use crate::sample::expanded::KEPT_POSES;
+    use crate::sample::PoseWriter;
+    use crate::{Sampling, Transform};
+    if Avx2::detect().is_none() {
+        return;
+    }
+    struct Panics;
+    impl PoseWriter for Panics {
+        fn rotation(&mut self, _: usize, _: glam::Quat) {
+            panic!("a writer's own failure");
+        }
+        fn translation(&mut self, _: usize, _: glam::Vec3) {}
+        fn scale(&mut self, _: usize, _: glam::Vec3) {}
+    }
+    let spec = CinematicSpec::default().with_seconds(1.0);
+    let (clip, _) = compress(&cinematic(&spec), &CompressSettings::default()).unwrap();
+    let bones = clip.clip_meta().num_bones();
+    let mut pose = vec![Transform::default(); bones];
+    // Playing on, so that the panicking pose reads kept decoders.
+    clip.sample(0.0, &mut pose).unwrap();
+    clip.sample(0.01, &mut pose).unwrap();
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = clip.sample_into(0.02, &mut Panics);
+    }));
+    assert!(panicked.is_err());
+    let before = KEPT_POSES.with(|n| n.get());
+    for frame in 3..8 {
+        let time = frame as f64 / 100.0;
+        clip.sample(time, &mut pose).unwrap();
+        let mut expected = vec![Transform::default(); bones];
+        clip.clone().sample(time, &mut expected).unwrap();
+        assert_eq!(pose_bits(&pose), pose_bits(&expected), "at {time} s");
+    }
+    let kept = KEPT_POSES.with(|n| n.get()) - before;
+    assert!(
+        kept >= 4,
+        "{kept} of 5 poses read kept decoders after the panic"
+    );
+}

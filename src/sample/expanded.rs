@@ -1,12 +1,19 @@
-//! The decoders of the segments this thread decoded last, kept expanded.
+//! The decoders of the segments a clip's poses read last, kept expanded.
 //!
 //! A resident segment keeps only compact state ([`compact`](super::compact));
 //! a pose expands it into decoders. Played forward or backward, a segment
-//! serves 16 samples in a row, so each thread keeps the expansions of the
-//! last two segments it decoded (two, for a pose whose keys straddle a
-//! boundary) and a pose in either reads them instead. A few kilobytes a
-//! thread, whatever the stream's length; a seek to a segment not among
-//! them expands it once.
+//! serves 16 samples in a row, so each clip (each stream: its
+//! [`DecodePlan`]) keeps the expansions of the last two segments its poses
+//! read (two, for a pose whose keys straddle a boundary) and a pose in
+//! either reads them instead. A few kilobytes per actor of 22 bones, whatever
+//! the stream's length; a seek to a segment not among them expands it once
+//! and keeps nothing. Kept per clip, not per thread, so that a thread that
+//! samples many actors in turn keeps each one's.
+//!
+//! A pose takes the kept decoders with a `try_lock`: a pose of the same clip
+//! on another thread at that moment, or a writer that samples the clip from
+//! inside a pose, expands directly instead (the same decoders, so the same
+//! bits).
 //!
 //! An entry is known by the identity of the tables it came from (unique for
 //! the life of the process, see [`DecodeTables`](super::tables::DecodeTables)),
@@ -16,7 +23,7 @@
 
 #![cfg(target_arch = "x86_64")]
 
-use std::cell::RefCell;
+use std::sync::{Mutex, TryLockError};
 
 use super::compact::{KeyStatics, PairDecoder};
 use super::decode::KeyDecoder;
@@ -78,7 +85,6 @@ impl VectorSource for Direct<'_, '_> {
 }
 
 /// One segment's decoders, expanded.
-#[derive(Default)]
 pub(crate) struct Entry {
     /// Tables' identity, segment index, address of the bytes (0: empty).
     key: (u64, usize, usize),
@@ -134,19 +140,79 @@ impl Entry {
     }
 }
 
-/// This thread's two entries, and which was used last.
-#[derive(Default)]
-pub(crate) struct Kept {
+/// The two entries, which was used last, and the segments poses read
+/// lately without them.
+struct Kept {
     entries: [Entry; 2],
     last: usize,
-    /// The segment of the last pose decoded without kept decoders: a
-    /// second pose in a row there keeps them (a seek expands once, into no
-    /// entry; playing on keeps the segment).
-    pending: (u64, usize, usize),
+    /// The last two segments a pose decoded without kept decoders (newest
+    /// first): a pose there again keeps them. A seek expands once, into no
+    /// entry; playing on keeps the segment, and so do two playheads taking
+    /// turns in one clip.
+    pending: [(u64, usize, usize); 2],
 }
 
+#[cfg(test)]
 thread_local! {
-    static KEPT: RefCell<Kept> = RefCell::new(Kept::default());
+    /// Tests: how many poses this thread decoded through kept decoders.
+    pub(crate) static KEPT_POSES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// A clip's kept decoders: in its [`DecodePlan`], so that each stream (each
+/// actor) keeps its own, however many a thread samples in turn. A pose
+/// takes them only when no other pose holds them (another thread, or a
+/// writer sampling from inside a pose), and expands directly otherwise.
+pub(crate) struct KeptSegments {
+    kept: Mutex<Kept>,
+    /// Pairs of rotation groups and vector tracks of the clip: what an
+    /// entry holds, allocated up front so that no pose allocates.
+    pairs: usize,
+    vectors: usize,
+}
+
+impl KeptSegments {
+    /// Room for two segments' decoders of a clip of `pairs` pairs of
+    /// rotation groups and `vectors` vector tracks, nothing kept yet.
+    pub(crate) fn new(pairs: usize, vectors: usize) -> KeptSegments {
+        let entry = || Entry {
+            key: EMPTY,
+            pairs: Vec::with_capacity(pairs),
+            vectors: Vec::with_capacity(vectors),
+        };
+        KeptSegments {
+            kept: Mutex::new(Kept {
+                entries: [entry(), entry()],
+                last: 0,
+                pending: [EMPTY; 2],
+            }),
+            pairs,
+            vectors,
+        }
+    }
+}
+
+/// The key of no segment: identities start at 1.
+const EMPTY: (u64, usize, usize) = (0, 0, 0);
+
+impl Clone for KeptSegments {
+    /// The same room, nothing kept: kept decoders are state, not part of
+    /// the plan.
+    fn clone(&self) -> Self {
+        KeptSegments::new(self.pairs, self.vectors)
+    }
+}
+
+impl PartialEq for KeptSegments {
+    /// Always equal: plans compare by what they decode.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for KeptSegments {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeptSegments")
+    }
 }
 
 impl Kept {
@@ -180,10 +246,10 @@ impl Kept {
     }
 }
 
-/// Calls `decode` with the kept decoders of segments `a` and `b` (expanded
-/// first when this is the second pose in a row to want them); `None`,
-/// without calling it, for the first such pose, and when this thread is
-/// already inside such a call (a writer that samples).
+/// Calls `decode` with the kept decoders of segments `a` and `b`, expanding
+/// the one not kept yet when the pose plays on (the other is kept, or a pose
+/// read `a` lately); `None`, without calling it, for a seek (neither kept
+/// nor read lately) and when another pose holds the clip's kept decoders.
 ///
 /// # Safety
 ///
@@ -196,21 +262,38 @@ pub(crate) unsafe fn with_kept<R>(
     b: &SegmentRef<'_>,
     decode: impl FnOnce(&Entry, &Entry) -> R,
 ) -> Option<R> {
-    KEPT.with(|cell| {
-        let mut kept = cell.try_borrow_mut().ok()?;
-        let held = |key| kept.entries.iter().any(|e: &Entry| e.key == key);
-        let all_held = held(a.identity()) && (a.is(b) || held(b.identity()));
-        if !all_held && kept.pending != a.identity() {
-            kept.pending = a.identity();
-            return None;
+    let cell = &plan.kept().kept;
+    let mut kept = match cell.try_lock() {
+        Ok(kept) => kept,
+        Err(TryLockError::WouldBlock) => return None,
+        Err(TryLockError::Poisoned(poisoned)) => {
+            // A writer panicked inside a pose: forget what is kept (an
+            // entry may be half filled), keep the room.
+            let mut kept = poisoned.into_inner();
+            for entry in &mut kept.entries {
+                entry.key = EMPTY;
+            }
+            kept.pending = [EMPTY; 2];
+            cell.clear_poison();
+            kept
         }
-        // SAFETY: the caller promises AVX2.
-        let at_a = unsafe { kept.find(plan, a, None) };
-        let at_b = match a.is(b) {
-            true => at_a,
-            // SAFETY: as above.
-            false => unsafe { kept.find(plan, b, Some(at_a)) },
-        };
-        Some(decode(&kept.entries[at_a], &kept.entries[at_b]))
-    })
+    };
+    // Playing on: a key's segment is kept, or the first key's was read
+    // lately. Otherwise (a seek) expand directly and remember the segment.
+    let (key_a, key_b) = (a.identity(), b.identity());
+    let held = |key| kept.entries.iter().any(|e: &Entry| e.key == key);
+    if !(held(key_a) || held(key_b) || kept.pending.contains(&key_a)) {
+        kept.pending = [key_a, kept.pending[0]];
+        return None;
+    }
+    // SAFETY: the caller promises AVX2.
+    let at_a = unsafe { kept.find(plan, a, None) };
+    let at_b = match a.is(b) {
+        true => at_a,
+        // SAFETY: as above.
+        false => unsafe { kept.find(plan, b, Some(at_a)) },
+    };
+    #[cfg(test)]
+    KEPT_POSES.with(|n| n.set(n.get() + 1));
+    Some(decode(&kept.entries[at_a], &kept.entries[at_b]))
 }

@@ -14,7 +14,7 @@ pub(crate) mod decode;
 #[cfg(feature = "pipeline")]
 pub(crate) mod encode;
 #[cfg(target_arch = "x86_64")]
-mod expanded;
+pub(crate) mod expanded;
 pub(crate) mod plan;
 pub(crate) mod sampling;
 mod segment_source;

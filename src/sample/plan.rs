@@ -79,6 +79,10 @@ pub struct DecodePlan {
     /// [`ClipMeta::animated`] and how many (0 to 3), so that one bone finds
     /// its tracks by index, not by a search.
     bone_tracks: Vec<(u32, u8)>,
+    /// The decoders of the last segments poses of this clip read, kept
+    /// expanded (empty in a clone: state, not part of the plan).
+    #[cfg(target_arch = "x86_64")]
+    kept: super::expanded::KeptSegments,
 }
 
 impl DecodePlan {
@@ -200,6 +204,11 @@ impl DecodePlan {
                 entry.1 += 1;
             }
         }
+        #[cfg(target_arch = "x86_64")]
+        let kept = super::expanded::KeptSegments::new(
+            rotation_groups.len().div_ceil(2),
+            vector_statics.len(),
+        );
         DecodePlan {
             rotation_groups,
             vector_tracks,
@@ -209,6 +218,8 @@ impl DecodePlan {
             bone_vectors,
             static_floats,
             bone_tracks,
+            #[cfg(target_arch = "x86_64")]
+            kept,
         }
     }
 
@@ -247,6 +258,13 @@ impl DecodePlan {
     #[inline(always)]
     pub fn vector_statics(&self) -> &[KeyStatics] {
         &self.vector_statics
+    }
+
+    /// The decoders kept expanded for poses of this clip.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    pub(crate) fn kept(&self) -> &super::expanded::KeptSegments {
+        &self.kept
     }
 
     /// The channels no track animates, with their values.
